@@ -1,0 +1,8 @@
+//! Executors: run a [`crate::plan::Plan`] on some hardware.
+
+pub mod cpu;
+mod frame;
+
+pub use frame::{
+    reduction_identity, BufView, CpuKernelFn, CpuKernels, CpuPointFn, Grid, GridElem, KernelFrame,
+};

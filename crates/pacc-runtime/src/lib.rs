@@ -1,0 +1,20 @@
+//! The runtime behind `#[pacc::pipeline]`: the [`Program`] description that generated code hands
+//! over, the [`plan`] that schedules an out-of-core run, and the executors that carry it out.
+
+pub mod error;
+pub mod exec;
+pub mod host;
+pub mod invocation;
+pub mod options;
+pub mod plan;
+pub mod program;
+pub mod report;
+pub mod run;
+
+pub use error::{Error, Result};
+pub use invocation::{HostArray, HostSlice, Invocation, RunOutput, ScalarValue};
+pub use options::{BackendChoice, Options};
+pub use plan::{Plan, PlanOptions, Scheme};
+pub use program::Program;
+pub use report::Report;
+pub use run::run;

@@ -1,0 +1,332 @@
+//! Program + shape + options -> a [`Plan`]: the operations of an out-of-core run as plain data.
+//!
+//! A plan is a list of operations in *submission order*, which is also a valid sequential
+//! execution order with the serial function's semantics. Each operation names the stream it runs
+//! on and the earlier operations it waits for (`deps`); an operation also waits, implicitly, for
+//! the previous operation on its stream (CUDA stream order). Every executor must respect both and
+//! may run anything else in any order: [`race::check`] proves that any such order gives the same
+//! result, by showing that every two operations touching overlapping bytes (one of them writing)
+//! are ordered.
+//!
+//! Planes are global indices along axis 0 of the arrays. A device buffer set holds, for one
+//! chunk, every array's planes `window.start .. window.start + buffer_planes`; an operation that
+//! touches a buffer carries the global plane at the buffer's first slot (`base`).
+
+mod build;
+mod display;
+pub mod race;
+
+pub use build::build;
+
+use serde::{Deserialize, Serialize};
+use std::ops::Range;
+
+/// How data moves between host arrays and device buffers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+pub enum Scheme {
+    /// PACC's original scheme: user arrays are copied through pinned staging buffers.
+    StagedCopy,
+    /// Each chunk, with its halos, moves straight between the user's (page-locked) arrays and
+    /// the device.
+    DirectMap,
+    /// Direct mapping plus sharing: the planes two consecutive chunks have in common are copied
+    /// on the device, so each array crosses the link once per block.
+    #[default]
+    RegionSharing,
+}
+
+impl Scheme {
+    pub const ALL: [Scheme; 3] = [Scheme::StagedCopy, Scheme::DirectMap, Scheme::RegionSharing];
+
+    pub const fn name(self) -> &'static str {
+        match self {
+            Scheme::StagedCopy => "staged-copy",
+            Scheme::DirectMap => "direct-map",
+            Scheme::RegionSharing => "region-sharing",
+        }
+    }
+}
+
+impl std::str::FromStr for Scheme {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Scheme::ALL
+            .into_iter()
+            .find(|x| x.name() == s)
+            .ok_or_else(|| {
+                format!("unknown scheme `{s}`; expected staged-copy, direct-map or region-sharing")
+            })
+    }
+}
+
+impl std::fmt::Display for Scheme {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What the planner is asked for.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanOptions {
+    /// Number of chunks the outermost axis is split into (requested; may be adjusted).
+    pub chunks: usize,
+    /// Time steps per block (temporal blocking depth).
+    pub block_steps: usize,
+    pub scheme: Scheme,
+    /// Device buffer sets in flight (3 in Shen's Algorithm 2).
+    pub buffer_sets: usize,
+}
+
+impl Default for PlanOptions {
+    fn default() -> Self {
+        PlanOptions {
+            chunks: 4,
+            block_steps: 4,
+            scheme: Scheme::RegionSharing,
+            buffer_sets: 3,
+        }
+    }
+}
+
+/// Where a host-side transfer endpoint lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum HostSide {
+    /// The user's array itself (direct mapping).
+    User,
+    /// The pinned staging buffer of the operation's buffer set (staged copy).
+    Staging,
+}
+
+/// One operation of the plan.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum OpKind {
+    /// Host planes of a physical array -> the device buffer of `set`.
+    HtoD {
+        array: usize,
+        set: usize,
+        base: usize,
+        planes: Range<usize>,
+        from: HostSide,
+    },
+    /// Device buffer planes -> host (the user's array, or the staging buffer).
+    DtoH {
+        array: usize,
+        set: usize,
+        base: usize,
+        planes: Range<usize>,
+        to: HostSide,
+    },
+    /// User array planes -> staging buffer of `set` (a host copy; staged-copy only).
+    StageIn {
+        array: usize,
+        set: usize,
+        base: usize,
+        planes: Range<usize>,
+    },
+    /// Staging buffer of `set` -> user array planes (a host copy; staged-copy only).
+    StageOut {
+        array: usize,
+        set: usize,
+        base: usize,
+        planes: Range<usize>,
+    },
+    /// Region sharing: planes both chunks need, copied from one buffer set to the next.
+    DtoD {
+        array: usize,
+        from_set: usize,
+        from_base: usize,
+        to_set: usize,
+        to_base: usize,
+        planes: Range<usize>,
+    },
+    /// A kernel computing `planes` (global) of its outputs at time step `step` (0-based count
+    /// from the first step of the run). `args[a]` is the physical array bound to the program's
+    /// array `a` at that point of the time loop. Reductions count `owned` planes only.
+    Kernel {
+        kernel: usize,
+        set: usize,
+        base: usize,
+        step: usize,
+        planes: Range<usize>,
+        owned: Range<usize>,
+        args: Vec<usize>,
+    },
+    /// A single-point statement applied in this chunk's buffer (its plane lies in `planes`,
+    /// the range of the written array that must be exact at that point).
+    Point {
+        point: usize,
+        set: usize,
+        base: usize,
+        step: usize,
+        plane: usize,
+        args: Vec<usize>,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Op {
+    pub kind: OpKind,
+    pub stream: usize,
+    /// Earlier operations (indices into [`Plan::ops`]) this one waits for, besides the
+    /// previous operation on its stream.
+    pub deps: Vec<usize>,
+    pub block: usize,
+    pub chunk: usize,
+}
+
+/// Geometry of one chunk in one block.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChunkGeom {
+    /// Planes whose final values this chunk produces.
+    pub owned: Range<usize>,
+    /// Planes held in the chunk's buffers (owned plus halos): `base = window.start`.
+    pub window: Range<usize>,
+    pub set: usize,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlockGeom {
+    /// First time step of the block (0-based from the start of the run).
+    pub first_step: usize,
+    pub steps: usize,
+    pub chunks: Vec<ChunkGeom>,
+}
+
+/// The full, deterministic schedule of a run.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Plan {
+    pub shape: Vec<usize>,
+    pub steps: usize,
+    pub scheme: Scheme,
+    pub chunks: usize,
+    pub requested_chunks: usize,
+    pub block_steps: usize,
+    /// Human-readable notes on anything the planner changed from what was asked.
+    pub adjustments: Vec<String>,
+    pub buffer_sets: usize,
+    /// Planes per array buffer in every set (the widest chunk window).
+    pub buffer_planes: usize,
+    /// Elements in one plane (product of all axes but the outermost).
+    pub plane_len: usize,
+    /// Element size in bytes of each program array.
+    pub elem_sizes: Vec<usize>,
+    pub streams: usize,
+    pub blocks: Vec<BlockGeom>,
+    pub ops: Vec<Op>,
+    /// Logical -> physical array binding after the last step (`final_binding[a]` is the
+    /// physical array the name `a` refers to when the time loop ends).
+    pub final_binding: Vec<usize>,
+}
+
+/// Why a plan cannot be made.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PlanError {
+    #[error("shape {shape:?} has {got} axes but the program `{program}` uses {want}")]
+    Rank {
+        program: String,
+        shape: Vec<usize>,
+        got: usize,
+        want: usize,
+    },
+    #[error("axis {axis} has extent {extent}, but kernel `{kernel}` needs at least {need} there (its loop bounds and read offsets would fall outside the array)")]
+    TooSmall {
+        kernel: String,
+        axis: usize,
+        extent: usize,
+        need: usize,
+    },
+    #[error("chunks must be at least 1 (got {0})")]
+    ZeroChunks(usize),
+    #[error("block_steps must be at least 1 (got {0})")]
+    ZeroBlockSteps(usize),
+    #[error("buffer_sets must be at least 1 (got {0})")]
+    ZeroBufferSets(usize),
+    #[error("{chunks} chunks are more than the {planes} planes of the outermost axis; use at most {planes} chunks")]
+    TooManyChunks { chunks: usize, planes: usize },
+    #[error("{scheme} needs every chunk to be at least {need} planes thick for {block_steps} block steps, but even 1 chunk of {planes} planes does not allow that; lower block_steps or use region-sharing")]
+    TooThin {
+        scheme: Scheme,
+        need: usize,
+        block_steps: usize,
+        planes: usize,
+    },
+    #[error(
+        "point statement `{point}` writes plane {plane} but the outermost axis has {planes} planes"
+    )]
+    PointOutside {
+        point: String,
+        plane: usize,
+        planes: usize,
+    },
+}
+
+impl Plan {
+    /// Total bytes moved host -> device (user or staging side).
+    pub fn bytes_htod(&self) -> u64 {
+        self.sum_bytes(|k| match k {
+            OpKind::HtoD { array, planes, .. } => Some((*array, planes.len())),
+            _ => None,
+        })
+    }
+
+    pub fn bytes_dtoh(&self) -> u64 {
+        self.sum_bytes(|k| match k {
+            OpKind::DtoH { array, planes, .. } => Some((*array, planes.len())),
+            _ => None,
+        })
+    }
+
+    pub fn bytes_dtod(&self) -> u64 {
+        self.sum_bytes(|k| match k {
+            OpKind::DtoD { array, planes, .. } => Some((*array, planes.len())),
+            _ => None,
+        })
+    }
+
+    fn sum_bytes(&self, f: impl Fn(&OpKind) -> Option<(usize, usize)>) -> u64 {
+        self.ops
+            .iter()
+            .filter_map(|op| f(&op.kind))
+            .map(|(a, n)| (n * self.plane_len * self.elem_sizes[a]) as u64)
+            .sum()
+    }
+
+    /// Bytes of one buffer set (every array's buffer) on the device.
+    pub fn set_bytes(&self) -> u64 {
+        let per_plane: usize = self.elem_sizes.iter().sum::<usize>() * self.plane_len;
+        (per_plane * self.buffer_planes) as u64
+    }
+
+    /// Device memory for all buffer sets.
+    pub fn device_bytes(&self) -> u64 {
+        self.set_bytes() * self.buffer_sets as u64
+    }
+
+    /// Planes of `array` moved host -> device in `block`.
+    pub fn planes_htod(&self, block: usize, array: usize) -> usize {
+        self.ops
+            .iter()
+            .filter(|op| op.block == block)
+            .filter_map(|op| match &op.kind {
+                OpKind::HtoD {
+                    array: a, planes, ..
+                } if *a == array => Some(planes.len()),
+                _ => None,
+            })
+            .sum()
+    }
+
+    /// Planes of `array` moved device -> host in `block`.
+    pub fn planes_dtoh(&self, block: usize, array: usize) -> usize {
+        self.ops
+            .iter()
+            .filter(|op| op.block == block)
+            .filter_map(|op| match &op.kind {
+                OpKind::DtoH {
+                    array: a, planes, ..
+                } if *a == array => Some(planes.len()),
+                _ => None,
+            })
+            .sum()
+    }
+}

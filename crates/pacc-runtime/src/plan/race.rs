@@ -1,0 +1,1 @@
+//! Proof that a plan has no data race.

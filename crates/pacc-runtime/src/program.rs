@@ -1,0 +1,251 @@
+//! The static description of a translated stencil program.
+//!
+//! The translator emits one [`Program`] per annotated function. It is plain data: the planner
+//! reads it to infer bounds and transfers, the CUDA backend reads its kernel source, and
+//! `pacc plan` prints it. Nothing here refers to generated Rust code; the CPU kernels travel
+//! separately as closures (see [`crate::exec::CpuKernels`]).
+
+use serde::{Deserialize, Serialize};
+
+/// Element type of an array, a 1D slice or a reduction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Elem {
+    F32,
+    F64,
+}
+
+impl Elem {
+    pub const fn size(self) -> usize {
+        match self {
+            Elem::F32 => 4,
+            Elem::F64 => 8,
+        }
+    }
+    pub const fn rust_name(self) -> &'static str {
+        match self {
+            Elem::F32 => "f32",
+            Elem::F64 => "f64",
+        }
+    }
+    pub const fn cuda_name(self) -> &'static str {
+        match self {
+            Elem::F32 => "float",
+            Elem::F64 => "double",
+        }
+    }
+}
+
+/// What the caller gets back in an array.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Role {
+    /// Read only: copied to the device, never written back.
+    Input,
+    /// Read and written: copied both ways; the caller sees the final contents.
+    InOut,
+    /// Written (and possibly read) by the kernels; its final contents are not returned.
+    Scratch,
+}
+
+/// Type of a scalar that kernels read (a parameter or a local computed before the time loop).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ScalarType {
+    F32,
+    F64,
+    I32,
+    I64,
+    U32,
+    U64,
+    Usize,
+    Isize,
+    Bool,
+}
+
+impl ScalarType {
+    pub const fn cuda_name(self) -> &'static str {
+        match self {
+            ScalarType::F32 => "float",
+            ScalarType::F64 => "double",
+            ScalarType::I32 => "int",
+            ScalarType::I64 | ScalarType::Isize => "long long",
+            ScalarType::U32 => "unsigned int",
+            ScalarType::U64 | ScalarType::Usize => "unsigned long long",
+            ScalarType::Bool => "bool",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArrayDecl {
+    pub name: String,
+    pub elem: Elem,
+    pub role: Role,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScalarDecl {
+    pub name: String,
+    pub ty: ScalarType,
+}
+
+/// A small read-only 1D slice (e.g. a source wavelet), copied whole to the device.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SliceDecl {
+    pub name: String,
+    pub elem: Elem,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ReduceOp {
+    Sum,
+    Min,
+    Max,
+}
+
+/// A scalar declared before the time loop and accumulated inside loop nests.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReductionDecl {
+    pub name: String,
+    pub op: ReduceOp,
+    pub elem: Elem,
+}
+
+/// One end of a loop range along an axis: `offset`, or `n + offset` when `from_end`
+/// (`n` being the extent of that axis). `4..nz - 4` is `{false, 4}..{true, -4}`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Bound {
+    pub from_end: bool,
+    pub offset: i64,
+}
+
+impl Bound {
+    pub const fn start(offset: i64) -> Self {
+        Bound {
+            from_end: false,
+            offset,
+        }
+    }
+    pub const fn end(offset: i64) -> Self {
+        Bound {
+            from_end: true,
+            offset,
+        }
+    }
+    /// The bound's value for an axis of extent `n`.
+    pub fn eval(self, n: usize) -> i64 {
+        if self.from_end {
+            n as i64 + self.offset
+        } else {
+            self.offset
+        }
+    }
+}
+
+/// The half-open loop range `lo..hi` of one axis of a kernel's nest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct AxisRange {
+    pub lo: Bound,
+    pub hi: Bound,
+}
+
+/// All reads of one array in one kernel: the smallest and largest constant offset per axis
+/// (outermost axis first). A kernel reading `a[[z - 1, y, x]]` and `a[[z + 2, y, x + 1]]`
+/// has `lo = [-1, 0, 0]`, `hi = [2, 0, 1]`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReadDecl {
+    pub array: usize,
+    pub lo: Vec<i64>,
+    pub hi: Vec<i64>,
+}
+
+/// One perfect loop nest of the time step, run in parallel over all its points.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelDecl {
+    /// Name of the CUDA `__global__` function in [`Program::cuda_source`].
+    pub name: String,
+    /// Loop range per axis, outermost first.
+    pub ranges: Vec<AxisRange>,
+    pub reads: Vec<ReadDecl>,
+    /// Arrays written at the centre point.
+    pub writes: Vec<usize>,
+    /// Reductions accumulated in this nest.
+    pub reductions: Vec<usize>,
+}
+
+/// A single-point statement in the time loop (e.g. source injection): writes `array` at one
+/// point whose index the wrapper evaluates before the run; reads arrays only at that point.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PointDecl {
+    /// Name of the CUDA `__global__` function in [`Program::cuda_source`].
+    pub name: String,
+    pub array: usize,
+    pub reads: Vec<usize>,
+}
+
+/// A reduction reset (`gosa = 0.0;`) inside the time loop; the value is evaluated by the
+/// wrapper before the run.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResetDecl {
+    pub reduction: usize,
+}
+
+/// One statement of the time loop's body, in program order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Stage {
+    Kernel(usize),
+    Point(usize),
+    /// `std::mem::swap(a, b)`: the two names exchange their buffers.
+    Swap(usize, usize),
+    Reset(usize),
+}
+
+/// Everything the runtime needs to know about a translated function.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Program {
+    /// The user's function name.
+    pub name: String,
+    /// 2 or 3. The outermost axis (axis 0) is the one split into chunks.
+    pub ndim: usize,
+    /// Arrays in the order of the function's parameters.
+    pub arrays: Vec<ArrayDecl>,
+    pub scalars: Vec<ScalarDecl>,
+    pub slices: Vec<SliceDecl>,
+    pub reductions: Vec<ReductionDecl>,
+    pub resets: Vec<ResetDecl>,
+    pub kernels: Vec<KernelDecl>,
+    pub points: Vec<PointDecl>,
+    /// The body of one time step.
+    pub step: Vec<Stage>,
+    /// The halo stated in the directive, or the inferred one (largest |offset| on any axis).
+    pub halo: usize,
+    /// `chunks = N` from the directive, if given.
+    pub default_chunks: Option<usize>,
+    /// `block_steps = K` from the directive, if given.
+    pub default_block_steps: Option<usize>,
+    /// CUDA C source of every kernel and point statement, ready for NVRTC.
+    pub cuda_source: String,
+}
+
+impl Program {
+    /// Largest backward (negative) and forward read offset along axis 0 over all kernels.
+    pub fn axis0_reach(&self) -> (usize, usize) {
+        let mut back = 0i64;
+        let mut fwd = 0i64;
+        for k in &self.kernels {
+            for r in &k.reads {
+                back = back.max(-r.lo[0]);
+                fwd = fwd.max(r.hi[0]);
+            }
+        }
+        (back.max(0) as usize, fwd.max(0) as usize)
+    }
+
+    pub fn array_index(&self, name: &str) -> Option<usize> {
+        self.arrays.iter().position(|a| a.name == name)
+    }
+
+    /// Whether any kernel or point statement writes the array.
+    pub fn is_written(&self, array: usize) -> bool {
+        self.kernels.iter().any(|k| k.writes.contains(&array))
+            || self.points.iter().any(|p| p.array == array)
+    }
+}

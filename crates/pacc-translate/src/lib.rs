@@ -1,0 +1,5 @@
+use proc_macro2::TokenStream;
+pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
+    let _ = args;
+    item
+}
