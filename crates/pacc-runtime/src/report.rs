@@ -51,6 +51,29 @@ pub struct Report {
 }
 
 impl Report {
+    /// The report of a run of the untouched serial function.
+    pub fn serial(program: &crate::program::Program, shape: &[usize], steps: usize, wall: std::time::Duration) -> Report {
+        Report {
+            program: program.name.clone(),
+            backend: "serial".into(),
+            device: None,
+            scheme: Scheme::default(),
+            shape: shape.to_vec(),
+            steps,
+            chunks: 1,
+            requested_chunks: 1,
+            block_steps: steps.max(1),
+            bytes_htod: 0,
+            bytes_dtoh: 0,
+            bytes_dtod: 0,
+            device_bytes: 0,
+            wall_seconds: wall.as_secs_f64(),
+            stages: StageTimes::default(),
+            adjustments: Vec::new(),
+            timeline: Vec::new(),
+        }
+    }
+
     /// Total bytes that crossed the host-device link.
     pub fn link_bytes(&self) -> u64 {
         self.bytes_htod + self.bytes_dtoh
