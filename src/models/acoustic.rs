@@ -22,7 +22,13 @@ pub const HALO: usize = 4;
 
 /// 8th-order central second-derivative coefficients, centre first: `-205/72, 8/5, -1/5, 8/315,
 /// -1/560`.
-pub const COEFFS: [f64; 5] = [-205.0 / 72.0, 8.0 / 5.0, -1.0 / 5.0, 8.0 / 315.0, -1.0 / 560.0];
+pub const COEFFS: [f64; 5] = [
+    -205.0 / 72.0,
+    8.0 / 5.0,
+    -1.0 / 5.0,
+    8.0 / 315.0,
+    -1.0 / 560.0,
+];
 
 /// `steps` steps without absorbing boundaries. `vel` is `(v dt / dx)^2` per point, `wavelet[n]`
 /// the source amplitude of step `n` (at least `steps` values), `(sz, sy, sx)` the source point
@@ -227,7 +233,10 @@ pub fn sponge(shape: (usize, usize, usize), width: usize, strength: f32) -> Arra
 
 /// L2 norm of a wavefield, accumulated in f64 (the example's figure of merit).
 pub fn l2_norm(u: &Array3<f32>) -> f64 {
-    u.iter().map(|&v| (v as f64) * (v as f64)).sum::<f64>().sqrt()
+    u.iter()
+        .map(|&v| (v as f64) * (v as f64))
+        .sum::<f64>()
+        .sqrt()
 }
 
 /// Writes slice `z` of `u` as an RGB PNG, blue (negative) - white (0) - red (positive), scaled
@@ -235,7 +244,10 @@ pub fn l2_norm(u: &Array3<f32>) -> f64 {
 pub fn write_png(path: &std::path::Path, u: &Array3<f32>, z: usize) -> std::io::Result<()> {
     let (_, ny, nx) = u.dim();
     let slice = u.index_axis(ndarray::Axis(0), z);
-    let max = slice.iter().fold(0f32, |m, v| m.max(v.abs())).max(f32::MIN_POSITIVE);
+    let max = slice
+        .iter()
+        .fold(0f32, |m, v| m.max(v.abs()))
+        .max(f32::MIN_POSITIVE);
     let mut pixels = Vec::with_capacity(ny * nx * 3);
     for v in slice.iter() {
         let s = (v / max).clamp(-1.0, 1.0);
