@@ -33,7 +33,8 @@ pub const COEFFS: [f64; 5] = [
 /// `steps` steps without absorbing boundaries. `vel` is `(v dt / dx)^2` per point, `wavelet[n]`
 /// the source amplitude of step `n` (at least `steps` values), `(sz, sy, sx)` the source point
 /// and `dx2 = dx * dx`.
-#[allow(clippy::too_many_arguments)]
+// `t` indexes the wavelet: the time index of a point statement.
+#[allow(clippy::too_many_arguments, clippy::needless_range_loop)]
 #[pacc::pipeline(halo = 4)]
 pub fn propagate(
     prev: &mut Array3<f32>,
@@ -95,7 +96,8 @@ pub fn propagate(
 /// equation `u_tt + gamma u_t = v^2 Lap u` (0 in the interior, rising towards the faces, see
 /// [`sponge`]), discretised as
 /// `u[n+1] = (2 u[n] - (1 - e) u[n-1] + vel * L u[n]) / (1 + e)`.
-#[allow(clippy::too_many_arguments)]
+// `t` indexes the wavelet: the time index of a point statement.
+#[allow(clippy::too_many_arguments, clippy::needless_range_loop)]
 #[pacc::pipeline(halo = 4)]
 pub fn propagate_sponge(
     prev: &mut Array3<f32>,
