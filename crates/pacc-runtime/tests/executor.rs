@@ -1,0 +1,155 @@
+//! The CPU executor on hand-made (naive, unblocked) plans, independent of the planner: submission
+//! and shuffled orders equal the serial references.
+
+mod common;
+
+use common::*;
+use pacc_runtime::exec::cpu::{execute, shuffled_order, Order};
+use pacc_runtime::run::swap_replays;
+use proptest::prelude::*;
+
+fn orders(seed: u64) -> [Order; 2] {
+    [Order::Submission, Order::Shuffled(seed)]
+}
+
+fn check_stencil(shape: [usize; 3], r: usize, chunks: usize, steps: usize, seed: u64) {
+    let prog = stencil_program(r);
+    let (c, t0) = (0.3, 2);
+    let mut a0 = random3(shape, seed);
+    let mut b0 = random3(shape, seed ^ 1);
+    let (mut ra, mut rb) = (a0.clone(), b0.clone());
+    stencil_reference(&mut ra, &mut rb, r, c, t0, steps);
+    let plan = naive_plan(&prog, &shape, steps, chunks, &[]);
+    for order in orders(seed) {
+        let (mut a, mut b) = (a0.clone(), b0.clone());
+        let inv = stencil_invocation(&mut a, &mut b, r, c, t0, steps);
+        execute(&prog, &plan, &inv, order).unwrap();
+        drop(inv);
+        replay(&mut a, &mut b, swap_replays(&prog, steps));
+        assert_eq!(bits3(&a), bits3(&ra), "a differs, {order:?}");
+        assert_eq!(bits3(&b), bits3(&rb), "b differs, {order:?}");
+    }
+    // Keep the originals alive until here (the invocations point into clones only).
+    a0.fill(0.0);
+    b0.fill(0.0);
+}
+
+fn check_two_kernel(shape: [usize; 2], chunks: usize, steps: usize, seed: u64) {
+    let prog = two_kernel_program();
+    let (k, t0, init, reset) = (0.1f32, 5, (7.0f32, 0.25f32), 0.0f32);
+    let u0 = random2_f32(shape, seed);
+    let w0 = random2_f32(shape, seed ^ 2);
+    let (mut ru, mut rw) = (u0.clone(), w0.clone());
+    let (change, lowest) = two_kernel_reference(&mut ru, &mut rw, k, t0, steps, init, reset);
+    let plan = naive_plan(&prog, &shape, steps, chunks, &[]);
+    for order in orders(seed) {
+        let (mut u, mut w) = (u0.clone(), w0.clone());
+        let inv = two_kernel_invocation(&mut u, &mut w, k, t0, steps, init, reset);
+        let out = execute(&prog, &plan, &inv, order).unwrap();
+        drop(inv);
+        assert_eq!(bits2(&u), bits2(&ru), "u differs, {order:?}");
+        assert!(
+            close(out.reductions[0], change as f64, 1e-5),
+            "sum {} vs {change}",
+            out.reductions[0]
+        );
+        assert_eq!(out.reductions[1], lowest as f64);
+    }
+}
+
+fn check_source(shape: [usize; 3], chunks: usize, steps: usize, src: [usize; 3], seed: u64) {
+    let prog = source_program();
+    let (amp, t0) = (0.75, 3i64);
+    let wavelet: Vec<f64> = (0..t0 as usize + steps + 1)
+        .map(|i| (i as f64 * 0.7).sin())
+        .collect();
+    let cur0 = random3(shape, seed);
+    let nxt0 = random3(shape, seed ^ 3);
+    let vel = random3(shape, seed ^ 4);
+    let (mut rc, mut rn) = (cur0.clone(), nxt0.clone());
+    source_reference(&mut rc, &mut rn, &vel, src, amp, &wavelet, t0, steps);
+    let plan = naive_plan(&prog, &shape, steps, chunks, &[src[0]]);
+    for order in orders(seed) {
+        let (mut cur, mut nxt) = (cur0.clone(), nxt0.clone());
+        let inv = source_invocation(&mut cur, &mut nxt, &vel, src, amp, &wavelet, t0, steps);
+        execute(&prog, &plan, &inv, order).unwrap();
+        drop(inv);
+        replay(&mut cur, &mut nxt, swap_replays(&prog, steps));
+        assert_eq!(bits3(&cur), bits3(&rc), "cur differs, {order:?}");
+        assert_eq!(bits3(&nxt), bits3(&rn), "nxt differs, {order:?}");
+    }
+}
+
+#[test]
+fn stencil_on_naive_plans() {
+    check_stencil([9, 5, 6], 1, 3, 4, 11);
+    check_stencil([11, 6, 5], 2, 4, 3, 12);
+    check_stencil([5, 5, 5], 2, 1, 2, 13);
+}
+
+#[test]
+fn two_kernels_with_reductions_on_naive_plans() {
+    check_two_kernel([12, 9], 3, 5, 21);
+    check_two_kernel([7, 7], 7, 2, 22);
+}
+
+#[test]
+fn point_source_on_naive_plans() {
+    check_source([8, 5, 5], 3, 5, [4, 2, 3], 31);
+    check_source([6, 4, 4], 2, 3, [0, 0, 0], 32);
+}
+
+#[test]
+fn shuffled_order_respects_streams_and_deps() {
+    let prog = source_program();
+    let plan = naive_plan(&prog, &[10, 4, 4], 3, 4, &[5]);
+    for seed in 0..20 {
+        let order = shuffled_order(&plan.ops, seed);
+        let mut pos = vec![usize::MAX; order.len()];
+        for (i, &o) in order.iter().enumerate() {
+            pos[o] = i;
+        }
+        assert!(pos.iter().all(|&p| p != usize::MAX));
+        let mut last = std::collections::HashMap::new();
+        for (i, op) in plan.ops.iter().enumerate() {
+            for &d in &op.deps {
+                assert!(pos[d] < pos[i]);
+            }
+            if let Some(prev) = last.insert(op.stream, i) {
+                assert!(pos[prev] < pos[i]);
+            }
+        }
+    }
+    // Different seeds give different orders.
+    assert_ne!(shuffled_order(&plan.ops, 1), shuffled_order(&plan.ops, 2));
+}
+
+#[test]
+fn swap_replays_follow_the_permutation_order() {
+    assert_eq!(swap_replays(&stencil_program(1), 0), 0);
+    assert_eq!(swap_replays(&stencil_program(1), 5), 1);
+    assert_eq!(swap_replays(&stencil_program(1), 6), 0);
+    assert_eq!(swap_replays(&two_kernel_program(), 7), 0);
+    let mut p = source_program();
+    // A 3-cycle: (0 1) then (1 2).
+    p.step.push(pacc_runtime::program::Stage::Swap(1, 2));
+    assert_eq!(swap_replays(&p, 7), 1);
+    assert_eq!(swap_replays(&p, 9), 0);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+    #[test]
+    fn naive_plans_equal_reference(
+        r in 1usize..=2, n0 in 0usize..8, n1 in 0usize..3, n2 in 0usize..3,
+        chunk_frac in 0.0f64..1.0, steps in 0usize..5, seed in any::<u64>(),
+    ) {
+        let shape = [2 * r + 1 + n0, 2 * r + 1 + n1, 2 * r + 1 + n2];
+        let chunks = 1 + (chunk_frac * shape[0] as f64) as usize;
+        check_stencil(shape, r, chunks.min(shape[0]), steps, seed);
+        let shape2 = [5 + n0, 5 + n1];
+        let chunks2 = 1 + (chunk_frac * shape2[0] as f64) as usize;
+        check_two_kernel(shape2, chunks2.min(shape2[0]), steps, seed);
+    }
+}
