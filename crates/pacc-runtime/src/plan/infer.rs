@@ -120,8 +120,12 @@ pub fn infer(
                     };
                     let cs = Some(c.clone());
                     window = hull(&window, &cs);
-                    for &w in &kd.writes {
-                        need[w] = hull_minus(&need[w], &cs);
+                    // A kernel whose nest leaves part of each plane unwritten (boundary rows
+                    // and columns) still needs the old contents of those planes loaded.
+                    if writes_whole_planes(kd) {
+                        for &w in &kd.writes {
+                            need[w] = hull_minus(&need[w], &cs);
+                        }
                     }
                     for r in &kd.reads {
                         let ext = span(c.start as i64 + r.lo[0], c.end as i64 + r.hi[0], n0);
@@ -167,4 +171,12 @@ pub fn infer(
         work,
         window: window.unwrap_or(owned.clone()),
     }
+}
+
+/// Whether the kernel's nest covers every point of each plane it computes (its ranges on all
+/// axes but the outermost are the full extent), so that computed planes need no old contents.
+fn writes_whole_planes(kd: &crate::program::KernelDecl) -> bool {
+    kd.ranges[1..]
+        .iter()
+        .all(|r| !r.lo.from_end && r.lo.offset <= 0 && r.hi.from_end && r.hi.offset >= 0)
 }
