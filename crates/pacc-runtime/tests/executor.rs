@@ -18,13 +18,19 @@ fn check_stencil(shape: [usize; 3], r: usize, chunks: usize, steps: usize, seed:
     let mut a0 = random3(shape, seed);
     let mut b0 = random3(shape, seed ^ 1);
     let (mut ra, mut rb) = (a0.clone(), b0.clone());
-    stencil_reference(&mut ra, &mut rb, r, c, t0, steps);
+    let (energy, peak) = stencil_reference(&mut ra, &mut rb, r, c, t0, steps, STENCIL_INIT);
     let plan = naive_plan(&prog, &shape, steps, chunks, &[]);
     for order in orders(seed) {
         let (mut a, mut b) = (a0.clone(), b0.clone());
         let inv = stencil_invocation(&mut a, &mut b, r, c, t0, steps);
-        execute(&prog, &plan, &inv, order).unwrap();
+        let out = execute(&prog, &plan, &inv, order).unwrap();
         drop(inv);
+        assert!(
+            close(out.reductions[0], energy, 1e-12),
+            "{} vs {energy}",
+            out.reductions[0]
+        );
+        assert_eq!(out.reductions[1], peak);
         replay(&mut a, &mut b, swap_replays(&prog, steps));
         assert_eq!(bits3(&a), bits3(&ra), "a differs, {order:?}");
         assert_eq!(bits3(&b), bits3(&rb), "b differs, {order:?}");
@@ -152,4 +158,42 @@ proptest! {
         let chunks2 = 1 + (chunk_frac * shape2[0] as f64) as usize;
         check_two_kernel(shape2, chunks2.min(shape2[0]), steps, seed);
     }
+}
+
+/// The shuffled executor exists to catch missing dependencies: drop one from a real plan and
+/// some seed must give a wrong result, while the intact plan is right for every seed.
+#[test]
+fn shuffled_executor_catches_a_missing_dependency() {
+    use pacc_runtime::plan::{build, OpKind, PlanOptions, Scheme};
+    let prog = stencil_program(1);
+    let shape = [24, 4, 4];
+    let steps = 4;
+    let a0 = random3(shape, 1);
+    let b0 = random3(shape, 2);
+    let (mut ra, mut rb) = (a0.clone(), b0.clone());
+    stencil_reference(&mut ra, &mut rb, 1, 0.3, 0, steps, STENCIL_INIT);
+    let opts = PlanOptions {
+        chunks: 4,
+        block_steps: 2,
+        scheme: Scheme::RegionSharing,
+        buffer_sets: 3,
+    };
+    let plan = build(&prog, &shape, steps, &[], &opts).unwrap();
+    let matches = |plan: &pacc_runtime::Plan, seed: u64| {
+        let (mut a, mut b) = (a0.clone(), b0.clone());
+        let inv = stencil_invocation(&mut a, &mut b, 1, 0.3, 0, steps);
+        execute(&prog, plan, &inv, Order::Shuffled(seed)).unwrap();
+        drop(inv);
+        replay(&mut a, &mut b, swap_replays(&prog, steps));
+        bits3(&a) == bits3(&ra) && bits3(&b) == bits3(&rb)
+    };
+    assert!((0..20).all(|s| matches(&plan, s)));
+    let mut broken = plan.clone();
+    let victim = broken
+        .ops
+        .iter()
+        .position(|o| matches!(o.kind, OpKind::Kernel { .. }) && !o.deps.is_empty())
+        .expect("a kernel waits for something");
+    broken.ops[victim].deps.clear();
+    assert!((0..200).any(|s| !matches(&broken, s)));
 }

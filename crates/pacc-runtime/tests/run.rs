@@ -30,7 +30,7 @@ fn check_stencil(shape: [usize; 3], r: usize, steps: usize, opts: &Options, seed
     let a0 = random3(shape, seed);
     let b0 = random3(shape, seed ^ 1);
     let (mut ra, mut rb) = (a0.clone(), b0.clone());
-    stencil_reference(&mut ra, &mut rb, r, c, t0, steps);
+    let (energy, peak) = stencil_reference(&mut ra, &mut rb, r, c, t0, steps, STENCIL_INIT);
     for backend in backends(seed) {
         let (mut a, mut b) = (a0.clone(), b0.clone());
         let inv = stencil_invocation(&mut a, &mut b, r, c, t0, steps);
@@ -43,6 +43,12 @@ fn check_stencil(shape: [usize; 3], r: usize, steps: usize, opts: &Options, seed
             Err(e) => panic!("{backend:?} {opts:?}: {e}"),
         };
         assert_eq!(out.swap_replays, swap_replays(&prog, steps));
+        assert!(
+            close(out.reductions[0], energy, 1e-12),
+            "energy {} vs {energy}, {backend:?} {opts:?}",
+            out.reductions[0]
+        );
+        assert_eq!(out.reductions[1], peak, "peak, {backend:?} {opts:?}");
         replay(&mut a, &mut b, out.swap_replays);
         assert_eq!(bits3(&a), bits3(&ra), "a differs, {backend:?} {opts:?}");
         assert_eq!(bits3(&b), bits3(&rb), "b differs, {backend:?} {opts:?}");
@@ -424,4 +430,50 @@ fn cuda_requested_without_the_feature() {
         "{e:?}"
     );
     assert_eq!(bits3(&a), bits3(&a0));
+}
+
+/// Every scheme x chunk count x block depth on a few fixed shapes, with the race check on each
+/// plan and the shuffled order actually differing from submission order.
+#[test]
+fn sweep_schemes_chunks_and_block_steps() {
+    use pacc_runtime::plan::{build, race};
+    use pacc_runtime::run::plan_options;
+    let (mut ran, mut refusals) = (0, 0);
+    for scheme in Scheme::ALL {
+        for block_steps in 1..=4 {
+            for chunks in 1..=9 {
+                let o = opts(chunks, block_steps, scheme);
+                let seed = (chunks * 31 + block_steps) as u64;
+                let steps = 1 + (chunks + block_steps) % 5;
+                for ok in [
+                    check_stencil([9, 4, 5], 1, steps, &o, seed),
+                    check_stencil([9, 6, 5], 2, steps, &o, seed),
+                    check_two_kernel([9, 6], steps, &o, seed),
+                    check_source([9, 4, 4], [chunks - 1, 2, 1], steps, &o, seed),
+                ] {
+                    if ok {
+                        ran += 1
+                    } else {
+                        refusals += 1
+                    }
+                }
+                let prog = stencil_program(1);
+                if let Ok(plan) = build(
+                    &prog,
+                    &[9, 4, 5],
+                    steps,
+                    &[],
+                    &plan_options(&prog, 9, steps, &o),
+                ) {
+                    race::check(&prog, &plan).unwrap();
+                    if plan.chunks > 1 {
+                        let sub: Vec<usize> = (0..plan.ops.len()).collect();
+                        assert!((0..4)
+                            .any(|s| pacc_runtime::exec::cpu::shuffled_order(&plan.ops, s) != sub));
+                    }
+                }
+            }
+        }
+    }
+    assert!(refusals * 4 < ran, "{refusals} refusals, {ran} runs");
 }

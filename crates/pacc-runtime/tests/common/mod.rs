@@ -95,6 +95,18 @@ pub fn stencil_program(r: usize) -> Program {
         name: "c".into(),
         ty: ScalarType::F64,
     }];
+    p.reductions = vec![
+        ReductionDecl {
+            name: "energy".into(),
+            op: ReduceOp::Sum,
+            elem: Elem::F64,
+        },
+        ReductionDecl {
+            name: "peak".into(),
+            op: ReduceOp::Max,
+            elem: Elem::F64,
+        },
+    ];
     p.kernels = vec![KernelDecl {
         name: "pacc_stencil3d_k0".into(),
         ranges: vec![full(ri, -ri); 3],
@@ -104,7 +116,7 @@ pub fn stencil_program(r: usize) -> Program {
             hi: vec![ri; 3],
         }],
         writes: vec![1],
-        reductions: vec![],
+        reductions: vec![0, 1],
     }];
     p.step = vec![Stage::Kernel(0), Stage::Swap(0, 1)];
     p.halo = r;
@@ -132,7 +144,9 @@ pub fn stencil_reference(
     c: f64,
     t0: i64,
     steps: usize,
-) {
+    init: (f64, f64),
+) -> (f64, f64) {
+    let (mut energy, mut peak) = init;
     let (nz, ny, nx) = a.dim();
     for step in 0..steps {
         let t = t0 + step as i64;
@@ -147,12 +161,17 @@ pub fn stencil_reference(
                         ]]
                     });
                     b[[z, y, x]] = v;
+                    energy += v * v;
+                    peak = peak.max(v);
                 }
             }
         }
         std::mem::swap(a, b);
     }
+    (energy, peak)
 }
+
+pub const STENCIL_INIT: (f64, f64) = (2.5, -10.0);
 
 pub fn stencil_invocation<'a>(
     a: &mut Array3<f64>,
@@ -176,10 +195,11 @@ pub fn stencil_invocation_raw<'a>(
     t0: i64,
     steps: usize,
 ) -> Invocation<'a> {
-    let kernel = move |f: &KernelFrame<'_>, z: usize, _red: &mut [f64]| {
+    let kernel = move |f: &KernelFrame<'_>, z: usize, red: &mut [f64]| {
         let a = f.arrays[0].grid::<f64>();
         let b = f.arrays[1].grid::<f64>();
         let (ny, nx) = (f.shape[1], f.shape[2]);
+        let (mut energy, mut peak) = (0.0f64, f64::NEG_INFINITY);
         for y in r..ny - r {
             for x in r..nx - r {
                 let v = stencil_point(r, c, f.t, |dz, dy, dx| {
@@ -190,8 +210,12 @@ pub fn stencil_invocation_raw<'a>(
                     )
                 });
                 b.set3(z, y, x, v);
+                energy += v * v;
+                peak = peak.max(v);
             }
         }
+        red[0] = energy;
+        red[1] = peak;
     };
     Invocation {
         arrays,
@@ -200,7 +224,7 @@ pub fn stencil_invocation_raw<'a>(
         points: vec![],
         t0,
         steps,
-        reduction_init: vec![],
+        reduction_init: vec![STENCIL_INIT.0, STENCIL_INIT.1],
         reset_values: vec![],
         cpu: CpuKernels {
             kernels: vec![Box::new(kernel)],
