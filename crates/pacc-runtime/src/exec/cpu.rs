@@ -340,7 +340,9 @@ impl Memory {
                 ptr: self.device(set, phys),
                 elem: program.arrays[phys].elem,
                 base,
-                planes: plan.buffer_planes,
+                // Slots past the last plane of the arrays are never valid: leave them out of
+                // the window so that a stray access panics instead of reading filler.
+                planes: plan.buffer_planes.min(plan.shape[0].saturating_sub(base)),
                 inner,
                 ndim: plan.shape.len(),
             })
