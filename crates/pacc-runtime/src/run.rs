@@ -73,7 +73,7 @@ pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<Run
     let report = Report {
         program: program.name.clone(),
         backend: backend.into(),
-        device: None,
+        device: Some(cpu_device()),
         scheme: plan.scheme,
         shape: shape.clone(),
         steps,
@@ -173,6 +173,10 @@ fn run_cuda(_program: &Program, _inv: Invocation<'_>, _opts: &Options) -> Result
     })
 }
 
+fn cpu_device() -> String {
+    format!("CPU, {} rayon threads", rayon::current_num_threads())
+}
+
 /// Says once per process that `auto` fell back to the CPU backend.
 fn announce_cpu_fallback(reason: &str) {
     static ONCE: std::sync::Once = std::sync::Once::new();
@@ -183,7 +187,7 @@ fn empty_report(program: &Program, backend: &str, shape: &[usize], popts: &PlanO
     Report {
         program: program.name.clone(),
         backend: backend.into(),
-        device: None,
+        device: Some(cpu_device()),
         scheme: popts.scheme,
         shape: shape.to_vec(),
         steps: 0,
