@@ -23,38 +23,14 @@ pub const DEFAULT_BLOCK_STEPS: usize = 4;
 pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<RunOutput, Error> {
     let start = Instant::now();
     validate(program, &inv)?;
+    let backend = choose_backend(opts.backend)?;
     let shape = inv.arrays[0].shape().to_vec();
-    let planes = shape[0];
-    let order =
-        match opts.backend {
-            BackendChoice::Serial => return Err(Error::Internal(
-                "the serial backend is run by the generated wrapper, not by `pacc::runtime::run`"
-                    .into(),
-            )),
-            BackendChoice::Cpu => Order::Submission,
-            BackendChoice::Shuffled(seed) => Order::Shuffled(seed),
-            BackendChoice::Cuda => {
-                cuda_available().map_err(|reason| Error::NoCuda { reason })?;
-                return run_cuda(program, inv, opts);
-            }
-            BackendChoice::Auto => match cuda_available() {
-                Ok(()) => return run_cuda(program, inv, opts),
-                Err(reason) => {
-                    announce_cpu_fallback(&reason);
-                    Order::Submission
-                }
-            },
-        };
-    let backend = match order {
-        Order::Submission => "cpu",
-        Order::Shuffled(_) => "shuffled",
-    };
     let steps = inv.steps;
-    let popts = plan_options(program, planes, steps, opts);
+    let popts = plan_options(program, shape[0], steps, opts);
     let swap_replays = swap_replays(program, steps);
 
     if steps == 0 {
-        let mut report = empty_report(program, backend, &shape, &popts);
+        let mut report = empty_report(program, backend.name(), &shape, &popts);
         report.stages.setup = start.elapsed().as_secs_f64();
         report.wall_seconds = start.elapsed().as_secs_f64();
         return Ok(RunOutput {
@@ -67,12 +43,25 @@ pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<Run
     let point_planes: Vec<usize> = inv.points.iter().map(|p| p[0] as usize).collect();
     let plan = plan::build(program, &shape, steps, &point_planes, &popts)?;
     let planned = start.elapsed().as_secs_f64();
+    let order = match backend {
+        Backend::Cuda => {
+            let (reductions, mut report) = execute_cuda(program, &plan, &inv, opts)?;
+            report.stages.setup += planned;
+            report.wall_seconds = start.elapsed().as_secs_f64();
+            return Ok(RunOutput {
+                reductions,
+                swap_replays,
+                report,
+            });
+        }
+        Backend::Cpu(order) => order,
+    };
     let out = cpu::execute(program, &plan, &inv, order)?;
     let mut stages = out.stages;
     stages.setup += planned;
     let report = Report {
         program: program.name.clone(),
-        backend: backend.into(),
+        backend: backend.name().into(),
         device: Some(cpu_device()),
         scheme: plan.scheme,
         shape: shape.clone(),
@@ -93,6 +82,46 @@ pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<Run
         reductions: out.reductions,
         swap_replays,
         report,
+    })
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Backend {
+    Cpu(Order),
+    Cuda,
+}
+
+impl Backend {
+    fn name(self) -> &'static str {
+        match self {
+            Backend::Cpu(Order::Submission) => "cpu",
+            Backend::Cpu(Order::Shuffled(_)) => "shuffled",
+            Backend::Cuda => "cuda",
+        }
+    }
+}
+
+fn choose_backend(choice: BackendChoice) -> Result<Backend, Error> {
+    Ok(match choice {
+        BackendChoice::Serial => {
+            return Err(Error::Internal(
+                "the serial backend is run by the generated wrapper, not by `pacc::runtime::run`"
+                    .into(),
+            ))
+        }
+        BackendChoice::Cpu => Backend::Cpu(Order::Submission),
+        BackendChoice::Shuffled(seed) => Backend::Cpu(Order::Shuffled(seed)),
+        BackendChoice::Cuda => {
+            cuda_available().map_err(|reason| Error::NoCuda { reason })?;
+            Backend::Cuda
+        }
+        BackendChoice::Auto => match cuda_available() {
+            Ok(()) => Backend::Cuda,
+            Err(reason) => {
+                announce_cpu_fallback(&reason);
+                Backend::Cpu(Order::Submission)
+            }
+        },
     })
 }
 
@@ -152,22 +181,31 @@ fn lcm(a: usize, b: usize) -> usize {
     a / gcd(a, b) * b
 }
 
-/// Seam for the CUDA backend: `Ok` when a usable device is present, else why not.
+// ---- The CUDA seam: the two functions below are all that `exec::cuda` needs to plug in. ----
+
+/// Whether the CUDA backend can run here (`Ok`), else why not.
 #[cfg(not(feature = "cuda"))]
 fn cuda_available() -> Result<(), String> {
     Err("pacc was built without the `cuda` feature".into())
 }
 
-/// Seam for the CUDA backend: `Ok` when a usable device is present, else why not.
-// TODO(cuda): probe the driver and devices (`exec::cuda`) once the CUDA executor lands.
+/// Whether the CUDA backend can run here (`Ok`), else why not.
+// TODO(cuda): `crate::exec::cuda::available().map(|_| ())` once the CUDA executor lands.
 #[cfg(feature = "cuda")]
 fn cuda_available() -> Result<(), String> {
     Err("the CUDA executor is not part of this build yet".into())
 }
 
-/// Seam for the CUDA backend: runs the call on the device. Only reached when
+/// Runs `plan` on the device; returns the reductions and the report. Only reached when
 /// [`cuda_available`] said yes.
-fn run_cuda(_program: &Program, _inv: Invocation<'_>, _opts: &Options) -> Result<RunOutput, Error> {
+// TODO(cuda): `let o = crate::exec::cuda::execute(program, plan, inv, opts)?; Ok((o.reductions, o.report))`.
+fn execute_cuda(
+    program: &Program,
+    plan: &crate::plan::Plan,
+    inv: &Invocation<'_>,
+    opts: &Options,
+) -> Result<(Vec<f64>, Report), Error> {
+    let _ = (program, plan, inv, opts);
     Err(Error::NoCuda {
         reason: "the CUDA executor is not part of this build yet".into(),
     })
