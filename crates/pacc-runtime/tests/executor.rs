@@ -197,3 +197,58 @@ fn shuffled_executor_catches_a_missing_dependency() {
     broken.ops[victim].deps.clear();
     assert!((0..200).any(|s| !matches(&broken, s)));
 }
+
+/// A plan that would step outside a buffer or write a read-only array is refused before any
+/// operation runs.
+#[test]
+fn malformed_plans_are_internal_errors() {
+    use pacc_runtime::plan::OpKind;
+    use pacc_runtime::Error;
+    let prog = stencil_program(1);
+    let shape = [8, 4, 4];
+    let plan = naive_plan(&prog, &shape, 2, 2, &[]);
+    let a0 = random3(shape, 1);
+    let b0 = random3(shape, 2);
+    let mutations: Vec<Box<dyn Fn(&mut pacc_runtime::Plan)>> = vec![
+        Box::new(|p| p.buffer_planes -= 1),
+        Box::new(|p| {
+            if let OpKind::HtoD { base, .. } = &mut p.ops[0].kind {
+                *base += 1;
+            }
+        }),
+        Box::new(|p| {
+            let last = p.ops.len() - 1;
+            p.ops[0].deps.push(last);
+        }),
+        Box::new(|p| {
+            let k = p
+                .ops
+                .iter()
+                .position(|o| matches!(o.kind, OpKind::Kernel { .. }))
+                .unwrap();
+            if let OpKind::Kernel { args, .. } = &mut p.ops[k].kind {
+                args.push(0);
+            }
+        }),
+        Box::new(|p| p.buffer_sets = 1),
+    ];
+    for m in mutations {
+        let mut bad = plan.clone();
+        m(&mut bad);
+        let (mut a, mut b) = (a0.clone(), b0.clone());
+        let inv = stencil_invocation(&mut a, &mut b, 1, 0.3, 0, 2);
+        let e = execute(&prog, &bad, &inv, Order::Submission).unwrap_err();
+        drop(inv);
+        assert!(matches!(e, Error::Internal(_)), "{e:?}");
+        assert_eq!((bits3(&a), bits3(&b)), (bits3(&a0), bits3(&b0)));
+    }
+    // Writing back into an array passed read-only.
+    let (mut a, b) = (a0.clone(), b0.clone());
+    let arrays = vec![
+        pacc_runtime::host::host_array_mut(&mut a, "a").unwrap(),
+        pacc_runtime::host::host_array(&b, "b").unwrap(),
+    ];
+    let inv = stencil_invocation_raw(arrays, 1, 0.3, 0, 2);
+    let e = execute(&prog, &plan, &inv, Order::Submission).unwrap_err();
+    assert!(matches!(e, Error::Internal(_)), "{e:?}");
+}

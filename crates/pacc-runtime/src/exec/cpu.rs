@@ -480,6 +480,24 @@ fn check_plan(program: &Program, plan: &Plan, inv: &Invocation<'_>) -> Result<()
         )))
     };
     let narrays = program.arrays.len();
+    // What memory safety here rests on even when `execute` is called without `run::run`.
+    let call_ok = inv.arrays.len() == narrays
+        && inv
+            .arrays
+            .iter()
+            .zip(&program.arrays)
+            .all(|(h, d)| h.elem == d.elem)
+        && inv.cpu.kernels.len() == program.kernels.len()
+        && inv.cpu.points.len() == program.points.len()
+        && inv.reduction_init.len() == program.reductions.len()
+        && inv.reset_values.len() == program.resets.len();
+    if !call_ok {
+        return Err(Error::Internal(
+            "the invocation's arrays, element types, closures or reduction values do not match \
+             the program"
+                .into(),
+        ));
+    }
     let n0 = *plan.shape.first().unwrap_or(&0);
     if plan.shape.len() != program.ndim
         || inv
