@@ -209,7 +209,8 @@ fn malformed_plans_are_internal_errors() {
     let plan = naive_plan(&prog, &shape, 2, 2, &[]);
     let a0 = random3(shape, 1);
     let b0 = random3(shape, 2);
-    let mutations: Vec<Box<dyn Fn(&mut pacc_runtime::Plan)>> = vec![
+    type Mutation = Box<dyn Fn(&mut pacc_runtime::Plan)>;
+    let mutations: Vec<Mutation> = vec![
         Box::new(|p| p.buffer_planes -= 1),
         Box::new(|p| {
             if let OpKind::HtoD { base, .. } = &mut p.ops[0].kind {
