@@ -75,15 +75,23 @@ pub fn bindings_through_step(program: &Program, start: &[usize]) -> (Vec<Vec<usi
     (before, cur)
 }
 
+fn writes_whole_planes(kd: &crate::program::KernelDecl, shape: &[usize]) -> bool {
+    kd.ranges[1..]
+        .iter()
+        .zip(&shape[1..])
+        .all(|(r, &n)| r.lo.eval(n) <= 0 && r.hi.eval(n) >= n as i64)
+}
+
 pub fn infer(
     program: &Program,
-    n0: usize,
+    shape: &[usize],
     owned: &Range<usize>,
     steps: usize,
     binding_at_start: &[usize],
     returned: &[bool],
     points: &[usize],
 ) -> ChunkWork {
+    let n0 = shape[0];
     let owned_span: Span = Some(owned.clone());
     let mut need: Vec<Span> = returned
         .iter()
@@ -120,9 +128,9 @@ pub fn infer(
                     };
                     let cs = Some(c.clone());
                     window = hull(&window, &cs);
-                    // A kernel whose nest leaves part of each plane unwritten (boundary rows
-                    // and columns) still needs the old contents of those planes loaded.
-                    if writes_whole_planes(kd) {
+                    // Only a nest spanning whole planes replaces them; one that leaves a rim (e.g.
+                    // `1..ny - 1`) needs the old values of the rim too.
+                    if writes_whole_planes(kd, shape) {
                         for &w in &kd.writes {
                             need[w] = hull_minus(&need[w], &cs);
                         }
@@ -171,12 +179,4 @@ pub fn infer(
         work,
         window: window.unwrap_or(owned.clone()),
     }
-}
-
-/// Whether the kernel's nest covers every point of each plane it computes (its ranges on all
-/// axes but the outermost are the full extent), so that computed planes need no old contents.
-fn writes_whole_planes(kd: &crate::program::KernelDecl) -> bool {
-    kd.ranges[1..]
-        .iter()
-        .all(|r| !r.lo.from_end && r.lo.offset <= 0 && r.hi.from_end && r.hi.offset >= 0)
 }
