@@ -68,9 +68,15 @@ fn planes_htod(scheme: &str) -> Vec<usize> {
 #[test]
 fn plan_region_sharing_moves_each_array_once_per_block() {
     let shared = planes_htod("region-sharing");
-    assert_eq!(shared, vec![1160, 1160, 1160], "prev, cur, vel");
     let direct = planes_htod("direct-map");
-    for (a, &d) in direct.iter().enumerate() {
+    // cur is read 4 planes away: exactly once. prev and vel are read at the centre only, and
+    // the outer 4 planes of vel are never read, so they may move a few planes less.
+    assert_eq!(shared[1], 1160, "cur");
+    for (a, (&s, &d)) in shared.iter().zip(&direct).enumerate() {
+        assert!(
+            (1152..=1160).contains(&s),
+            "array {a}: region-sharing moves {s} planes"
+        );
         let ratio = d as f64 / 1160.0;
         assert!(
             (1.5..1.7).contains(&ratio),
