@@ -1,0 +1,445 @@
+//! CUDA executor against serial references, with hand-written kernels following the ABI of
+//! docs/internals.md §3. Every test prints `skipping: <reason>` and passes where no device is.
+#![cfg(feature = "cuda")]
+
+use ndarray::{Array2, Array3};
+use pacc_runtime::exec::cuda::{self, PinnedArray};
+use pacc_runtime::exec::CpuKernels;
+use pacc_runtime::host::{host_array, host_array_mut, host_slice};
+use pacc_runtime::plan::{self, PlanOptions, Scheme};
+use pacc_runtime::program::*;
+use pacc_runtime::{Error, HostArray, Invocation, Options, ScalarValue};
+
+macro_rules! need_device {
+    () => {
+        match cuda::available() {
+            Ok(d) => d,
+            Err(reason) => {
+                println!("skipping: {reason}");
+                return;
+            }
+        }
+    };
+}
+
+fn full(ndim: usize, h: i64) -> Vec<AxisRange> {
+    vec![AxisRange { lo: Bound::start(h), hi: Bound::end(-h) }; ndim]
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3D: 7-point heat step with a read-only coefficient, the time index, a swap, a reset sum
+// reduction and a point statement reading a slice.
+//   for t in t0..t0+steps { s = 0; for z,y,x in 1..n-1 { b = a + c*k*(sum6 - 6a) + 0.001*t; s += b }
+//                            swap(a, b); a[[pz,py,px]] += w[t & 3] }
+
+const HEAT_CU: &str = r#"
+#define I3(zz, yy, xx) ((((zz) - base) * n1 + (yy)) * n2 + (xx))
+extern "C" __global__ void pacc_heat_k0(long long z0, long long z1, long long own0, long long own1,
+    long long base, long long n0, long long n1, long long n2, long long t,
+    float* a_0, float* a_1, const float* a_2, float s_0, const float* sl_0, double* red_0) {
+    long long x = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    long long y = blockIdx.y * (long long)blockDim.y + threadIdx.y;
+    long long z = z0 + blockIdx.z;
+    float acc = 0.0f;
+    if (z < z1 && z >= 1 && z < n0 - 1 && y >= 1 && y < n1 - 1 && x >= 1 && x < n2 - 1) {
+        float c = a_0[I3(z, y, x)];
+        float v = c + s_0 * a_2[I3(z, y, x)] * (a_0[I3(z - 1, y, x)] + a_0[I3(z + 1, y, x)]
+            + a_0[I3(z, y - 1, x)] + a_0[I3(z, y + 1, x)] + a_0[I3(z, y, x - 1)] + a_0[I3(z, y, x + 1)]
+            - 6.0f * c) + 0.001f * (float)t;
+        a_1[I3(z, y, x)] = v;
+        if (z >= own0 && z < own1) { acc = v; }
+    }
+    __shared__ float sh[1024];
+    int tid = threadIdx.y * blockDim.x + threadIdx.x;
+    int nt = blockDim.x * blockDim.y;
+    sh[tid] = acc;
+    __syncthreads();
+    for (int w = 1; w < nt; w *= 2) {
+        if (tid % (2 * w) == 0 && tid + w < nt) { sh[tid] += sh[tid + w]; }
+        __syncthreads();
+    }
+    if (tid == 0) { red_0[blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z)] = (double)sh[0]; }
+}
+extern "C" __global__ void pacc_heat_p0(long long base, long long n0, long long n1, long long n2,
+    long long t, long long i0, long long i1, long long i2,
+    float* a_0, float* a_1, const float* a_2, float s_0, const float* sl_0) {
+    a_0[I3(i0, i1, i2)] = a_0[I3(i0, i1, i2)] + sl_0[t & 3];
+}
+"#;
+
+fn heat_program() -> Program {
+    let f = |name: &str, role| ArrayDecl { name: name.into(), elem: Elem::F32, role };
+    Program {
+        name: "heat".into(),
+        ndim: 3,
+        arrays: vec![f("a", Role::InOut), f("b", Role::InOut), f("k", Role::Input)],
+        scalars: vec![ScalarDecl { name: "c".into(), ty: ScalarType::F32 }],
+        slices: vec![SliceDecl { name: "w".into(), elem: Elem::F32 }],
+        reductions: vec![ReductionDecl { name: "s".into(), op: ReduceOp::Sum, elem: Elem::F32 }],
+        resets: vec![ResetDecl { reduction: 0 }],
+        kernels: vec![KernelDecl {
+            name: "pacc_heat_k0".into(),
+            ranges: full(3, 1),
+            reads: vec![
+                ReadDecl { array: 0, lo: vec![-1; 3], hi: vec![1; 3] },
+                ReadDecl { array: 2, lo: vec![0; 3], hi: vec![0; 3] },
+            ],
+            writes: vec![1],
+            reductions: vec![0],
+        }],
+        points: vec![PointDecl { name: "pacc_heat_p0".into(), array: 0, reads: vec![0] }],
+        step: vec![Stage::Reset(0), Stage::Kernel(0), Stage::Swap(0, 1), Stage::Point(0)],
+        halo: 1,
+        default_chunks: None,
+        default_block_steps: None,
+        cuda_source: HEAT_CU.into(),
+    }
+}
+
+const W: [f32; 4] = [0.5, -0.25, 1.0, 0.125];
+const C: f32 = 0.1;
+const T0: i64 = 3;
+
+fn heat_inputs(shape: (usize, usize, usize)) -> [Array3<f32>; 3] {
+    let a = Array3::from_shape_fn(shape, |(z, y, x)| ((z * 7 + y * 3 + x * 11) % 17) as f32 * 0.25 - 1.0);
+    let b = Array3::from_shape_fn(shape, |(z, y, x)| ((z + y + x) % 5) as f32 * 0.5);
+    let k = Array3::from_shape_fn(shape, |(z, y, x)| 0.5 + ((z * y + x) % 3) as f32 * 0.25);
+    [a, b, k]
+}
+
+/// The serial function, on physical arrays with a name binding (swap = rebinding).
+fn heat_serial(arr: &mut [Array3<f32>; 3], steps: usize, p: [usize; 3]) -> f32 {
+    let (n0, n1, n2) = arr[0].dim();
+    let mut bind = [0usize, 1];
+    let mut s = 0f32;
+    for st in 0..steps {
+        let t = T0 + st as i64;
+        s = 0.0;
+        let (ai, bi) = (bind[0], bind[1]);
+        let a = arr[ai].clone();
+        for z in 1..n0 - 1 {
+            for y in 1..n1 - 1 {
+                for x in 1..n2 - 1 {
+                    let c = a[[z, y, x]];
+                    let v = c + C * arr[2][[z, y, x]]
+                        * (a[[z - 1, y, x]] + a[[z + 1, y, x]] + a[[z, y - 1, x]] + a[[z, y + 1, x]]
+                            + a[[z, y, x - 1]] + a[[z, y, x + 1]]
+                            - 6.0 * c)
+                        + 0.001 * (t as f32);
+                    arr[bi][[z, y, x]] = v;
+                    s += v;
+                }
+            }
+        }
+        bind.swap(0, 1);
+        let pa = &mut arr[bind[0]];
+        pa[p] = pa[p] + W[(t & 3) as usize];
+    }
+    s
+}
+
+fn heat_invocation<'a>(arrays: Vec<HostArray>, p: [usize; 3], steps: usize) -> Invocation<'a> {
+    Invocation {
+        arrays,
+        scalars: vec![ScalarValue::F32(C)],
+        slices: vec![host_slice(&W[..])],
+        points: vec![p.iter().map(|&v| v as i64).collect()],
+        t0: T0,
+        steps,
+        reduction_init: vec![0.0],
+        reset_values: vec![0.0],
+        cpu: CpuKernels { kernels: vec![], points: vec![] },
+    }
+}
+
+fn plan_for(p: &Program, shape: &[usize], steps: usize, points: &[usize], d: usize, k: usize, s: Scheme) -> plan::Plan {
+    plan::build(p, shape, steps, points, &PlanOptions { chunks: d, block_steps: k, scheme: s, buffer_sets: 3 })
+        .unwrap_or_else(|e| panic!("plan {s} d={d} k={k}: {e}"))
+}
+
+fn assert_bits_eq3(got: &Array3<f32>, want: &Array3<f32>, what: &str) {
+    let bad = got.iter().zip(want.iter()).enumerate().find(|(_, (g, w))| g.to_bits() != w.to_bits());
+    if let Some((i, (g, w))) = bad {
+        let n = got.iter().zip(want.iter()).filter(|(g, w)| g.to_bits() != w.to_bits()).count();
+        panic!("{what}: {n} elements differ; first at flat index {i}: got {g}, want {w}");
+    }
+}
+
+fn close(got: f64, want: f64, rel: f64) -> bool {
+    (got - want).abs() <= rel * want.abs().max(1.0)
+}
+
+#[test]
+fn heat3d_all_schemes_equal_serial() {
+    let dev = need_device!();
+    println!("device: {dev}");
+    let prog = heat_program();
+    let shape = (24, 13, 37);
+    let steps = 7;
+    let pt = [11, 6, 20];
+    let mut want = heat_inputs(shape);
+    let want_s = heat_serial(&mut want, steps, pt);
+    let mut n = 0;
+    for scheme in Scheme::ALL {
+        for (d, k) in [(1, 1), (1, 7), (2, 2), (3, 3), (4, 1), (5, 2), (3, 7)] {
+            let plan = plan_for(&prog, &[24, 13, 37], steps, &[pt[0]], d, k, scheme);
+            let mut got = heat_inputs(shape);
+            let [a, b, kk] = &mut got;
+            let arrays = vec![host_array_mut(a, "a").unwrap(), host_array_mut(b, "b").unwrap(), host_array(&*kk, "k").unwrap()];
+            let inv = heat_invocation(arrays, pt, steps);
+            let out = cuda::execute(&prog, &plan, &inv, &Options::default())
+                .unwrap_or_else(|e| panic!("{scheme} d={d} k={k}: {e}"));
+            for i in 0..3 {
+                assert_bits_eq3(&got[i], &want[i], &format!("{scheme} d={d} k={k} array {i}"));
+            }
+            assert!(
+                close(out.reductions[0], want_s as f64, 1e-4),
+                "{scheme} d={d} k={k}: sum {} vs serial {}",
+                out.reductions[0],
+                want_s
+            );
+            if n == 0 || (d, k) == (3, 3) {
+                print!("{}", out.report);
+            }
+            n += 1;
+        }
+    }
+    println!("heat3d: {n} configurations equal the serial function bit for bit");
+}
+
+#[test]
+fn heat3d_pinned_arrays_skip_registration_and_trace() {
+    let dev = need_device!();
+    let _ = dev;
+    let prog = heat_program();
+    let shape = (24, 13, 37);
+    let steps = 5;
+    let pt = [2, 3, 4];
+    let mut want = heat_inputs(shape);
+    let want_s = heat_serial(&mut want, steps, pt);
+    let init = heat_inputs(shape);
+    let mut pa = PinnedArray::from_array(&init[0]).unwrap();
+    let mut pb = PinnedArray::from_array(&init[1]).unwrap();
+    let pk = PinnedArray::from_array(&init[2]).unwrap();
+    let trace = std::env::temp_dir().join(format!("pacc-cuda-test-{}.json", std::process::id()));
+    for scheme in [Scheme::DirectMap, Scheme::RegionSharing] {
+        let plan = plan_for(&prog, &[24, 13, 37], steps, &[pt[0]], 3, 2, scheme);
+        // Fresh contents for each scheme.
+        pa.view_mut().assign(&init[0]);
+        pb.view_mut().assign(&init[1]);
+        let arrays = vec![
+            host_array_mut(&mut pa.view_mut(), "a").unwrap(),
+            host_array_mut(&mut pb.view_mut(), "b").unwrap(),
+            host_array(&pk.view(), "k").unwrap(),
+        ];
+        let inv = heat_invocation(arrays, pt, steps);
+        let out = cuda::execute(&prog, &plan, &inv, &Options::default().trace(&trace)).unwrap();
+        assert_bits_eq3(&pa.to_owned(), &want[0], "pinned a");
+        assert_bits_eq3(&pb.to_owned(), &want[1], "pinned b");
+        assert!(close(out.reductions[0], want_s as f64, 1e-4));
+        assert!(
+            out.report.adjustments.iter().any(|a| a.contains("3 of 3 arrays were already page-locked")),
+            "{:?}",
+            out.report.adjustments
+        );
+        let js: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+        let evs = js["traceEvents"].as_array().unwrap();
+        let x = evs.iter().filter(|e| e["ph"] == "X").count();
+        assert_eq!(x, out.plan.ops.len());
+        assert_eq!(out.report.timeline.len(), out.plan.ops.len());
+        println!("{scheme}: pinned arrays ok, trace with {x} events, register {:.6} s", out.report.stages.register);
+    }
+    let _ = std::fs::remove_file(&trace);
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2D: 5-point Jacobi in f64 with a swap and a max reduction accumulated over all steps.
+
+const JACOBI_CU: &str = r#"
+extern "C" __global__ void pacc_jac_k0(long long z0, long long z1, long long own0, long long own1,
+    long long base, long long n0, long long n1, long long n2, long long t,
+    double* a_0, double* a_1, double* red_0) {
+    long long x = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    long long y = z0 + blockIdx.y;
+    double m = __longlong_as_double(0xfff0000000000000LL);
+    if (y < z1 && y >= 1 && y < n0 - 1 && x >= 1 && x < n1 - 1) {
+        double v = 0.25 * (a_0[(y - 1 - base) * n1 + x] + a_0[(y + 1 - base) * n1 + x]
+            + a_0[(y - base) * n1 + x - 1] + a_0[(y - base) * n1 + x + 1]);
+        a_1[(y - base) * n1 + x] = v;
+        if (y >= own0 && y < own1) { m = v; }
+    }
+    __shared__ double sh[1024];
+    int tid = threadIdx.y * blockDim.x + threadIdx.x;
+    int nt = blockDim.x * blockDim.y;
+    sh[tid] = m;
+    __syncthreads();
+    for (int w = 1; w < nt; w *= 2) {
+        if (tid % (2 * w) == 0 && tid + w < nt) { sh[tid] = fmax(sh[tid], sh[tid + w]); }
+        __syncthreads();
+    }
+    if (tid == 0) { red_0[blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z)] = sh[0]; }
+}
+"#;
+
+fn jacobi_program() -> Program {
+    let f = |name: &str| ArrayDecl { name: name.into(), elem: Elem::F64, role: Role::InOut };
+    Program {
+        name: "jac".into(),
+        ndim: 2,
+        arrays: vec![f("u"), f("v")],
+        scalars: vec![],
+        slices: vec![],
+        reductions: vec![ReductionDecl { name: "m".into(), op: ReduceOp::Max, elem: Elem::F64 }],
+        resets: vec![],
+        kernels: vec![KernelDecl {
+            name: "pacc_jac_k0".into(),
+            ranges: full(2, 1),
+            reads: vec![ReadDecl { array: 0, lo: vec![-1, -1], hi: vec![1, 1] }],
+            writes: vec![1],
+            reductions: vec![0],
+        }],
+        points: vec![],
+        step: vec![Stage::Kernel(0), Stage::Swap(0, 1)],
+        halo: 1,
+        default_chunks: None,
+        default_block_steps: None,
+        cuda_source: JACOBI_CU.into(),
+    }
+}
+
+fn jac_inputs(shape: (usize, usize)) -> [Array2<f64>; 2] {
+    [
+        Array2::from_shape_fn(shape, |(y, x)| ((y * 13 + x * 7) % 23) as f64 / 7.0 - 1.0),
+        Array2::from_shape_fn(shape, |(y, x)| ((y + 2 * x) % 3) as f64),
+    ]
+}
+
+fn jac_serial(arr: &mut [Array2<f64>; 2], steps: usize) -> f64 {
+    let (n0, n1) = arr[0].dim();
+    let mut bind = [0usize, 1];
+    let mut m = f64::NEG_INFINITY;
+    for _ in 0..steps {
+        let a = arr[bind[0]].clone();
+        let b = &mut arr[bind[1]];
+        for y in 1..n0 - 1 {
+            for x in 1..n1 - 1 {
+                let v = 0.25 * (a[[y - 1, x]] + a[[y + 1, x]] + a[[y, x - 1]] + a[[y, x + 1]]);
+                b[[y, x]] = v;
+                m = m.max(v);
+            }
+        }
+        bind.swap(0, 1);
+    }
+    m
+}
+
+#[test]
+fn jacobi2d_all_schemes_equal_serial() {
+    let _dev = need_device!();
+    let prog = jacobi_program();
+    let shape = (61, 300);
+    let steps = 9;
+    let mut want = jac_inputs(shape);
+    let want_m = jac_serial(&mut want, steps);
+    let mut n = 0;
+    for scheme in Scheme::ALL {
+        for (d, k) in [(1, 1), (2, 9), (3, 2), (4, 4), (7, 3), (6, 1)] {
+            let plan = plan_for(&prog, &[61, 300], steps, &[], d, k, scheme);
+            let mut got = jac_inputs(shape);
+            let [u, v] = &mut got;
+            let inv = Invocation {
+                arrays: vec![host_array_mut(u, "u").unwrap(), host_array_mut(v, "v").unwrap()],
+                scalars: vec![],
+                slices: vec![],
+                points: vec![],
+                t0: 0,
+                steps,
+                reduction_init: vec![f64::NEG_INFINITY],
+                reset_values: vec![],
+                cpu: CpuKernels { kernels: vec![], points: vec![] },
+            };
+            let out = cuda::execute(&prog, &plan, &inv, &Options::default())
+                .unwrap_or_else(|e| panic!("{scheme} d={d} k={k}: {e}"));
+            for i in 0..2 {
+                let bad = got[i].iter().zip(want[i].iter()).filter(|(g, w)| g.to_bits() != w.to_bits()).count();
+                assert_eq!(bad, 0, "{scheme} d={d} k={k} array {i}: {bad} elements differ");
+            }
+            assert_eq!(out.reductions[0], want_m, "{scheme} d={d} k={k}: max");
+            n += 1;
+        }
+    }
+    println!("jacobi2d: {n} configurations equal the serial function bit for bit (max reduction exact)");
+}
+
+#[test]
+fn nvrtc_error_carries_the_log() {
+    let _dev = need_device!();
+    let mut prog = jacobi_program();
+    prog.name = "broken".into();
+    prog.cuda_source = "extern \"C\" __global__ void pacc_jac_k0(long long z0) { this is not C; }".into();
+    let plan = plan_for(&prog, &[16, 16], 2, &[], 2, 1, Scheme::RegionSharing);
+    let mut got = jac_inputs((16, 16));
+    let [u, v] = &mut got;
+    let before = u.clone();
+    let inv = Invocation {
+        arrays: vec![host_array_mut(u, "u").unwrap(), host_array_mut(v, "v").unwrap()],
+        scalars: vec![],
+        slices: vec![],
+        points: vec![],
+        t0: 0,
+        steps: 2,
+        reduction_init: vec![f64::NEG_INFINITY],
+        reset_values: vec![],
+        cpu: CpuKernels { kernels: vec![], points: vec![] },
+    };
+    match cuda::execute(&prog, &plan, &inv, &Options::default()) {
+        Err(Error::Nvrtc { kernel, log }) => {
+            println!("NVRTC error for `{kernel}`:\n{log}");
+            assert_eq!(kernel, "broken");
+            assert!(log.contains("error"), "{log}");
+        }
+        other => panic!("expected Error::Nvrtc, got {other:?}"),
+    }
+    assert_eq!(got[0], before, "no user data touched");
+}
+
+/// A larger run for the report: 3 arrays of 384^3 f32 (0.6 GiB), region-sharing and direct-map,
+/// with timings and link bandwidth printed. Writes a trace to $PACC_TEST_TRACE_DIR if set.
+#[test]
+#[ignore = "GPU timing run"]
+fn heat3d_timing() {
+    let _dev = need_device!();
+    let prog = heat_program();
+    let n = 384;
+    let steps = 8;
+    let pt = [n / 2, n / 2, n / 2];
+    for (scheme, d, k) in [(Scheme::RegionSharing, 4, 4), (Scheme::DirectMap, 4, 4), (Scheme::StagedCopy, 4, 4), (Scheme::RegionSharing, 8, 8)] {
+        let plan = plan_for(&prog, &[n, n, n], steps, &[pt[0]], d, k, scheme);
+        let mut got = heat_inputs((n, n, n));
+        let [a, b, kk] = &mut got;
+        let arrays = vec![host_array_mut(a, "a").unwrap(), host_array_mut(b, "b").unwrap(), host_array(&*kk, "k").unwrap()];
+        let inv = heat_invocation(arrays, pt, steps);
+        let mut opts = Options::default();
+        if let Some(dir) = std::env::var_os("PACC_TEST_TRACE_DIR") {
+            opts = opts.trace(std::path::Path::new(&dir).join(format!("trace-{scheme}-d{d}-k{k}.json")));
+        }
+        let out = cuda::execute(&prog, &plan, &inv, &opts).unwrap();
+        let r = &out.report;
+        let link = r.link_bytes() as f64 / 1e9;
+        let run = r.wall_seconds - r.stages.setup - r.stages.register;
+        print!("{r}");
+        println!("  link {link:.3} GB in {run:.4} s run time -> {:.1} GB/s effective", link / run);
+        if scheme == Scheme::RegionSharing && d == 4 {
+            // Spot check against a second configuration.
+            let plan2 = plan_for(&prog, &[n, n, n], steps, &[pt[0]], 3, 2, Scheme::DirectMap);
+            let mut got2 = heat_inputs((n, n, n));
+            let [a2, b2, k2] = &mut got2;
+            let arrays = vec![host_array_mut(a2, "a").unwrap(), host_array_mut(b2, "b").unwrap(), host_array(&*k2, "k").unwrap()];
+            let out2 = cuda::execute(&prog, &plan2, &heat_invocation(arrays, pt, steps), &Options::default()).unwrap();
+            for i in 0..2 {
+                assert_bits_eq3(&got[i], &got2[i], "384^3 region-sharing d4k4 vs direct-map d3k2");
+            }
+            println!("  equal to direct-map d=3 k=2 bit for bit; sums {} vs {}", out.reductions[0], out2.reductions[0]);
+        }
+    }
+}
