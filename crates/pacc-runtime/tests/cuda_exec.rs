@@ -443,3 +443,20 @@ fn heat3d_timing() {
         }
     }
 }
+
+/// Runs everywhere: every configuration the GPU tests use can be planned and is race-free.
+#[test]
+fn test_plans_build_and_are_race_free() {
+    let h = heat_program();
+    let j = jacobi_program();
+    for s in Scheme::ALL {
+        for (d, k) in [(1, 1), (1, 7), (2, 2), (3, 3), (4, 1), (5, 2), (3, 7)] {
+            let p = plan_for(&h, &[24, 13, 37], 7, &[11], d, k, s);
+            plan::race::check(&h, &p).unwrap();
+        }
+        for (d, k) in [(1, 1), (2, 9), (3, 2), (4, 4), (7, 3), (6, 1)] {
+            let p = plan_for(&j, &[61, 300], 9, &[], d, k, s);
+            plan::race::check(&j, &p).unwrap();
+        }
+    }
+}

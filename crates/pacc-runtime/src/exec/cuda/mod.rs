@@ -782,3 +782,62 @@ fn combine_reductions(program: &Program, plan: &Plan, inv: &Invocation<'_>, op_s
     }
     value
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::program::*;
+
+    fn prog() -> Program {
+        let f = |n: &str, role| ArrayDecl { name: n.into(), elem: Elem::F32, role };
+        Program {
+            name: "p".into(),
+            ndim: 3,
+            arrays: vec![f("a", Role::InOut), f("b", Role::InOut)],
+            scalars: vec![],
+            slices: vec![],
+            reductions: vec![],
+            resets: vec![],
+            kernels: vec![KernelDecl {
+                name: "k".into(),
+                ranges: vec![AxisRange { lo: Bound::start(1), hi: Bound::end(-1) }; 3],
+                reads: vec![ReadDecl { array: 0, lo: vec![-1; 3], hi: vec![1; 3] }],
+                writes: vec![1],
+                reductions: vec![],
+            }],
+            points: vec![],
+            step: vec![Stage::Kernel(0), Stage::Swap(0, 1)],
+            halo: 1,
+            default_chunks: None,
+            default_block_steps: None,
+            cuda_source: String::new(),
+        }
+    }
+
+    #[test]
+    fn fit_plan_picks_the_smallest_chunk_count_that_fits_or_errors() {
+        let p = prog();
+        let opts = PlanOptions { chunks: 2, block_steps: 2, scheme: Scheme::RegionSharing, buffer_sets: 3 };
+        let plan = crate::plan::build(&p, &[256, 16, 16], 4, &[], &opts).unwrap();
+        let blocks = [BlockShape { bx: 32, by: 8 }];
+        let need = |c: usize| {
+            let q = crate::plan::build(&p, &[256, 16, 16], 4, &[], &PlanOptions { chunks: c, ..opts.clone() }).unwrap();
+            device_need(&p, &q, &blocks, 0)
+        };
+        let mut notes = vec![];
+        // Fits as is.
+        let q = fit_plan(&p, plan.clone(), &[], &blocks, 0, need(2), need(2), &mut notes).unwrap();
+        assert_eq!(q.chunks, 2);
+        assert!(notes.is_empty());
+        // Budget for exactly 11 chunks.
+        let q = fit_plan(&p, plan.clone(), &[], &blocks, 0, need(11), need(11), &mut notes).unwrap();
+        assert_eq!(q.chunks, 11, "{notes:?}");
+        assert!(need(10) > need(11));
+        assert_eq!(notes.len(), 1);
+        // Nothing fits.
+        match fit_plan(&p, plan, &[], &blocks, 0, 1000, 1000, &mut notes) {
+            Err(Error::DeviceMemory { sets: 3, free: 1000, .. }) => {}
+            other => panic!("{other:?}"),
+        }
+    }
+}
