@@ -221,6 +221,83 @@ fn heat3d_all_schemes_equal_serial() {
     println!("heat3d: {n} configurations equal the serial function bit for bit");
 }
 
+/// Device memory: a cap below the plan's need makes the run re-plan with more chunks (noted),
+/// and a cap nothing fits gives `Error::DeviceMemory` before any data is touched.
+#[test]
+fn device_memory_cap_replans_or_errors() {
+    let _dev = need_device!();
+    let prog = heat_program();
+    let shape = (48, 16, 40);
+    let steps = 4;
+    let pt = [30, 3, 3];
+    let mut want = heat_inputs(shape);
+    let want_s = heat_serial(&mut want, steps, pt);
+    let plan = plan_for(&prog, &[48, 16, 40], steps, &[pt[0]], 1, 2, Scheme::RegionSharing);
+    let full = plan.device_bytes();
+    // Room for about half the single-chunk buffers (the cap includes the 64 MiB reserve).
+    cuda::set_device_memory_limit(Some((64 << 20) + full / 2 + 4096));
+    let mut got = heat_inputs(shape);
+    let [a, b, kk] = &mut got;
+    let arrays = vec![host_array_mut(a, "a").unwrap(), host_array_mut(b, "b").unwrap(), host_array(&*kk, "k").unwrap()];
+    let r = cuda::execute(&prog, &plan, &heat_invocation(arrays, pt, steps), &Options::default());
+    cuda::set_device_memory_limit(None);
+    let out = r.unwrap();
+    println!("cap re-plan: {} -> {} chunks; notes {:?}", plan.chunks, out.plan.chunks, out.report.adjustments);
+    assert!(out.plan.chunks > 1);
+    assert!(out.plan.device_bytes() <= full / 2 + 4096);
+    assert!(out.report.adjustments.iter().any(|a| a.contains("device memory")));
+    for i in 0..3 {
+        assert_bits_eq3(&got[i], &want[i], "re-planned run");
+    }
+    assert!(close(out.reductions[0], want_s as f64, 1e-4));
+    // Nothing fits.
+    cuda::set_device_memory_limit(Some((64 << 20) + 1000));
+    let mut got = heat_inputs(shape);
+    let before = got[0].clone();
+    let [a, b, kk] = &mut got;
+    let arrays = vec![host_array_mut(a, "a").unwrap(), host_array_mut(b, "b").unwrap(), host_array(&*kk, "k").unwrap()];
+    let r = cuda::execute(&prog, &plan, &heat_invocation(arrays, pt, steps), &Options::default());
+    cuda::set_device_memory_limit(None);
+    match r {
+        Err(e @ Error::DeviceMemory { .. }) => println!("expected: {e}"),
+        other => panic!("expected Error::DeviceMemory, got {other:?}"),
+    }
+    assert_eq!(got[0], before);
+}
+
+/// Registration failure: one page inside `a` is registered beforehand, so registering the
+/// whole array fails (already registered); the run falls back to staged-copy, says so, and
+/// still gives the serial results.
+#[test]
+fn registration_failure_falls_back_to_staged_copy() {
+    use cudarc::driver::sys;
+    let _dev = need_device!();
+    let prog = heat_program();
+    let shape = (24, 13, 37);
+    let steps = 5;
+    let pt = [11, 6, 20];
+    let mut want = heat_inputs(shape);
+    heat_serial(&mut want, steps, pt);
+    let mut got = heat_inputs(shape);
+    let ctx = cudarc::driver::CudaContext::new(0).unwrap();
+    let page = (got[0].as_ptr() as usize).div_ceil(4096) * 4096 + 4096;
+    assert!(page + 4096 <= got[0].as_ptr() as usize + got[0].len() * 4);
+    let r = unsafe { sys::cuMemHostRegister_v2(page as *mut _, 4096, 0) };
+    assert_eq!(r, sys::CUresult::CUDA_SUCCESS);
+    let plan = plan_for(&prog, &[24, 13, 37], steps, &[pt[0]], 3, 2, Scheme::RegionSharing);
+    let [a, b, kk] = &mut got;
+    let arrays = vec![host_array_mut(a, "a").unwrap(), host_array_mut(b, "b").unwrap(), host_array(&*kk, "k").unwrap()];
+    let out = cuda::execute(&prog, &plan, &heat_invocation(arrays, pt, steps), &Options::default()).unwrap();
+    unsafe { sys::cuMemHostUnregister(page as *mut _) };
+    drop(ctx);
+    println!("scheme run: {}; notes {:?}", out.plan.scheme, out.report.adjustments);
+    for i in 0..3 {
+        assert_bits_eq3(&got[i], &want[i], "fallback run");
+    }
+    assert_eq!(out.plan.scheme, Scheme::StagedCopy);
+    assert!(out.report.adjustments.iter().any(|a| a.contains("fell back to staged-copy")));
+}
+
 /// Interior-only inner ranges: each kernel leaves the rim of the planes it writes untouched, so
 /// the written array's planes must be loaded too. The planner (main@93c791d) treats a write as
 /// covering whole planes and does not load them; this test shows that (reported to the lead).
@@ -487,6 +564,21 @@ fn heat3d_timing() {
             println!("  equal to direct-map d=3 k=2 bit for bit; sums {} vs {}", out.reductions[0], out2.reductions[0]);
         }
     }
+    // Out-of-core in miniature: 512^3 x 3 arrays (1.5 GiB) with device memory capped at 512 MiB.
+    let n = 512;
+    let plan = plan_for(&prog, &[n, n, n], steps, &[n / 2], 2, 4, Scheme::RegionSharing);
+    let mut got = heat_inputs((n, n, n));
+    let [a, b, kk] = &mut got;
+    let arrays = vec![host_array_mut(a, "a").unwrap(), host_array_mut(b, "b").unwrap(), host_array(&*kk, "k").unwrap()];
+    cuda::set_device_memory_limit(Some((64 + 512) << 20));
+    let r = cuda::execute(&prog, &plan, &heat_invocation(arrays, [n / 2; 3], steps), &Options::default());
+    cuda::set_device_memory_limit(None);
+    let out = r.unwrap();
+    let r = &out.report;
+    let link = r.link_bytes() as f64 / 1e9;
+    let run = r.wall_seconds - r.stages.setup - r.stages.register;
+    print!("{r}");
+    println!("  capped 512 MiB: link {link:.3} GB in {run:.4} s run time -> {:.1} GB/s effective", link / run);
 }
 
 /// Runs everywhere: every configuration the GPU tests use can be planned and is race-free.

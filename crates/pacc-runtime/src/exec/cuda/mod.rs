@@ -57,6 +57,14 @@ pub struct CudaOutput {
     pub plan: Plan,
 }
 
+static MEMORY_LIMIT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(u64::MAX);
+
+/// Caps the device memory runs may plan for (as if the GPU had only `bytes` free), to try
+/// out-of-core behaviour on a large GPU; `None` lifts the cap. Process-wide.
+pub fn set_device_memory_limit(bytes: Option<u64>) {
+    MEMORY_LIMIT.store(bytes.unwrap_or(u64::MAX), std::sync::atomic::Ordering::Relaxed);
+}
+
 /// Device memory kept free besides the plan's buffers (context, modules, driver bookkeeping).
 const RESERVE: u64 = 64 << 20;
 /// Largest grid extent along y and z.
@@ -434,7 +442,7 @@ pub fn execute(program: &Program, plan: &Plan, inv: &Invocation<'_>, opts: &Opti
     let points: Vec<usize> = inv.points.iter().map(|p| p.first().copied().unwrap_or(0).max(0) as usize).collect();
     let slice_bytes: u64 = inv.slices.iter().map(|s| (s.len * s.elem.size()) as u64).sum();
     let (free, _total) = result::mem_get_info().map_err(cerr("cuMemGetInfo"))?;
-    let free = free as u64;
+    let free = (free as u64).min(MEMORY_LIMIT.load(std::sync::atomic::Ordering::Relaxed));
     let budget = free.saturating_sub(RESERVE);
     let mut plan = fit_plan(program, plan.clone(), &points, &blocks, slice_bytes, budget, free, &mut notes)?;
 
