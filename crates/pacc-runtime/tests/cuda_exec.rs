@@ -23,7 +23,13 @@ macro_rules! need_device {
 }
 
 fn full(ndim: usize, h: i64) -> Vec<AxisRange> {
-    vec![AxisRange { lo: Bound::start(h), hi: Bound::end(-h) }; ndim]
+    vec![
+        AxisRange {
+            lo: Bound::start(h),
+            hi: Bound::end(-h)
+        };
+        ndim
+    ]
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -76,27 +82,62 @@ fn heat_program() -> Program {
 
 fn heat_program_with(periodic: bool) -> Program {
     let h = if periodic { 0 } else { 1 };
-    let f = |name: &str, role| ArrayDecl { name: name.into(), elem: Elem::F32, role };
+    let f = |name: &str, role| ArrayDecl {
+        name: name.into(),
+        elem: Elem::F32,
+        role,
+    };
     Program {
         name: "heat".into(),
         ndim: 3,
-        arrays: vec![f("a", Role::InOut), f("b", Role::InOut), f("k", Role::Input)],
-        scalars: vec![ScalarDecl { name: "c".into(), ty: ScalarType::F32 }],
-        slices: vec![SliceDecl { name: "w".into(), elem: Elem::F32 }],
-        reductions: vec![ReductionDecl { name: "s".into(), op: ReduceOp::Sum, elem: Elem::F32 }],
+        arrays: vec![
+            f("a", Role::InOut),
+            f("b", Role::InOut),
+            f("k", Role::Input),
+        ],
+        scalars: vec![ScalarDecl {
+            name: "c".into(),
+            ty: ScalarType::F32,
+        }],
+        slices: vec![SliceDecl {
+            name: "w".into(),
+            elem: Elem::F32,
+        }],
+        reductions: vec![ReductionDecl {
+            name: "s".into(),
+            op: ReduceOp::Sum,
+            elem: Elem::F32,
+        }],
         resets: vec![ResetDecl { reduction: 0 }],
         kernels: vec![KernelDecl {
             name: "pacc_heat_k0".into(),
             ranges: vec![full(1, 1)[0], full(1, h)[0], full(1, h)[0]],
             reads: vec![
-                ReadDecl { array: 0, lo: vec![-1, -h, -h], hi: vec![1, h, h] },
-                ReadDecl { array: 2, lo: vec![0; 3], hi: vec![0; 3] },
+                ReadDecl {
+                    array: 0,
+                    lo: vec![-1, -h, -h],
+                    hi: vec![1, h, h],
+                },
+                ReadDecl {
+                    array: 2,
+                    lo: vec![0; 3],
+                    hi: vec![0; 3],
+                },
             ],
             writes: vec![1],
             reductions: vec![0],
         }],
-        points: vec![PointDecl { name: "pacc_heat_p0".into(), array: 0, reads: vec![0] }],
-        step: vec![Stage::Reset(0), Stage::Kernel(0), Stage::Swap(0, 1), Stage::Point(0)],
+        points: vec![PointDecl {
+            name: "pacc_heat_p0".into(),
+            array: 0,
+            reads: vec![0],
+        }],
+        step: vec![
+            Stage::Reset(0),
+            Stage::Kernel(0),
+            Stage::Swap(0, 1),
+            Stage::Point(0),
+        ],
         halo: 1,
         default_chunks: None,
         default_block_steps: None,
@@ -109,7 +150,9 @@ const C: f32 = 0.1;
 const T0: i64 = 3;
 
 fn heat_inputs(shape: (usize, usize, usize)) -> [Array3<f32>; 3] {
-    let a = Array3::from_shape_fn(shape, |(z, y, x)| ((z * 7 + y * 3 + x * 11) % 17) as f32 * 0.25 - 1.0);
+    let a = Array3::from_shape_fn(shape, |(z, y, x)| {
+        ((z * 7 + y * 3 + x * 11) % 17) as f32 * 0.25 - 1.0
+    });
     let b = Array3::from_shape_fn(shape, |(z, y, x)| ((z + y + x) % 5) as f32 * 0.5);
     let k = Array3::from_shape_fn(shape, |(z, y, x)| 0.5 + ((z * y + x) % 3) as f32 * 0.25);
     [a, b, k]
@@ -120,7 +163,12 @@ fn heat_serial(arr: &mut [Array3<f32>; 3], steps: usize, p: [usize; 3]) -> f32 {
     heat_serial_with(true, arr, steps, p)
 }
 
-fn heat_serial_with(periodic: bool, arr: &mut [Array3<f32>; 3], steps: usize, p: [usize; 3]) -> f32 {
+fn heat_serial_with(
+    periodic: bool,
+    arr: &mut [Array3<f32>; 3],
+    steps: usize,
+    p: [usize; 3],
+) -> f32 {
     let (n0, n1, n2) = arr[0].dim();
     let h = if periodic { 0 } else { 1 };
     let mut bind = [0usize, 1];
@@ -133,12 +181,22 @@ fn heat_serial_with(periodic: bool, arr: &mut [Array3<f32>; 3], steps: usize, p:
         for z in 1..n0 - 1 {
             for y in h..n1 - h {
                 for x in h..n2 - h {
-                    let (ym, yp, xm, xp) = ((y + n1 - 1) % n1, (y + 1) % n1, (x + n2 - 1) % n2, (x + 1) % n2);
+                    let (ym, yp, xm, xp) = (
+                        (y + n1 - 1) % n1,
+                        (y + 1) % n1,
+                        (x + n2 - 1) % n2,
+                        (x + 1) % n2,
+                    );
                     let c = a[[z, y, x]];
-                    let v = c + C * arr[2][[z, y, x]]
-                        * (a[[z - 1, y, x]] + a[[z + 1, y, x]] + a[[z, ym, x]] + a[[z, yp, x]]
-                            + a[[z, y, xm]] + a[[z, y, xp]]
-                            - 6.0 * c)
+                    let v = c
+                        + C * arr[2][[z, y, x]]
+                            * (a[[z - 1, y, x]]
+                                + a[[z + 1, y, x]]
+                                + a[[z, ym, x]]
+                                + a[[z, yp, x]]
+                                + a[[z, y, xm]]
+                                + a[[z, y, xp]]
+                                - 6.0 * c)
                         + 0.001 * (t as f32);
                     arr[bi][[z, y, x]] = v;
                     s += v;
@@ -147,7 +205,7 @@ fn heat_serial_with(periodic: bool, arr: &mut [Array3<f32>; 3], steps: usize, p:
         }
         bind.swap(0, 1);
         let pa = &mut arr[bind[0]];
-        pa[p] = pa[p] + W[(t & 3) as usize];
+        pa[p] += W[(t & 3) as usize];
     }
     s
 }
@@ -162,19 +220,49 @@ fn heat_invocation<'a>(arrays: Vec<HostArray>, p: [usize; 3], steps: usize) -> I
         steps,
         reduction_init: vec![0.0],
         reset_values: vec![0.0],
-        cpu: CpuKernels { kernels: vec![], points: vec![] },
+        cpu: CpuKernels {
+            kernels: vec![],
+            points: vec![],
+        },
     }
 }
 
-fn plan_for(p: &Program, shape: &[usize], steps: usize, points: &[usize], d: usize, k: usize, s: Scheme) -> plan::Plan {
-    plan::build(p, shape, steps, points, &PlanOptions { chunks: d, block_steps: k, scheme: s, buffer_sets: 3 })
-        .unwrap_or_else(|e| panic!("plan {s} d={d} k={k}: {e}"))
+fn plan_for(
+    p: &Program,
+    shape: &[usize],
+    steps: usize,
+    points: &[usize],
+    d: usize,
+    k: usize,
+    s: Scheme,
+) -> plan::Plan {
+    plan::build(
+        p,
+        shape,
+        steps,
+        points,
+        &PlanOptions {
+            chunks: d,
+            block_steps: k,
+            scheme: s,
+            buffer_sets: 3,
+        },
+    )
+    .unwrap_or_else(|e| panic!("plan {s} d={d} k={k}: {e}"))
 }
 
 fn assert_bits_eq3(got: &Array3<f32>, want: &Array3<f32>, what: &str) {
-    let bad = got.iter().zip(want.iter()).enumerate().find(|(_, (g, w))| g.to_bits() != w.to_bits());
+    let bad = got
+        .iter()
+        .zip(want.iter())
+        .enumerate()
+        .find(|(_, (g, w))| g.to_bits() != w.to_bits());
     if let Some((i, (g, w))) = bad {
-        let n = got.iter().zip(want.iter()).filter(|(g, w)| g.to_bits() != w.to_bits()).count();
+        let n = got
+            .iter()
+            .zip(want.iter())
+            .filter(|(g, w)| g.to_bits() != w.to_bits())
+            .count();
         panic!("{what}: {n} elements differ; first at flat index {i}: got {g}, want {w}");
     }
 }
@@ -199,12 +287,20 @@ fn heat3d_all_schemes_equal_serial() {
             let plan = plan_for(&prog, &[24, 13, 37], steps, &[pt[0]], d, k, scheme);
             let mut got = heat_inputs(shape);
             let [a, b, kk] = &mut got;
-            let arrays = vec![host_array_mut(a, "a").unwrap(), host_array_mut(b, "b").unwrap(), host_array(&*kk, "k").unwrap()];
+            let arrays = vec![
+                host_array_mut(a, "a").unwrap(),
+                host_array_mut(b, "b").unwrap(),
+                host_array(&*kk, "k").unwrap(),
+            ];
             let inv = heat_invocation(arrays, pt, steps);
             let out = cuda::execute(&prog, &plan, &inv, &Options::default())
                 .unwrap_or_else(|e| panic!("{scheme} d={d} k={k}: {e}"));
             for i in 0..3 {
-                assert_bits_eq3(&got[i], &want[i], &format!("{scheme} d={d} k={k} array {i}"));
+                assert_bits_eq3(
+                    &got[i],
+                    &want[i],
+                    &format!("{scheme} d={d} k={k} array {i}"),
+                );
             }
             assert!(
                 close(out.reductions[0], want_s as f64, 1e-4),
@@ -232,20 +328,44 @@ fn device_memory_cap_replans_or_errors() {
     let pt = [30, 3, 3];
     let mut want = heat_inputs(shape);
     let want_s = heat_serial(&mut want, steps, pt);
-    let plan = plan_for(&prog, &[48, 16, 40], steps, &[pt[0]], 1, 2, Scheme::RegionSharing);
+    let plan = plan_for(
+        &prog,
+        &[48, 16, 40],
+        steps,
+        &[pt[0]],
+        1,
+        2,
+        Scheme::RegionSharing,
+    );
     let full = plan.device_bytes();
     // Room for about half the single-chunk buffers (the cap includes the 64 MiB reserve).
     cuda::set_device_memory_limit(Some((64 << 20) + full / 2 + 4096));
     let mut got = heat_inputs(shape);
     let [a, b, kk] = &mut got;
-    let arrays = vec![host_array_mut(a, "a").unwrap(), host_array_mut(b, "b").unwrap(), host_array(&*kk, "k").unwrap()];
-    let r = cuda::execute(&prog, &plan, &heat_invocation(arrays, pt, steps), &Options::default());
+    let arrays = vec![
+        host_array_mut(a, "a").unwrap(),
+        host_array_mut(b, "b").unwrap(),
+        host_array(&*kk, "k").unwrap(),
+    ];
+    let r = cuda::execute(
+        &prog,
+        &plan,
+        &heat_invocation(arrays, pt, steps),
+        &Options::default(),
+    );
     cuda::set_device_memory_limit(None);
     let out = r.unwrap();
-    println!("cap re-plan: {} -> {} chunks; notes {:?}", plan.chunks, out.plan.chunks, out.report.adjustments);
+    println!(
+        "cap re-plan: {} -> {} chunks; notes {:?}",
+        plan.chunks, out.plan.chunks, out.report.adjustments
+    );
     assert!(out.plan.chunks > 1);
     assert!(out.plan.device_bytes() <= full / 2 + 4096);
-    assert!(out.report.adjustments.iter().any(|a| a.contains("device memory")));
+    assert!(out
+        .report
+        .adjustments
+        .iter()
+        .any(|a| a.contains("device memory")));
     for i in 0..3 {
         assert_bits_eq3(&got[i], &want[i], "re-planned run");
     }
@@ -255,8 +375,17 @@ fn device_memory_cap_replans_or_errors() {
     let mut got = heat_inputs(shape);
     let before = got[0].clone();
     let [a, b, kk] = &mut got;
-    let arrays = vec![host_array_mut(a, "a").unwrap(), host_array_mut(b, "b").unwrap(), host_array(&*kk, "k").unwrap()];
-    let r = cuda::execute(&prog, &plan, &heat_invocation(arrays, pt, steps), &Options::default());
+    let arrays = vec![
+        host_array_mut(a, "a").unwrap(),
+        host_array_mut(b, "b").unwrap(),
+        host_array(&*kk, "k").unwrap(),
+    ];
+    let r = cuda::execute(
+        &prog,
+        &plan,
+        &heat_invocation(arrays, pt, steps),
+        &Options::default(),
+    );
     cuda::set_device_memory_limit(None);
     match r {
         Err(e @ Error::DeviceMemory { .. }) => println!("expected: {e}"),
@@ -284,18 +413,43 @@ fn registration_failure_falls_back_to_staged_copy() {
     assert!(page + 4096 <= got[0].as_ptr() as usize + got[0].len() * 4);
     let r = unsafe { sys::cuMemHostRegister_v2(page as *mut _, 4096, 0) };
     assert_eq!(r, sys::CUresult::CUDA_SUCCESS);
-    let plan = plan_for(&prog, &[24, 13, 37], steps, &[pt[0]], 3, 2, Scheme::RegionSharing);
+    let plan = plan_for(
+        &prog,
+        &[24, 13, 37],
+        steps,
+        &[pt[0]],
+        3,
+        2,
+        Scheme::RegionSharing,
+    );
     let [a, b, kk] = &mut got;
-    let arrays = vec![host_array_mut(a, "a").unwrap(), host_array_mut(b, "b").unwrap(), host_array(&*kk, "k").unwrap()];
-    let out = cuda::execute(&prog, &plan, &heat_invocation(arrays, pt, steps), &Options::default()).unwrap();
+    let arrays = vec![
+        host_array_mut(a, "a").unwrap(),
+        host_array_mut(b, "b").unwrap(),
+        host_array(&*kk, "k").unwrap(),
+    ];
+    let out = cuda::execute(
+        &prog,
+        &plan,
+        &heat_invocation(arrays, pt, steps),
+        &Options::default(),
+    )
+    .unwrap();
     unsafe { sys::cuMemHostUnregister(page as *mut _) };
     drop(ctx);
-    println!("scheme run: {}; notes {:?}", out.plan.scheme, out.report.adjustments);
+    println!(
+        "scheme run: {}; notes {:?}",
+        out.plan.scheme, out.report.adjustments
+    );
     for i in 0..3 {
         assert_bits_eq3(&got[i], &want[i], "fallback run");
     }
     assert_eq!(out.plan.scheme, Scheme::StagedCopy);
-    assert!(out.report.adjustments.iter().any(|a| a.contains("fell back to staged-copy")));
+    assert!(out
+        .report
+        .adjustments
+        .iter()
+        .any(|a| a.contains("fell back to staged-copy")));
 }
 
 /// Interior-only inner ranges: each kernel leaves the rim of the planes it writes untouched, so
@@ -317,9 +471,27 @@ fn heat3d_interior_rim() {
             let plan = plan_for(&prog, &[24, 13, 37], steps, &[pt[0]], d, k, scheme);
             let mut got = heat_inputs(shape);
             let [a, b, kk] = &mut got;
-            let arrays = vec![host_array_mut(a, "a").unwrap(), host_array_mut(b, "b").unwrap(), host_array(&*kk, "k").unwrap()];
-            cuda::execute(&prog, &plan, &heat_invocation(arrays, pt, steps), &Options::default()).unwrap();
-            let bad: usize = (0..2).map(|i| got[i].iter().zip(want[i].iter()).filter(|(g, w)| g.to_bits() != w.to_bits()).count()).sum();
+            let arrays = vec![
+                host_array_mut(a, "a").unwrap(),
+                host_array_mut(b, "b").unwrap(),
+                host_array(&*kk, "k").unwrap(),
+            ];
+            cuda::execute(
+                &prog,
+                &plan,
+                &heat_invocation(arrays, pt, steps),
+                &Options::default(),
+            )
+            .unwrap();
+            let bad: usize = (0..2)
+                .map(|i| {
+                    got[i]
+                        .iter()
+                        .zip(want[i].iter())
+                        .filter(|(g, w)| g.to_bits() != w.to_bits())
+                        .count()
+                })
+                .sum();
             if bad > 0 {
                 fails.push(format!("{scheme} d={d} k={k}: {bad} differ"));
             }
@@ -359,16 +531,23 @@ fn heat3d_pinned_arrays_skip_registration_and_trace() {
         assert_bits_eq3(&pb.to_owned(), &want[1], "pinned b");
         assert!(close(out.reductions[0], want_s as f64, 1e-4));
         assert!(
-            out.report.adjustments.iter().any(|a| a.contains("3 of 3 arrays were already page-locked")),
+            out.report
+                .adjustments
+                .iter()
+                .any(|a| a.contains("3 of 3 arrays were already page-locked")),
             "{:?}",
             out.report.adjustments
         );
-        let js: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+        let js: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
         let evs = js["traceEvents"].as_array().unwrap();
         let x = evs.iter().filter(|e| e["ph"] == "X").count();
         assert_eq!(x, out.plan.ops.len());
         assert_eq!(out.report.timeline.len(), out.plan.ops.len());
-        println!("{scheme}: pinned arrays ok, trace with {x} events, register {:.6} s", out.report.stages.register);
+        println!(
+            "{scheme}: pinned arrays ok, trace with {x} events, register {:.6} s",
+            out.report.stages.register
+        );
     }
     let _ = std::fs::remove_file(&trace);
 }
@@ -403,20 +582,32 @@ extern "C" __global__ void pacc_jac_k0(long long z0, long long z1, long long own
 "#;
 
 fn jacobi_program() -> Program {
-    let f = |name: &str| ArrayDecl { name: name.into(), elem: Elem::F64, role: Role::InOut };
+    let f = |name: &str| ArrayDecl {
+        name: name.into(),
+        elem: Elem::F64,
+        role: Role::InOut,
+    };
     Program {
         name: "jac".into(),
         ndim: 2,
         arrays: vec![f("u"), f("v")],
         scalars: vec![],
         slices: vec![],
-        reductions: vec![ReductionDecl { name: "m".into(), op: ReduceOp::Max, elem: Elem::F64 }],
+        reductions: vec![ReductionDecl {
+            name: "m".into(),
+            op: ReduceOp::Max,
+            elem: Elem::F64,
+        }],
         resets: vec![],
         kernels: vec![KernelDecl {
             name: "pacc_jac_k0".into(),
             // Periodic along x (whole rows written), see heat_program_with.
             ranges: vec![full(1, 1)[0], full(1, 0)[0]],
-            reads: vec![ReadDecl { array: 0, lo: vec![-1, 0], hi: vec![1, 0] }],
+            reads: vec![ReadDecl {
+                array: 0,
+                lo: vec![-1, 0],
+                hi: vec![1, 0],
+            }],
             writes: vec![1],
             reductions: vec![0],
         }],
@@ -445,7 +636,11 @@ fn jac_serial(arr: &mut [Array2<f64>; 2], steps: usize) -> f64 {
         let b = &mut arr[bind[1]];
         for y in 1..n0 - 1 {
             for x in 0..n1 {
-                let v = 0.25 * (a[[y - 1, x]] + a[[y + 1, x]] + a[[y, (x + n1 - 1) % n1]] + a[[y, (x + 1) % n1]]);
+                let v = 0.25
+                    * (a[[y - 1, x]]
+                        + a[[y + 1, x]]
+                        + a[[y, (x + n1 - 1) % n1]]
+                        + a[[y, (x + 1) % n1]]);
                 b[[y, x]] = v;
                 m = m.max(v);
             }
@@ -470,7 +665,10 @@ fn jacobi2d_all_schemes_equal_serial() {
             let mut got = jac_inputs(shape);
             let [u, v] = &mut got;
             let inv = Invocation {
-                arrays: vec![host_array_mut(u, "u").unwrap(), host_array_mut(v, "v").unwrap()],
+                arrays: vec![
+                    host_array_mut(u, "u").unwrap(),
+                    host_array_mut(v, "v").unwrap(),
+                ],
                 scalars: vec![],
                 slices: vec![],
                 points: vec![],
@@ -478,19 +676,31 @@ fn jacobi2d_all_schemes_equal_serial() {
                 steps,
                 reduction_init: vec![f64::NEG_INFINITY],
                 reset_values: vec![],
-                cpu: CpuKernels { kernels: vec![], points: vec![] },
+                cpu: CpuKernels {
+                    kernels: vec![],
+                    points: vec![],
+                },
             };
             let out = cuda::execute(&prog, &plan, &inv, &Options::default())
                 .unwrap_or_else(|e| panic!("{scheme} d={d} k={k}: {e}"));
             for i in 0..2 {
-                let bad = got[i].iter().zip(want[i].iter()).filter(|(g, w)| g.to_bits() != w.to_bits()).count();
-                assert_eq!(bad, 0, "{scheme} d={d} k={k} array {i}: {bad} elements differ");
+                let bad = got[i]
+                    .iter()
+                    .zip(want[i].iter())
+                    .filter(|(g, w)| g.to_bits() != w.to_bits())
+                    .count();
+                assert_eq!(
+                    bad, 0,
+                    "{scheme} d={d} k={k} array {i}: {bad} elements differ"
+                );
             }
             assert_eq!(out.reductions[0], want_m, "{scheme} d={d} k={k}: max");
             n += 1;
         }
     }
-    println!("jacobi2d: {n} configurations equal the serial function bit for bit (max reduction exact)");
+    println!(
+        "jacobi2d: {n} configurations equal the serial function bit for bit (max reduction exact)"
+    );
 }
 
 #[test]
@@ -498,13 +708,17 @@ fn nvrtc_error_carries_the_log() {
     let _dev = need_device!();
     let mut prog = jacobi_program();
     prog.name = "broken".into();
-    prog.cuda_source = "extern \"C\" __global__ void pacc_jac_k0(long long z0) { this is not C; }".into();
+    prog.cuda_source =
+        "extern \"C\" __global__ void pacc_jac_k0(long long z0) { this is not C; }".into();
     let plan = plan_for(&prog, &[16, 16], 2, &[], 2, 1, Scheme::RegionSharing);
     let mut got = jac_inputs((16, 16));
     let [u, v] = &mut got;
     let before = u.clone();
     let inv = Invocation {
-        arrays: vec![host_array_mut(u, "u").unwrap(), host_array_mut(v, "v").unwrap()],
+        arrays: vec![
+            host_array_mut(u, "u").unwrap(),
+            host_array_mut(v, "v").unwrap(),
+        ],
         scalars: vec![],
         slices: vec![],
         points: vec![],
@@ -512,7 +726,10 @@ fn nvrtc_error_carries_the_log() {
         steps: 2,
         reduction_init: vec![f64::NEG_INFINITY],
         reset_values: vec![],
-        cpu: CpuKernels { kernels: vec![], points: vec![] },
+        cpu: CpuKernels {
+            kernels: vec![],
+            points: vec![],
+        },
     };
     match cuda::execute(&prog, &plan, &inv, &Options::default()) {
         Err(Error::Nvrtc { kernel, log }) => {
@@ -535,50 +752,100 @@ fn heat3d_timing() {
     let n = 384;
     let steps = 8;
     let pt = [n / 2, n / 2, n / 2];
-    for (scheme, d, k) in [(Scheme::RegionSharing, 4, 4), (Scheme::DirectMap, 4, 4), (Scheme::StagedCopy, 4, 4), (Scheme::RegionSharing, 8, 8)] {
+    for (scheme, d, k) in [
+        (Scheme::RegionSharing, 4, 4),
+        (Scheme::DirectMap, 4, 4),
+        (Scheme::StagedCopy, 4, 4),
+        (Scheme::RegionSharing, 8, 8),
+    ] {
         let plan = plan_for(&prog, &[n, n, n], steps, &[pt[0]], d, k, scheme);
         let mut got = heat_inputs((n, n, n));
         let [a, b, kk] = &mut got;
-        let arrays = vec![host_array_mut(a, "a").unwrap(), host_array_mut(b, "b").unwrap(), host_array(&*kk, "k").unwrap()];
+        let arrays = vec![
+            host_array_mut(a, "a").unwrap(),
+            host_array_mut(b, "b").unwrap(),
+            host_array(&*kk, "k").unwrap(),
+        ];
         let inv = heat_invocation(arrays, pt, steps);
         let mut opts = Options::default();
         if let Some(dir) = std::env::var_os("PACC_TEST_TRACE_DIR") {
-            opts = opts.trace(std::path::Path::new(&dir).join(format!("trace-{scheme}-d{d}-k{k}.json")));
+            opts = opts
+                .trace(std::path::Path::new(&dir).join(format!("trace-{scheme}-d{d}-k{k}.json")));
         }
         let out = cuda::execute(&prog, &plan, &inv, &opts).unwrap();
         let r = &out.report;
         let link = r.link_bytes() as f64 / 1e9;
         let run = r.wall_seconds - r.stages.setup - r.stages.register;
         print!("{r}");
-        println!("  link {link:.3} GB in {run:.4} s run time -> {:.1} GB/s effective", link / run);
+        println!(
+            "  link {link:.3} GB in {run:.4} s run time -> {:.1} GB/s effective",
+            link / run
+        );
         if scheme == Scheme::RegionSharing && d == 4 {
             // Spot check against a second configuration.
             let plan2 = plan_for(&prog, &[n, n, n], steps, &[pt[0]], 3, 2, Scheme::DirectMap);
             let mut got2 = heat_inputs((n, n, n));
             let [a2, b2, k2] = &mut got2;
-            let arrays = vec![host_array_mut(a2, "a").unwrap(), host_array_mut(b2, "b").unwrap(), host_array(&*k2, "k").unwrap()];
-            let out2 = cuda::execute(&prog, &plan2, &heat_invocation(arrays, pt, steps), &Options::default()).unwrap();
+            let arrays = vec![
+                host_array_mut(a2, "a").unwrap(),
+                host_array_mut(b2, "b").unwrap(),
+                host_array(&*k2, "k").unwrap(),
+            ];
+            let out2 = cuda::execute(
+                &prog,
+                &plan2,
+                &heat_invocation(arrays, pt, steps),
+                &Options::default(),
+            )
+            .unwrap();
             for i in 0..2 {
-                assert_bits_eq3(&got[i], &got2[i], "384^3 region-sharing d4k4 vs direct-map d3k2");
+                assert_bits_eq3(
+                    &got[i],
+                    &got2[i],
+                    "384^3 region-sharing d4k4 vs direct-map d3k2",
+                );
             }
-            println!("  equal to direct-map d=3 k=2 bit for bit; sums {} vs {}", out.reductions[0], out2.reductions[0]);
+            println!(
+                "  equal to direct-map d=3 k=2 bit for bit; sums {} vs {}",
+                out.reductions[0], out2.reductions[0]
+            );
         }
     }
     // Out-of-core in miniature: 512^3 x 3 arrays (1.5 GiB) with device memory capped at 512 MiB.
     let n = 512;
-    let plan = plan_for(&prog, &[n, n, n], steps, &[n / 2], 2, 4, Scheme::RegionSharing);
+    let plan = plan_for(
+        &prog,
+        &[n, n, n],
+        steps,
+        &[n / 2],
+        2,
+        4,
+        Scheme::RegionSharing,
+    );
     let mut got = heat_inputs((n, n, n));
     let [a, b, kk] = &mut got;
-    let arrays = vec![host_array_mut(a, "a").unwrap(), host_array_mut(b, "b").unwrap(), host_array(&*kk, "k").unwrap()];
+    let arrays = vec![
+        host_array_mut(a, "a").unwrap(),
+        host_array_mut(b, "b").unwrap(),
+        host_array(&*kk, "k").unwrap(),
+    ];
     cuda::set_device_memory_limit(Some((64 + 512) << 20));
-    let r = cuda::execute(&prog, &plan, &heat_invocation(arrays, [n / 2; 3], steps), &Options::default());
+    let r = cuda::execute(
+        &prog,
+        &plan,
+        &heat_invocation(arrays, [n / 2; 3], steps),
+        &Options::default(),
+    );
     cuda::set_device_memory_limit(None);
     let out = r.unwrap();
     let r = &out.report;
     let link = r.link_bytes() as f64 / 1e9;
     let run = r.wall_seconds - r.stages.setup - r.stages.register;
     print!("{r}");
-    println!("  capped 512 MiB: link {link:.3} GB in {run:.4} s run time -> {:.1} GB/s effective", link / run);
+    println!(
+        "  capped 512 MiB: link {link:.3} GB in {run:.4} s run time -> {:.1} GB/s effective",
+        link / run
+    );
 }
 
 /// Runs everywhere: every configuration the GPU tests use can be planned and is race-free.
@@ -610,7 +877,13 @@ fn emulate_heat(prog: &Program, plan: &plan::Plan, arr: &mut [Array3<f32>; 3], p
     let _ = prog;
     for op in &plan.ops {
         match &op.kind {
-            OpKind::HtoD { array, set, base, planes, from } => {
+            OpKind::HtoD {
+                array,
+                set,
+                base,
+                planes,
+                from,
+            } => {
                 for z in planes.clone() {
                     for i in 0..pl {
                         let v = match from {
@@ -621,7 +894,13 @@ fn emulate_heat(prog: &Program, plan: &plan::Plan, arr: &mut [Array3<f32>; 3], p
                     }
                 }
             }
-            OpKind::DtoH { array, set, base, planes, to } => {
+            OpKind::DtoH {
+                array,
+                set,
+                base,
+                planes,
+                to,
+            } => {
                 for z in planes.clone() {
                     for i in 0..pl {
                         let v = dev[*set][*array][(z - base) * pl + i];
@@ -632,28 +911,55 @@ fn emulate_heat(prog: &Program, plan: &plan::Plan, arr: &mut [Array3<f32>; 3], p
                     }
                 }
             }
-            OpKind::StageIn { array, set, base, planes } => {
+            OpKind::StageIn {
+                array,
+                set,
+                base,
+                planes,
+            } => {
                 for z in planes.clone() {
                     for i in 0..pl {
-                        stg[*set][*array][(z - base) * pl + i] = arr[*array].as_slice().unwrap()[z * pl + i];
+                        stg[*set][*array][(z - base) * pl + i] =
+                            arr[*array].as_slice().unwrap()[z * pl + i];
                     }
                 }
             }
-            OpKind::StageOut { array, set, base, planes } => {
+            OpKind::StageOut {
+                array,
+                set,
+                base,
+                planes,
+            } => {
                 for z in planes.clone() {
                     for i in 0..pl {
-                        arr[*array].as_slice_mut().unwrap()[z * pl + i] = stg[*set][*array][(z - base) * pl + i];
+                        arr[*array].as_slice_mut().unwrap()[z * pl + i] =
+                            stg[*set][*array][(z - base) * pl + i];
                     }
                 }
             }
-            OpKind::DtoD { array, from_set, from_base, to_set, to_base, planes } => {
+            OpKind::DtoD {
+                array,
+                from_set,
+                from_base,
+                to_set,
+                to_base,
+                planes,
+            } => {
                 for z in planes.clone() {
                     for i in 0..pl {
-                        dev[*to_set][*array][(z - to_base) * pl + i] = dev[*from_set][*array][(z - from_base) * pl + i];
+                        dev[*to_set][*array][(z - to_base) * pl + i] =
+                            dev[*from_set][*array][(z - from_base) * pl + i];
                     }
                 }
             }
-            OpKind::Kernel { set, base, step, planes, args, .. } => {
+            OpKind::Kernel {
+                set,
+                base,
+                step,
+                planes,
+                args,
+                ..
+            } => {
                 let t = T0 + *step as i64;
                 let ix = |z: usize, y: usize, x: usize| ((z - base) * n1 + y) * n2 + x;
                 for z in planes.clone() {
@@ -662,21 +968,37 @@ fn emulate_heat(prog: &Program, plan: &plan::Plan, arr: &mut [Array3<f32>; 3], p
                     }
                     for y in 0..n1 {
                         for x in 0..n2 {
-                            let (ym, yp, xm, xp) = ((y + n1 - 1) % n1, (y + 1) % n1, (x + n2 - 1) % n2, (x + 1) % n2);
+                            let (ym, yp, xm, xp) = (
+                                (y + n1 - 1) % n1,
+                                (y + 1) % n1,
+                                (x + n2 - 1) % n2,
+                                (x + 1) % n2,
+                            );
                             let a = &dev[*set][args[0]];
                             let k = &dev[*set][args[2]];
                             let c = a[ix(z, y, x)];
-                            let v = c + C * k[ix(z, y, x)]
-                                * (a[ix(z - 1, y, x)] + a[ix(z + 1, y, x)] + a[ix(z, ym, x)] + a[ix(z, yp, x)]
-                                    + a[ix(z, y, xm)] + a[ix(z, y, xp)]
-                                    - 6.0 * c)
+                            let v = c
+                                + C * k[ix(z, y, x)]
+                                    * (a[ix(z - 1, y, x)]
+                                        + a[ix(z + 1, y, x)]
+                                        + a[ix(z, ym, x)]
+                                        + a[ix(z, yp, x)]
+                                        + a[ix(z, y, xm)]
+                                        + a[ix(z, y, xp)]
+                                        - 6.0 * c)
                                 + 0.001 * (t as f32);
                             dev[*set][args[1]][ix(z, y, x)] = v;
                         }
                     }
                 }
             }
-            OpKind::Point { set, base, step, args, .. } => {
+            OpKind::Point {
+                set,
+                base,
+                step,
+                args,
+                ..
+            } => {
                 let t = T0 + *step as i64;
                 let i = ((pt[0] - base) * n1 + pt[1]) * n2 + pt[2];
                 let a = &mut dev[*set][args[0]];
@@ -700,18 +1022,12 @@ fn emulated_plan_reading_equals_serial() {
             let mut got = heat_inputs(shape);
             emulate_heat(&prog, &plan, &mut got, pt);
             for i in 0..3 {
-                assert_bits_eq3(&got[i], &want[i], &format!("emulated {scheme} d={d} k={k} array {i}"));
+                assert_bits_eq3(
+                    &got[i],
+                    &want[i],
+                    &format!("emulated {scheme} d={d} k={k} array {i}"),
+                );
             }
         }
-    }
-}
-
-#[test]
-#[ignore]
-fn dbg_print_plan() {
-    let prog = heat_program();
-    let plan = plan_for(&prog, &[24, 13, 37], 7, &[11], 2, 2, Scheme::StagedCopy);
-    for (i, op) in plan.ops.iter().enumerate().take(40) {
-        println!("{i}: s{} b{} c{} deps{:?} {:?}", op.stream, op.block, op.chunk, op.deps, op.kind);
     }
 }

@@ -59,7 +59,8 @@ fn probe() -> Result<DeviceInfo, String> {
     }
     let r = std::panic::catch_unwind(|| -> Result<DeviceInfo, String> {
         result::init().map_err(|e| format!("cuInit failed: {e}"))?;
-        let count = CudaContext::device_count().map_err(|e| format!("cuDeviceGetCount failed: {e}"))?;
+        let count =
+            CudaContext::device_count().map_err(|e| format!("cuDeviceGetCount failed: {e}"))?;
         if count < 1 {
             return Err("no CUDA device found".into());
         }
@@ -82,9 +83,13 @@ fn probe() -> Result<DeviceInfo, String> {
 /// tracking disabled before anything is allocated in it (we order all work with our own events).
 pub(crate) fn context(ordinal: usize) -> Result<Arc<CudaContext>, Error> {
     static CTX: OnceLock<Mutex<HashMap<usize, Arc<CudaContext>>>> = OnceLock::new();
-    let mut m = CTX.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+    let mut m = CTX
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
     if let Some(c) = m.get(&ordinal) {
-        c.bind_to_thread().map_err(cuda_err("binding the context"))?;
+        c.bind_to_thread()
+            .map_err(cuda_err("binding the context"))?;
         return Ok(c.clone());
     }
     let c = CudaContext::new(ordinal).map_err(cuda_err("creating the CUDA context"))?;
@@ -107,10 +112,11 @@ impl Module {
         if let Some(x) = f.get(name) {
             return Ok(x.cu_function());
         }
-        let x = self
-            .module
-            .load_function(name)
-            .map_err(|e| Error::Internal(format!("kernel `{name}` is not in the generated CUDA source ({e})")))?;
+        let x = self.module.load_function(name).map_err(|e| {
+            Error::Internal(format!(
+                "kernel `{name}` is not in the generated CUDA source ({e})"
+            ))
+        })?;
         let raw = x.cu_function();
         f.insert(name.to_string(), x);
         Ok(raw)
@@ -119,7 +125,10 @@ impl Module {
 
 fn arch(cc: (i32, i32)) -> &'static str {
     static ARCH: OnceLock<Mutex<HashMap<(i32, i32), &'static str>>> = OnceLock::new();
-    let mut m = ARCH.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+    let mut m = ARCH
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
     m.entry(cc)
         .or_insert_with(|| Box::leak(format!("compute_{}{}", cc.0, cc.1).into_boxed_str()))
 }
@@ -137,7 +146,10 @@ pub(crate) fn module(
     let mut h = std::collections::hash_map::DefaultHasher::new();
     source.hash(&mut h);
     let key = (ctx.ordinal(), program.to_string(), h.finish(), fma);
-    let mut m = MODS.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+    let mut m = MODS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
     if let Some(x) = m.get(&key) {
         return Ok(x.clone());
     }
@@ -153,7 +165,11 @@ pub(crate) fn module(
     let ptx = cudarc::nvrtc::compile_ptx_with_opts(source, opts).map_err(|e| Error::Nvrtc {
         kernel: program.to_string(),
         log: match e {
-            cudarc::nvrtc::CompileError::CompileError { log, options, nvrtc } => format!(
+            cudarc::nvrtc::CompileError::CompileError {
+                log,
+                options,
+                nvrtc,
+            } => format!(
                 "{}\n(nvrtc: {nvrtc:?}; options: {})",
                 log.to_string_lossy().trim_end(),
                 options.join(" ")

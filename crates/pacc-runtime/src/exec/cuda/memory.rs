@@ -69,7 +69,11 @@ impl Registration {
             // SAFETY: the range covers whole pages of live host memory (the user's arrays),
             // which stay borrowed for the whole run; unregistered in Drop.
             let r = unsafe {
-                sys::cuMemHostRegister_v2(lo as *mut c_void, hi - lo, sys::CU_MEMHOSTREGISTER_PORTABLE)
+                sys::cuMemHostRegister_v2(
+                    lo as *mut c_void,
+                    hi - lo,
+                    sys::CU_MEMHOSTREGISTER_PORTABLE,
+                )
             };
             if r != sys::CUresult::CUDA_SUCCESS {
                 return Err(format!(
@@ -111,12 +115,21 @@ pub(crate) struct DeviceBuf {
 impl DeviceBuf {
     pub fn new(ctx: &Arc<CudaContext>, bytes: usize, what: &str) -> Result<Self, Error> {
         if bytes == 0 {
-            return Ok(DeviceBuf { ctx: ctx.clone(), ptr: 0, bytes: 0 });
+            return Ok(DeviceBuf {
+                ctx: ctx.clone(),
+                ptr: 0,
+                bytes: 0,
+            });
         }
         // SAFETY: plain allocation; freed in Drop.
-        let ptr = unsafe { result::malloc_sync(bytes) }
-            .map_err(cuda_err(format!("allocating {bytes} bytes of device memory for {what}")))?;
-        Ok(DeviceBuf { ctx: ctx.clone(), ptr, bytes })
+        let ptr = unsafe { result::malloc_sync(bytes) }.map_err(cuda_err(format!(
+            "allocating {bytes} bytes of device memory for {what}"
+        )))?;
+        Ok(DeviceBuf {
+            ctx: ctx.clone(),
+            ptr,
+            bytes,
+        })
     }
 }
 
@@ -146,14 +159,24 @@ unsafe impl Sync for PinnedHost {}
 
 impl PinnedHost {
     pub fn new(ctx: &Arc<CudaContext>, bytes: usize, what: &str) -> Result<Self, Error> {
-        ctx.bind_to_thread().map_err(cuda_err("binding the context"))?;
+        ctx.bind_to_thread()
+            .map_err(cuda_err("binding the context"))?;
         if bytes == 0 {
-            return Ok(PinnedHost { ctx: ctx.clone(), ptr: std::ptr::null_mut(), bytes: 0 });
+            return Ok(PinnedHost {
+                ctx: ctx.clone(),
+                ptr: std::ptr::null_mut(),
+                bytes: 0,
+            });
         }
         // SAFETY: plain allocation; freed in Drop.
-        let ptr = unsafe { result::malloc_host(bytes, 0) }
-            .map_err(cuda_err(format!("allocating {bytes} bytes of pinned host memory for {what}")))?;
-        Ok(PinnedHost { ctx: ctx.clone(), ptr: ptr as *mut u8, bytes })
+        let ptr = unsafe { result::malloc_host(bytes, 0) }.map_err(cuda_err(format!(
+            "allocating {bytes} bytes of pinned host memory for {what}"
+        )))?;
+        Ok(PinnedHost {
+            ctx: ctx.clone(),
+            ptr: ptr as *mut u8,
+            bytes,
+        })
     }
 }
 
@@ -191,11 +214,17 @@ impl<T: GridElem, D: Dimension> PinnedArray<T, D> {
             // SAFETY: `bytes` bytes were just allocated; all-zero bits are 0.0 for f32/f64.
             unsafe { std::ptr::write_bytes(mem.ptr, 0, bytes) };
         }
-        Ok(PinnedArray { mem, dim, _t: PhantomData })
+        Ok(PinnedArray {
+            mem,
+            dim,
+            _t: PhantomData,
+        })
     }
 
     /// A pinned copy of `a` (any layout).
-    pub fn from_array<S: ndarray::Data<Elem = T>>(a: &ndarray::ArrayBase<S, D>) -> Result<Self, Error> {
+    pub fn from_array<S: ndarray::Data<Elem = T>>(
+        a: &ndarray::ArrayBase<S, D>,
+    ) -> Result<Self, Error> {
         let mut p = Self::zeros(a.raw_dim())?;
         p.view_mut().assign(a);
         Ok(p)

@@ -62,7 +62,10 @@ static MEMORY_LIMIT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64
 /// Caps the device memory runs may plan for (as if the GPU had only `bytes` free), to try
 /// out-of-core behaviour on a large GPU; `None` lifts the cap. Process-wide.
 pub fn set_device_memory_limit(bytes: Option<u64>) {
-    MEMORY_LIMIT.store(bytes.unwrap_or(u64::MAX), std::sync::atomic::Ordering::Relaxed);
+    MEMORY_LIMIT.store(
+        bytes.unwrap_or(u64::MAX),
+        std::sync::atomic::Ordering::Relaxed,
+    );
 }
 
 /// Device memory kept free besides the plan's buffers (context, modules, driver bookkeeping).
@@ -135,6 +138,7 @@ fn replan(
     )
 }
 
+#[allow(clippy::too_many_arguments)]
 /// The plan with the smallest chunk count (at least the given plan's) whose device memory fits
 /// `budget`, or `Error::DeviceMemory`.
 fn fit_plan(
@@ -169,8 +173,9 @@ fn fit_plan(
         lo = c;
     }
     let Some((mut hc, mut hp)) = hi else {
+        // `need` includes the reserve so that it compares directly with `free`.
         return Err(Error::DeviceMemory {
-            need: need0,
+            need: need0 + RESERVE,
             free,
             sets: plan.buffer_sets,
         });
@@ -186,14 +191,14 @@ fn fit_plan(
         }
     }
     notes.push(format!(
-        "{} chunks need {} bytes of device memory but {} are free (keeping {} in reserve); \
+        "{} chunks need {} bytes of device memory but {} are free ({} kept in reserve); \
          using {} chunks ({} bytes)",
         plan.chunks,
-        need0,
+        need0 + RESERVE,
         free,
         RESERVE,
         hp.chunks,
-        device_need(program, &hp, blocks, slice_bytes)
+        device_need(program, &hp, blocks, slice_bytes) + RESERVE
     ));
     Ok(hp)
 }
@@ -209,7 +214,10 @@ fn validate(program: &Program, plan: &Plan, inv: &Invocation<'_>) -> Result<(), 
     }
     for (a, d) in inv.arrays.iter().zip(&program.arrays) {
         if a.elem != d.elem {
-            return bad(format!("array `{}` has element type {:?}, expected {:?}", d.name, a.elem, d.elem));
+            return bad(format!(
+                "array `{}` has element type {:?}, expected {:?}",
+                d.name, a.elem, d.elem
+            ));
         }
         if a.shape() != plan.shape.as_slice() {
             return Err(Error::ShapeMismatch {
@@ -222,29 +230,53 @@ fn validate(program: &Program, plan: &Plan, inv: &Invocation<'_>) -> Result<(), 
     }
     for (i, d) in program.arrays.iter().enumerate() {
         if program.is_written(i) && !inv.arrays[i].writable {
-            return Err(Error::ReadOnly { name: d.name.clone() });
+            return Err(Error::ReadOnly {
+                name: d.name.clone(),
+            });
         }
     }
     if inv.scalars.len() != program.scalars.len() {
-        return bad(format!("{} scalars passed, the program has {}", inv.scalars.len(), program.scalars.len()));
+        return bad(format!(
+            "{} scalars passed, the program has {}",
+            inv.scalars.len(),
+            program.scalars.len()
+        ));
     }
     for (s, d) in inv.scalars.iter().zip(&program.scalars) {
         if s.ty() != d.ty {
-            return bad(format!("scalar `{}` is {:?}, expected {:?}", d.name, s.ty(), d.ty));
+            return bad(format!(
+                "scalar `{}` is {:?}, expected {:?}",
+                d.name,
+                s.ty(),
+                d.ty
+            ));
         }
     }
     if inv.slices.len() != program.slices.len() {
-        return bad(format!("{} slices passed, the program has {}", inv.slices.len(), program.slices.len()));
+        return bad(format!(
+            "{} slices passed, the program has {}",
+            inv.slices.len(),
+            program.slices.len()
+        ));
     }
     for (s, d) in inv.slices.iter().zip(&program.slices) {
         if s.elem != d.elem {
-            return bad(format!("slice `{}` has element type {:?}, expected {:?}", d.name, s.elem, d.elem));
+            return bad(format!(
+                "slice `{}` has element type {:?}, expected {:?}",
+                d.name, s.elem, d.elem
+            ));
         }
     }
     if inv.points.len() != program.points.len() {
-        return bad(format!("{} point indices passed, the program has {}", inv.points.len(), program.points.len()));
+        return bad(format!(
+            "{} point indices passed, the program has {}",
+            inv.points.len(),
+            program.points.len()
+        ));
     }
-    if inv.reduction_init.len() != program.reductions.len() || inv.reset_values.len() != program.resets.len() {
+    if inv.reduction_init.len() != program.reductions.len()
+        || inv.reset_values.len() != program.resets.len()
+    {
         return bad("reduction initial or reset values do not match the program".into());
     }
     if plan.elem_sizes.len() != program.arrays.len() {
@@ -261,7 +293,9 @@ struct Args {
 
 impl Args {
     fn new() -> Self {
-        Args { slots: Vec::with_capacity(64) }
+        Args {
+            slots: Vec::with_capacity(64),
+        }
     }
     fn i64(&mut self, v: i64) {
         self.slots.push(v as u64);
@@ -284,7 +318,10 @@ impl Args {
         self.slots.push(v);
     }
     fn params(&mut self) -> Vec<*mut c_void> {
-        self.slots.iter_mut().map(|s| s as *mut u64 as *mut c_void).collect()
+        self.slots
+            .iter_mut()
+            .map(|s| s as *mut u64 as *mut c_void)
+            .collect()
     }
 }
 
@@ -305,7 +342,9 @@ unsafe extern "C" fn host_copy(user: *mut c_void) {
             let o = i * PIECE;
             let n = PIECE.min(len - o);
             // SAFETY: disjoint pieces of the two non-overlapping ranges given by the plan.
-            unsafe { std::ptr::copy_nonoverlapping((src + o) as *const u8, (dst + o) as *mut u8, n) };
+            unsafe {
+                std::ptr::copy_nonoverlapping((src + o) as *const u8, (dst + o) as *mut u8, n)
+            };
         });
     } else {
         std::ptr::copy_nonoverlapping(c.src, c.dst, c.len);
@@ -356,34 +395,116 @@ fn combine(op: ReduceOp, elem: Elem, a: f64, b: f64) -> f64 {
 }
 
 fn op_label(program: &Program, k: &OpKind) -> (&'static str, String) {
-    let an = |a: &usize| program.arrays.get(*a).map(|d| d.name.as_str()).unwrap_or("?");
+    let an = |a: &usize| {
+        program
+            .arrays
+            .get(*a)
+            .map(|d| d.name.as_str())
+            .unwrap_or("?")
+    };
     match k {
-        OpKind::HtoD { array, set, planes, from, .. } => (
+        OpKind::HtoD {
+            array,
+            set,
+            planes,
+            from,
+            ..
+        } => (
             "htod",
-            format!("HtoD {} s{set} {planes:?}{}", an(array), if *from == HostSide::Staging { " (staging)" } else { "" }),
+            format!(
+                "HtoD {} s{set} {planes:?}{}",
+                an(array),
+                if *from == HostSide::Staging {
+                    " (staging)"
+                } else {
+                    ""
+                }
+            ),
         ),
-        OpKind::DtoH { array, set, planes, to, .. } => (
+        OpKind::DtoH {
+            array,
+            set,
+            planes,
+            to,
+            ..
+        } => (
             "dtoh",
-            format!("DtoH {} s{set} {planes:?}{}", an(array), if *to == HostSide::Staging { " (staging)" } else { "" }),
+            format!(
+                "DtoH {} s{set} {planes:?}{}",
+                an(array),
+                if *to == HostSide::Staging {
+                    " (staging)"
+                } else {
+                    ""
+                }
+            ),
         ),
-        OpKind::StageIn { array, set, planes, .. } => ("host_copy", format!("StageIn {} s{set} {planes:?}", an(array))),
-        OpKind::StageOut { array, set, planes, .. } => ("host_copy", format!("StageOut {} s{set} {planes:?}", an(array))),
-        OpKind::DtoD { array, from_set, to_set, planes, .. } => {
-            ("dtod", format!("DtoD {} s{from_set}->s{to_set} {planes:?}", an(array)))
-        }
-        OpKind::Kernel { kernel, set, step, planes, .. } => (
-            "kernel",
-            format!("{} s{set} t{step} {planes:?}", program.kernels.get(*kernel).map(|k| k.name.as_str()).unwrap_or("?")),
+        OpKind::StageIn {
+            array, set, planes, ..
+        } => (
+            "host_copy",
+            format!("StageIn {} s{set} {planes:?}", an(array)),
         ),
-        OpKind::Point { point, set, step, plane, .. } => (
+        OpKind::StageOut {
+            array, set, planes, ..
+        } => (
+            "host_copy",
+            format!("StageOut {} s{set} {planes:?}", an(array)),
+        ),
+        OpKind::DtoD {
+            array,
+            from_set,
+            to_set,
+            planes,
+            ..
+        } => (
+            "dtod",
+            format!("DtoD {} s{from_set}->s{to_set} {planes:?}", an(array)),
+        ),
+        OpKind::Kernel {
+            kernel,
+            set,
+            step,
+            planes,
+            ..
+        } => (
             "kernel",
-            format!("{} s{set} t{step} @{plane}", program.points.get(*point).map(|p| p.name.as_str()).unwrap_or("?")),
+            format!(
+                "{} s{set} t{step} {planes:?}",
+                program
+                    .kernels
+                    .get(*kernel)
+                    .map(|k| k.name.as_str())
+                    .unwrap_or("?")
+            ),
+        ),
+        OpKind::Point {
+            point,
+            set,
+            step,
+            plane,
+            ..
+        } => (
+            "kernel",
+            format!(
+                "{} s{set} t{step} @{plane}",
+                program
+                    .points
+                    .get(*point)
+                    .map(|p| p.name.as_str())
+                    .unwrap_or("?")
+            ),
         ),
     }
 }
 
 /// Runs `plan` for `program` on CUDA device 0. See the module documentation.
-pub fn execute(program: &Program, plan: &Plan, inv: &Invocation<'_>, opts: &Options) -> Result<CudaOutput, Error> {
+pub fn execute(
+    program: &Program,
+    plan: &Plan,
+    inv: &Invocation<'_>,
+    opts: &Options,
+) -> Result<CudaOutput, Error> {
     let t_start = Instant::now();
     let info = available().map_err(|reason| Error::NoCuda { reason })?;
     validate(program, plan, inv)?;
@@ -424,10 +545,19 @@ pub fn execute(program: &Program, plan: &Plan, inv: &Invocation<'_>, opts: &Opti
     for &f in &kfuncs {
         let (mut min_grid, mut bs) = (0i32, 0i32);
         // SAFETY: a query on a loaded function.
-        let r = unsafe { sys::cuOccupancyMaxPotentialBlockSize(&mut min_grid, &mut bs, f, None, 0, 1024) };
-        let bs = if r == sys::CUresult::CUDA_SUCCESS && bs >= 32 { (bs as u32).min(256) / 32 * 32 } else { 256 };
+        let r = unsafe {
+            sys::cuOccupancyMaxPotentialBlockSize(&mut min_grid, &mut bs, f, None, 0, 1024)
+        };
+        let bs = if r == sys::CUresult::CUDA_SUCCESS && bs >= 32 {
+            (bs as u32).min(256) / 32 * 32
+        } else {
+            256
+        };
         blocks.push(if ndim == 3 {
-            BlockShape { bx: 32, by: (bs / 32).max(1) }
+            BlockShape {
+                bx: 32,
+                by: (bs / 32).max(1),
+            }
         } else {
             let mut bx = bs;
             while bx > 32 && (bx / 2) as usize >= last {
@@ -439,12 +569,29 @@ pub fn execute(program: &Program, plan: &Plan, inv: &Invocation<'_>, opts: &Opti
 
     // Device memory: check before allocating; re-plan with more chunks if needed.
     let mut notes: Vec<String> = Vec::new();
-    let points: Vec<usize> = inv.points.iter().map(|p| p.first().copied().unwrap_or(0).max(0) as usize).collect();
-    let slice_bytes: u64 = inv.slices.iter().map(|s| (s.len * s.elem.size()) as u64).sum();
+    let points: Vec<usize> = inv
+        .points
+        .iter()
+        .map(|p| p.first().copied().unwrap_or(0).max(0) as usize)
+        .collect();
+    let slice_bytes: u64 = inv
+        .slices
+        .iter()
+        .map(|s| (s.len * s.elem.size()) as u64)
+        .sum();
     let (free, _total) = result::mem_get_info().map_err(cerr("cuMemGetInfo"))?;
     let free = (free as u64).min(MEMORY_LIMIT.load(std::sync::atomic::Ordering::Relaxed));
     let budget = free.saturating_sub(RESERVE);
-    let mut plan = fit_plan(program, plan.clone(), &points, &blocks, slice_bytes, budget, free, &mut notes)?;
+    let mut plan = fit_plan(
+        program,
+        plan.clone(),
+        &points,
+        &blocks,
+        slice_bytes,
+        budget,
+        free,
+        &mut notes,
+    )?;
 
     // Host memory: page-lock the user's arrays (direct-map, region-sharing).
     let t_reg = Instant::now();
@@ -466,8 +613,23 @@ pub fn execute(program: &Program, plan: &Plan, inv: &Invocation<'_>, opts: &Opti
                 notes.push(format!(
                     "registering the arrays as page-locked failed ({msg}); fell back to staged-copy"
                 ));
-                let p = replan(program, &plan, &points, plan.requested_chunks.max(plan.chunks), Scheme::StagedCopy)?;
-                plan = fit_plan(program, p, &points, &blocks, slice_bytes, budget, free, &mut notes)?;
+                let p = replan(
+                    program,
+                    &plan,
+                    &points,
+                    plan.requested_chunks.max(plan.chunks),
+                    Scheme::StagedCopy,
+                )?;
+                plan = fit_plan(
+                    program,
+                    p,
+                    &points,
+                    &blocks,
+                    slice_bytes,
+                    budget,
+                    free,
+                    &mut notes,
+                )?;
             }
         }
     }
@@ -483,21 +645,38 @@ pub fn execute(program: &Program, plan: &Plan, inv: &Invocation<'_>, opts: &Opti
     let mut dev: Vec<Vec<DeviceBuf>> = Vec::with_capacity(nsets);
     for s in 0..nsets {
         let mut v = Vec::with_capacity(narr);
-        for a in 0..narr {
-            v.push(DeviceBuf::new(&ctx, pbytes[a] * plan.buffer_planes, &format!("buffer set {s} of `{}`", program.arrays[a].name))?);
+        for (a, pb) in pbytes.iter().enumerate() {
+            v.push(DeviceBuf::new(
+                &ctx,
+                pb * plan.buffer_planes,
+                &format!("buffer set {s} of `{}`", program.arrays[a].name),
+            )?);
         }
         dev.push(v);
     }
     let uses_staging = plan.ops.iter().any(|o| {
         matches!(o.kind, OpKind::StageIn { .. } | OpKind::StageOut { .. })
-            || matches!(o.kind, OpKind::HtoD { from: HostSide::Staging, .. } | OpKind::DtoH { to: HostSide::Staging, .. })
+            || matches!(
+                o.kind,
+                OpKind::HtoD {
+                    from: HostSide::Staging,
+                    ..
+                } | OpKind::DtoH {
+                    to: HostSide::Staging,
+                    ..
+                }
+            )
     });
     let mut staging: Vec<Vec<PinnedHost>> = Vec::new();
     if uses_staging {
         for s in 0..nsets {
             let mut v = Vec::with_capacity(narr);
-            for a in 0..narr {
-                v.push(PinnedHost::new(&ctx, pbytes[a] * plan.buffer_planes, &format!("staging set {s} of `{}`", program.arrays[a].name))?);
+            for (a, pb) in pbytes.iter().enumerate() {
+                v.push(PinnedHost::new(
+                    &ctx,
+                    pb * plan.buffer_planes,
+                    &format!("staging set {s} of `{}`", program.arrays[a].name),
+                )?);
             }
             staging.push(v);
         }
@@ -524,12 +703,18 @@ pub fn execute(program: &Program, plan: &Plan, inv: &Invocation<'_>, opts: &Opti
     // Streams and events.
     let mut streams = Streams(Vec::new());
     for _ in 0..plan.streams.max(1) {
-        streams.0.push(result::stream::create(result::stream::StreamKind::NonBlocking).map_err(cerr("creating a stream"))?);
+        streams.0.push(
+            result::stream::create(result::stream::StreamKind::NonBlocking)
+                .map_err(cerr("creating a stream"))?,
+        );
     }
     let nops = plan.ops.len();
     let mut events = Events(Vec::with_capacity(2 * nops + 1));
     for _ in 0..2 * nops + 1 {
-        events.0.push(result::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT).map_err(cerr("creating an event"))?);
+        events.0.push(
+            result::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT)
+                .map_err(cerr("creating an event"))?,
+        );
     }
     let origin = events.0[2 * nops];
     let ev_start = |i: usize| events.0[2 * i];
@@ -561,59 +746,120 @@ pub fn execute(program: &Program, plan: &Plan, inv: &Invocation<'_>, opts: &Opti
             let st = streams.0[op.stream];
             for &d in &op.deps {
                 if plan.ops[d].stream != op.stream {
-                    result::stream::wait_event(st, ev_end(d), sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT)
-                        .map_err(cerr("cuStreamWaitEvent"))?;
+                    result::stream::wait_event(
+                        st,
+                        ev_end(d),
+                        sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+                    )
+                    .map_err(cerr("cuStreamWaitEvent"))?;
                 }
             }
             result::event::record(ev_start(i), st).map_err(cerr("recording an event"))?;
             match &op.kind {
-                OpKind::HtoD { array, set, base, planes, from } => {
+                OpKind::HtoD {
+                    array,
+                    set,
+                    base,
+                    planes,
+                    from,
+                } => {
                     let a = *array;
                     let n = planes.len() * pbytes[a];
                     let dst = dev[*set][a].ptr + ((planes.start - base) * pbytes[a]) as u64;
                     let src = match from {
-                        HostSide::User => inv.arrays[a].ptr.add(planes.start * pbytes[a]) as *const u8,
-                        HostSide::Staging => staging[*set][a].ptr.add((planes.start - base) * pbytes[a]) as *const u8,
+                        HostSide::User => {
+                            inv.arrays[a].ptr.add(planes.start * pbytes[a]) as *const u8
+                        }
+                        HostSide::Staging => {
+                            staging[*set][a].ptr.add((planes.start - base) * pbytes[a]) as *const u8
+                        }
                     };
                     if n > 0 {
-                        sys::cuMemcpyHtoDAsync_v2(dst, src as *const c_void, n, st).result().map_err(cerr("cuMemcpyHtoDAsync"))?;
+                        sys::cuMemcpyHtoDAsync_v2(dst, src as *const c_void, n, st)
+                            .result()
+                            .map_err(cerr("cuMemcpyHtoDAsync"))?;
                     }
                 }
-                OpKind::DtoH { array, set, base, planes, to } => {
+                OpKind::DtoH {
+                    array,
+                    set,
+                    base,
+                    planes,
+                    to,
+                } => {
                     let a = *array;
                     let n = planes.len() * pbytes[a];
                     let src = dev[*set][a].ptr + ((planes.start - base) * pbytes[a]) as u64;
                     let dst = match to {
                         HostSide::User => inv.arrays[a].ptr.add(planes.start * pbytes[a]),
-                        HostSide::Staging => staging[*set][a].ptr.add((planes.start - base) * pbytes[a]),
+                        HostSide::Staging => {
+                            staging[*set][a].ptr.add((planes.start - base) * pbytes[a])
+                        }
                     };
                     if n > 0 {
-                        sys::cuMemcpyDtoHAsync_v2(dst as *mut c_void, src, n, st).result().map_err(cerr("cuMemcpyDtoHAsync"))?;
+                        sys::cuMemcpyDtoHAsync_v2(dst as *mut c_void, src, n, st)
+                            .result()
+                            .map_err(cerr("cuMemcpyDtoHAsync"))?;
                     }
                 }
-                OpKind::DtoD { array, from_set, from_base, to_set, to_base, planes } => {
+                OpKind::DtoD {
+                    array,
+                    from_set,
+                    from_base,
+                    to_set,
+                    to_base,
+                    planes,
+                } => {
                     let a = *array;
                     let n = planes.len() * pbytes[a];
-                    let src = dev[*from_set][a].ptr + ((planes.start - from_base) * pbytes[a]) as u64;
+                    let src =
+                        dev[*from_set][a].ptr + ((planes.start - from_base) * pbytes[a]) as u64;
                     let dst = dev[*to_set][a].ptr + ((planes.start - to_base) * pbytes[a]) as u64;
                     if n > 0 {
-                        sys::cuMemcpyDtoDAsync_v2(dst, src, n, st).result().map_err(cerr("cuMemcpyDtoDAsync"))?;
+                        sys::cuMemcpyDtoDAsync_v2(dst, src, n, st)
+                            .result()
+                            .map_err(cerr("cuMemcpyDtoDAsync"))?;
                     }
                 }
-                OpKind::StageIn { array, set, base, planes } | OpKind::StageOut { array, set, base, planes } => {
+                OpKind::StageIn {
+                    array,
+                    set,
+                    base,
+                    planes,
+                }
+                | OpKind::StageOut {
+                    array,
+                    set,
+                    base,
+                    planes,
+                } => {
                     let a = *array;
                     let n = planes.len() * pbytes[a];
                     let user = inv.arrays[a].ptr.add(planes.start * pbytes[a]);
                     let stg = staging[*set][a].ptr.add((planes.start - base) * pbytes[a]);
-                    let (src, dst) = if matches!(op.kind, OpKind::StageIn { .. }) { (user as *const u8, stg) } else { (stg as *const u8, user) };
+                    let (src, dst) = if matches!(op.kind, OpKind::StageIn { .. }) {
+                        (user as *const u8, stg)
+                    } else {
+                        (stg as *const u8, user)
+                    };
                     if n > 0 {
                         let c = Box::new(HostCopy { src, dst, len: n });
                         let p = &*c as *const HostCopy as *mut c_void;
                         host_copies.push(c);
-                        sys::cuLaunchHostFunc(st, Some(host_copy), p).result().map_err(cerr("cuLaunchHostFunc"))?;
+                        sys::cuLaunchHostFunc(st, Some(host_copy), p)
+                            .result()
+                            .map_err(cerr("cuLaunchHostFunc"))?;
                     }
                 }
-                OpKind::Kernel { kernel, set, base, step, planes, owned, args } => {
+                OpKind::Kernel {
+                    kernel,
+                    set,
+                    base,
+                    step,
+                    planes,
+                    owned,
+                    args,
+                } => {
                     let kd = &program.kernels[*kernel];
                     let b = blocks[*kernel];
                     let nred = kd.reductions.len();
@@ -624,7 +870,17 @@ pub fn execute(program: &Program, plan: &Plan, inv: &Invocation<'_>, opts: &Opti
                         let z1 = (z + MAX_GRID_YZ).min(planes.end);
                         let prefix = per_plane * (z - planes.start);
                         let mut a = Args::new();
-                        for v in [z as i64, z1 as i64, owned.start as i64, owned.end as i64, *base as i64, n0, n1, n2, t_of(*step)] {
+                        for v in [
+                            z as i64,
+                            z1 as i64,
+                            owned.start as i64,
+                            owned.end as i64,
+                            *base as i64,
+                            n0,
+                            n1,
+                            n2,
+                            t_of(*step),
+                        ] {
                             a.i64(v);
                         }
                         for &phys in args {
@@ -639,10 +895,21 @@ pub fn execute(program: &Program, plan: &Plan, inv: &Invocation<'_>, opts: &Opti
                         for j in 0..nred {
                             a.ptr(scratch[op.stream].ptr + (8 * (j * total + prefix)) as u64);
                         }
-                        let grid = if ndim == 3 { (gx, gy, (z1 - z) as u32) } else { (gx, (z1 - z) as u32, 1) };
+                        let grid = if ndim == 3 {
+                            (gx, gy, (z1 - z) as u32)
+                        } else {
+                            (gx, (z1 - z) as u32, 1)
+                        };
                         let mut params = a.params();
-                        result::launch_kernel(kfuncs[*kernel], grid, (b.bx, b.by, 1), 0, st, &mut params)
-                            .map_err(cerr(&format!("launching `{}`", kd.name)))?;
+                        result::launch_kernel(
+                            kfuncs[*kernel],
+                            grid,
+                            (b.bx, b.by, 1),
+                            0,
+                            st,
+                            &mut params,
+                        )
+                        .map_err(cerr(&format!("launching `{}`", kd.name)))?;
                         z = z1;
                     }
                     if nred > 0 {
@@ -653,13 +920,27 @@ pub fn execute(program: &Program, plan: &Plan, inv: &Invocation<'_>, opts: &Opti
                             a.i64(total as i64);
                             a.ptr(results.ptr + (8 * (slot + j)) as u64);
                             let mut params = a.params();
-                            result::launch_kernel(rfuncs[r], (1, 1, 1), (256, 1, 1), 0, st, &mut params)
-                                .map_err(cerr("launching the reduction combine kernel"))?;
+                            result::launch_kernel(
+                                rfuncs[r],
+                                (1, 1, 1),
+                                (256, 1, 1),
+                                0,
+                                st,
+                                &mut params,
+                            )
+                            .map_err(cerr("launching the reduction combine kernel"))?;
                         }
                         slot += nred;
                     }
                 }
-                OpKind::Point { point, set, base, step, args, .. } => {
+                OpKind::Point {
+                    point,
+                    set,
+                    base,
+                    step,
+                    args,
+                    ..
+                } => {
                     let idx = &inv.points[*point];
                     let mut a = Args::new();
                     for v in [*base as i64, n0, n1, n2, t_of(*step)] {
@@ -679,22 +960,32 @@ pub fn execute(program: &Program, plan: &Plan, inv: &Invocation<'_>, opts: &Opti
                     }
                     let mut params = a.params();
                     result::launch_kernel(pfuncs[*point], (1, 1, 1), (1, 1, 1), 0, st, &mut params)
-                        .map_err(cerr(&format!("launching `{}`", program.points[*point].name)))?;
+                        .map_err(cerr(&format!(
+                            "launching `{}`",
+                            program.points[*point].name
+                        )))?;
                 }
             }
             result::event::record(ev_end(i), st).map_err(cerr("recording an event"))?;
         }
         for &s in &streams.0 {
-            result::stream::synchronize(s).map_err(cerr("running the plan (stream synchronize)"))?;
+            result::stream::synchronize(s)
+                .map_err(cerr("running the plan (stream synchronize)"))?;
         }
         let wall_run = t_run.elapsed().as_secs_f64();
 
         // Timings.
-        let mut stages = StageTimes { register: register_s, setup: setup_s, ..Default::default() };
+        let mut stages = StageTimes {
+            register: register_s,
+            setup: setup_s,
+            ..Default::default()
+        };
         let mut timeline = Vec::with_capacity(nops);
         for (i, op) in plan.ops.iter().enumerate() {
-            let start_ms = result::event::elapsed(origin, ev_start(i)).map_err(cerr("cuEventElapsedTime"))?;
-            let dur_ms = result::event::elapsed(ev_start(i), ev_end(i)).map_err(cerr("cuEventElapsedTime"))?;
+            let start_ms =
+                result::event::elapsed(origin, ev_start(i)).map_err(cerr("cuEventElapsedTime"))?;
+            let dur_ms = result::event::elapsed(ev_start(i), ev_end(i))
+                .map_err(cerr("cuEventElapsedTime"))?;
             let (kind, name) = op_label(program, &op.kind);
             let d = dur_ms as f64 / 1e3;
             match kind {
@@ -704,7 +995,12 @@ pub fn execute(program: &Program, plan: &Plan, inv: &Invocation<'_>, opts: &Opti
                 "host_copy" => stages.host_copy += d,
                 _ => stages.kernel += d,
             }
-            timeline.push(TraceEvent { name, stream: op.stream, start_us: start_ms as f64 * 1e3, dur_us: dur_ms as f64 * 1e3 });
+            timeline.push(TraceEvent {
+                name,
+                stream: op.stream,
+                start_us: start_ms as f64 * 1e3,
+                dur_us: dur_ms as f64 * 1e3,
+            });
         }
 
         // Reductions.
@@ -740,16 +1036,27 @@ pub fn execute(program: &Program, plan: &Plan, inv: &Invocation<'_>, opts: &Opti
         };
         let _ = wall_run;
         if let Some(path) = &opts.trace {
-            write_trace(path, &program.name, &report.timeline)
-                .map_err(|e| Error::Option(format!("cannot write the trace to {}: {e}", path.display())))?;
+            write_trace(path, &program.name, &report.timeline).map_err(|e| {
+                Error::Option(format!("cannot write the trace to {}: {e}", path.display()))
+            })?;
         }
         drop(registration);
-        Ok(CudaOutput { reductions, report, plan })
+        Ok(CudaOutput {
+            reductions,
+            report,
+            plan,
+        })
     }
 }
 
 /// §4: partials combined in chunk order per (step, kernel), then the steps walked in order.
-fn combine_reductions(program: &Program, plan: &Plan, inv: &Invocation<'_>, op_slot: &[usize], vals: &[f64]) -> Vec<f64> {
+fn combine_reductions(
+    program: &Program,
+    plan: &Plan,
+    inv: &Invocation<'_>,
+    op_slot: &[usize],
+    vals: &[f64],
+) -> Vec<f64> {
     use std::collections::BTreeMap;
     // (step, kernel) -> [(chunk, op index)]
     let mut by: BTreeMap<(usize, usize), Vec<(usize, usize)>> = BTreeMap::new();
@@ -797,7 +1104,11 @@ mod tests {
     use crate::program::*;
 
     fn prog() -> Program {
-        let f = |n: &str, role| ArrayDecl { name: n.into(), elem: Elem::F32, role };
+        let f = |n: &str, role| ArrayDecl {
+            name: n.into(),
+            elem: Elem::F32,
+            role,
+        };
         Program {
             name: "p".into(),
             ndim: 3,
@@ -808,8 +1119,18 @@ mod tests {
             resets: vec![],
             kernels: vec![KernelDecl {
                 name: "k".into(),
-                ranges: vec![AxisRange { lo: Bound::start(1), hi: Bound::end(-1) }; 3],
-                reads: vec![ReadDecl { array: 0, lo: vec![-1; 3], hi: vec![1; 3] }],
+                ranges: vec![
+                    AxisRange {
+                        lo: Bound::start(1),
+                        hi: Bound::end(-1)
+                    };
+                    3
+                ],
+                reads: vec![ReadDecl {
+                    array: 0,
+                    lo: vec![-1; 3],
+                    hi: vec![1; 3],
+                }],
                 writes: vec![1],
                 reductions: vec![],
             }],
@@ -825,26 +1146,65 @@ mod tests {
     #[test]
     fn fit_plan_picks_the_smallest_chunk_count_that_fits_or_errors() {
         let p = prog();
-        let opts = PlanOptions { chunks: 2, block_steps: 2, scheme: Scheme::RegionSharing, buffer_sets: 3 };
+        let opts = PlanOptions {
+            chunks: 2,
+            block_steps: 2,
+            scheme: Scheme::RegionSharing,
+            buffer_sets: 3,
+        };
         let plan = crate::plan::build(&p, &[256, 16, 16], 4, &[], &opts).unwrap();
         let blocks = [BlockShape { bx: 32, by: 8 }];
         let need = |c: usize| {
-            let q = crate::plan::build(&p, &[256, 16, 16], 4, &[], &PlanOptions { chunks: c, ..opts.clone() }).unwrap();
+            let q = crate::plan::build(
+                &p,
+                &[256, 16, 16],
+                4,
+                &[],
+                &PlanOptions {
+                    chunks: c,
+                    ..opts.clone()
+                },
+            )
+            .unwrap();
             device_need(&p, &q, &blocks, 0)
         };
         let mut notes = vec![];
         // Fits as is.
-        let q = fit_plan(&p, plan.clone(), &[], &blocks, 0, need(2), need(2), &mut notes).unwrap();
+        let q = fit_plan(
+            &p,
+            plan.clone(),
+            &[],
+            &blocks,
+            0,
+            need(2),
+            need(2),
+            &mut notes,
+        )
+        .unwrap();
         assert_eq!(q.chunks, 2);
         assert!(notes.is_empty());
         // Budget for exactly 11 chunks.
-        let q = fit_plan(&p, plan.clone(), &[], &blocks, 0, need(11), need(11), &mut notes).unwrap();
+        let q = fit_plan(
+            &p,
+            plan.clone(),
+            &[],
+            &blocks,
+            0,
+            need(11),
+            need(11),
+            &mut notes,
+        )
+        .unwrap();
         assert_eq!(q.chunks, 11, "{notes:?}");
         assert!(need(10) > need(11));
         assert_eq!(notes.len(), 1);
         // Nothing fits.
         match fit_plan(&p, plan, &[], &blocks, 0, 1000, 1000, &mut notes) {
-            Err(Error::DeviceMemory { sets: 3, free: 1000, .. }) => {}
+            Err(Error::DeviceMemory {
+                sets: 3,
+                free: 1000,
+                ..
+            }) => {}
             other => panic!("{other:?}"),
         }
     }
