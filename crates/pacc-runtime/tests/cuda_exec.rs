@@ -1031,3 +1031,86 @@ fn emulated_plan_reading_equals_serial() {
         }
     }
 }
+
+/// With FMA contraction on, results match the serial function within rounding.
+#[test]
+fn heat3d_fma_within_tolerance() {
+    let _dev = need_device!();
+    let prog = heat_program();
+    let shape = (24, 13, 37);
+    let steps = 7;
+    let pt = [11, 6, 20];
+    let mut want = heat_inputs(shape);
+    heat_serial(&mut want, steps, pt);
+    let plan = plan_for(
+        &prog,
+        &[24, 13, 37],
+        steps,
+        &[pt[0]],
+        3,
+        3,
+        Scheme::RegionSharing,
+    );
+    let mut got = heat_inputs(shape);
+    let [a, b, kk] = &mut got;
+    let arrays = vec![
+        host_array_mut(a, "a").unwrap(),
+        host_array_mut(b, "b").unwrap(),
+        host_array(&*kk, "k").unwrap(),
+    ];
+    cuda::execute(
+        &prog,
+        &plan,
+        &heat_invocation(arrays, pt, steps),
+        &Options::default().fma(true),
+    )
+    .unwrap();
+    let mut worst = 0f32;
+    let mut differ = 0;
+    for i in 0..2 {
+        for (g, w) in got[i].iter().zip(want[i].iter()) {
+            worst = worst.max((g - w).abs() / w.abs().max(1.0));
+            differ += (g.to_bits() != w.to_bits()) as usize;
+        }
+    }
+    println!("fma on: {differ} elements differ from serial, worst relative difference {worst:e}");
+    assert!(worst <= 1e-5, "worst relative difference {worst}");
+}
+
+/// More than 65535 planes in one op: the launch is split along the grid's plane axis.
+#[test]
+fn jacobi2d_more_than_65535_planes() {
+    let _dev = need_device!();
+    let prog = jacobi_program();
+    let shape = (70001, 40);
+    let steps = 3;
+    let mut want = jac_inputs(shape);
+    let want_m = jac_serial(&mut want, steps);
+    for (d, k) in [(1, 3), (2, 2)] {
+        let plan = plan_for(&prog, &[70001, 40], steps, &[], d, k, Scheme::RegionSharing);
+        let mut got = jac_inputs(shape);
+        let [u, v] = &mut got;
+        let inv = Invocation {
+            arrays: vec![
+                host_array_mut(u, "u").unwrap(),
+                host_array_mut(v, "v").unwrap(),
+            ],
+            scalars: vec![],
+            slices: vec![],
+            points: vec![],
+            t0: 0,
+            steps,
+            reduction_init: vec![f64::NEG_INFINITY],
+            reset_values: vec![],
+            cpu: CpuKernels {
+                kernels: vec![],
+                points: vec![],
+            },
+        };
+        let out = cuda::execute(&prog, &plan, &inv, &Options::default()).unwrap();
+        assert_eq!(got[0], want[0], "d={d} k={k}");
+        assert_eq!(got[1], want[1], "d={d} k={k}");
+        assert_eq!(out.reductions[0], want_m);
+    }
+    println!("70001 planes: equal to serial");
+}
