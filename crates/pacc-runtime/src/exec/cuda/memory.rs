@@ -87,6 +87,7 @@ impl Registration {
         Ok(reg)
     }
 
+    #[allow(dead_code)]
     pub fn bytes(&self) -> usize {
         self.ranges.iter().map(|r| r.1).sum()
     }
