@@ -1114,3 +1114,93 @@ fn jacobi2d_more_than_65535_planes() {
     }
     println!("70001 planes: equal to serial");
 }
+
+/// Out-of-core at scale (ignored; run on the GPU machine): 3 arrays of N^3 f32 (N from
+/// PACC_TEST_N, default 1024: 12 GiB) with device memory capped at PACC_TEST_CAP_MIB (default
+/// 4096), region-sharing; checked bit for bit against an uncapped direct-map run with another
+/// chunk count and blocking depth.
+#[test]
+#[ignore = "large GPU run"]
+fn heat3d_out_of_core_capped() {
+    let _dev = need_device!();
+    let env = |k: &str, d: usize| {
+        std::env::var(k)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(d)
+    };
+    let n = env("PACC_TEST_N", 1024);
+    let cap = env("PACC_TEST_CAP_MIB", 4096) as u64;
+    let steps = 8;
+    let prog = heat_program();
+    let pt = [n / 3, n / 2, n / 2];
+    let t = std::time::Instant::now();
+    let mut got = heat_inputs((n, n, n));
+    println!("init {:.1} s", t.elapsed().as_secs_f64());
+    let plan = plan_for(
+        &prog,
+        &[n, n, n],
+        steps,
+        &[pt[0]],
+        2,
+        4,
+        Scheme::RegionSharing,
+    );
+    cuda::set_device_memory_limit(Some((64 + cap) << 20));
+    let r = {
+        let [a, b, kk] = &mut got;
+        let arrays = vec![
+            host_array_mut(a, "a").unwrap(),
+            host_array_mut(b, "b").unwrap(),
+            host_array(&*kk, "k").unwrap(),
+        ];
+        cuda::execute(
+            &prog,
+            &plan,
+            &heat_invocation(arrays, pt, steps),
+            &Options::default(),
+        )
+    };
+    cuda::set_device_memory_limit(None);
+    let out = r.unwrap();
+    let r = &out.report;
+    let link = r.link_bytes() as f64 / 1e9;
+    let run = r.wall_seconds - r.stages.setup - r.stages.register;
+    print!("{r}");
+    println!(
+        "  {n}^3 x3 f32 ({:.1} GiB), cap {cap} MiB: link {link:.2} GB in {run:.3} s -> {:.1} GB/s; register {:.3} s ({:.1} GB/s)",
+        (3 * n * n * n * 4) as f64 / (1u64 << 30) as f64,
+        link / run,
+        r.stages.register,
+        (3 * n * n * n * 4) as f64 / 1e9 / r.stages.register
+    );
+    let mut chk = heat_inputs((n, n, n));
+    let plan2 = plan_for(&prog, &[n, n, n], steps, &[pt[0]], 3, 2, Scheme::DirectMap);
+    let out2 = {
+        let [a, b, kk] = &mut chk;
+        let arrays = vec![
+            host_array_mut(a, "a").unwrap(),
+            host_array_mut(b, "b").unwrap(),
+            host_array(&*kk, "k").unwrap(),
+        ];
+        cuda::execute(
+            &prog,
+            &plan2,
+            &heat_invocation(arrays, pt, steps),
+            &Options::default(),
+        )
+        .unwrap()
+    };
+    print!("{}", out2.report);
+    for i in 0..2 {
+        assert_bits_eq3(
+            &got[i],
+            &chk[i],
+            "capped region-sharing vs uncapped direct-map",
+        );
+    }
+    println!(
+        "  equal bit for bit to direct-map d=3 k=2; sums {} vs {}",
+        out.reductions[0], out2.reductions[0]
+    );
+}
