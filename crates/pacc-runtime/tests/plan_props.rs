@@ -345,3 +345,38 @@ proptest! {
         }
     }
 }
+
+/// A nest over `1..ny - 1` leaves the rim of each plane alone: the rim's old values must reach
+/// the device with the planes, or the write-back would return garbage there.
+#[test]
+fn nests_that_leave_a_rim_load_the_planes_they_write() {
+    let mut p = acoustic(1);
+    // prev = f(cur, vel) without reading prev: only the rim makes prev's old values matter.
+    p.kernels[0].reads.retain(|r| r.array != 0);
+    let pl = plan::build(&p, &[20, 8, 8], 1, &[], &opts(2, 1, Scheme::DirectMap)).unwrap();
+    for b in 0..pl.blocks.len() {
+        assert_eq!(
+            pl.planes_htod(b, 0),
+            20,
+            "prev's planes come in for their rims"
+        );
+    }
+    // The same nest over whole planes (0..ny, 0..nx on the inner axes) needs no prev at all.
+    let mut whole = p.clone();
+    for ax in 1..3 {
+        whole.kernels[0].ranges[ax] = AxisRange {
+            lo: Bound::start(0),
+            hi: Bound::end(0),
+        };
+        for r in &mut whole.kernels[0].reads {
+            r.lo[ax] = 0;
+            r.hi[ax] = 0;
+        }
+    }
+    let pl = plan::build(&whole, &[20, 8, 8], 1, &[], &opts(2, 1, Scheme::DirectMap)).unwrap();
+    assert_eq!(
+        pl.planes_htod(0, 0),
+        2,
+        "only the two boundary planes the nest skips"
+    );
+}

@@ -23,7 +23,7 @@ pub fn build(
     let mut adjustments = Vec::new();
     let mut chunks = opts.chunks;
     let geometry = loop {
-        let g = geometry(program, n0, steps, k, chunks, points);
+        let g = geometry(program, shape, steps, k, chunks, points);
         match thin_chunk(&g, opts.scheme, &returned(program)) {
             None => break g,
             Some(need) if chunks > 1 => {
@@ -179,12 +179,13 @@ pub fn owned(n0: usize, d: usize, i: usize) -> Range<usize> {
 
 fn geometry(
     program: &Program,
-    n0: usize,
+    shape: &[usize],
     steps: usize,
     k: usize,
     d: usize,
     points: &[usize],
 ) -> Vec<Vec<ChunkPlan>> {
+    let n0 = shape[0];
     let ret = returned(program);
     let mut binding: Vec<usize> = (0..program.arrays.len()).collect();
     let mut blocks = Vec::new();
@@ -194,7 +195,7 @@ fn geometry(
         let block = (0..d)
             .map(|i| {
                 let own = owned(n0, d, i);
-                let work = infer(program, n0, &own, s, &binding, &ret, points);
+                let work = infer(program, shape, &own, s, &binding, &ret, points);
                 ChunkPlan {
                     owned: own,
                     window: work.window.clone(),

@@ -75,15 +75,23 @@ pub fn bindings_through_step(program: &Program, start: &[usize]) -> (Vec<Vec<usi
     (before, cur)
 }
 
+fn writes_whole_planes(kd: &crate::program::KernelDecl, shape: &[usize]) -> bool {
+    kd.ranges[1..]
+        .iter()
+        .zip(&shape[1..])
+        .all(|(r, &n)| r.lo.eval(n) <= 0 && r.hi.eval(n) >= n as i64)
+}
+
 pub fn infer(
     program: &Program,
-    n0: usize,
+    shape: &[usize],
     owned: &Range<usize>,
     steps: usize,
     binding_at_start: &[usize],
     returned: &[bool],
     points: &[usize],
 ) -> ChunkWork {
+    let n0 = shape[0];
     let owned_span: Span = Some(owned.clone());
     let mut need: Vec<Span> = returned
         .iter()
@@ -120,8 +128,12 @@ pub fn infer(
                     };
                     let cs = Some(c.clone());
                     window = hull(&window, &cs);
-                    for &w in &kd.writes {
-                        need[w] = hull_minus(&need[w], &cs);
+                    // Only a nest spanning whole planes replaces them; one that leaves a rim (e.g.
+                    // `1..ny - 1`) needs the old values of the rim too.
+                    if writes_whole_planes(kd, shape) {
+                        for &w in &kd.writes {
+                            need[w] = hull_minus(&need[w], &cs);
+                        }
                     }
                     for r in &kd.reads {
                         let ext = span(c.start as i64 + r.lo[0], c.end as i64 + r.hi[0], n0);
