@@ -453,10 +453,9 @@ fn registration_failure_falls_back_to_staged_copy() {
 }
 
 /// Interior-only inner ranges: each kernel leaves the rim of the planes it writes untouched, so
-/// the written array's planes must be loaded too. The planner (main@93c791d) treats a write as
-/// covering whole planes and does not load them; this test shows that (reported to the lead).
+/// the written array's planes must be loaded too (the planner at main@93c791d did not; fixed in
+/// 4c16ca1).
 #[test]
-#[ignore = "planner: writes of interior-only nests are taken as whole-plane writes"]
 fn heat3d_interior_rim() {
     let _dev = need_device!();
     let prog = heat_program_with(false);
@@ -867,7 +866,14 @@ fn test_plans_build_and_are_race_free() {
 
 /// The executor's reading of a plan, on the CPU in submission order (no device needed): the same
 /// offsets and bindings the CUDA executor uses, with the heat kernel in Rust.
-fn emulate_heat(prog: &Program, plan: &plan::Plan, arr: &mut [Array3<f32>; 3], pt: [usize; 3]) {
+fn emulate_heat(
+    periodic: bool,
+    prog: &Program,
+    plan: &plan::Plan,
+    arr: &mut [Array3<f32>; 3],
+    pt: [usize; 3],
+) {
+    let h = if periodic { 0 } else { 1 };
     use pacc_runtime::plan::{HostSide, OpKind};
     let (n0, n1, n2) = arr[0].dim();
     let pl = plan.plane_len;
@@ -966,8 +972,8 @@ fn emulate_heat(prog: &Program, plan: &plan::Plan, arr: &mut [Array3<f32>; 3], p
                     if z < 1 || z >= n0 - 1 {
                         continue;
                     }
-                    for y in 0..n1 {
-                        for x in 0..n2 {
+                    for y in h..n1 - h {
+                        for x in h..n2 - h {
                             let (ym, yp, xm, xp) = (
                                 (y + n1 - 1) % n1,
                                 (y + 1) % n1,
@@ -1009,6 +1015,30 @@ fn emulate_heat(prog: &Program, plan: &plan::Plan, arr: &mut [Array3<f32>; 3], p
 }
 
 #[test]
+fn emulated_plan_reading_equals_serial_interior_rim() {
+    let prog = heat_program_with(false);
+    let shape = (24, 13, 37);
+    let steps = 7;
+    let pt = [11, 6, 20];
+    let mut want = heat_inputs(shape);
+    heat_serial_with(false, &mut want, steps, pt);
+    for scheme in Scheme::ALL {
+        for (d, k) in [(1, 7), (2, 2), (3, 3), (5, 2)] {
+            let plan = plan_for(&prog, &[24, 13, 37], steps, &[pt[0]], d, k, scheme);
+            let mut got = heat_inputs(shape);
+            emulate_heat(false, &prog, &plan, &mut got, pt);
+            for i in 0..3 {
+                assert_bits_eq3(
+                    &got[i],
+                    &want[i],
+                    &format!("emulated rim {scheme} d={d} k={k} array {i}"),
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn emulated_plan_reading_equals_serial() {
     let prog = heat_program();
     let shape = (24, 13, 37);
@@ -1020,7 +1050,7 @@ fn emulated_plan_reading_equals_serial() {
         for (d, k) in [(1, 1), (1, 7), (2, 2), (3, 3), (4, 1), (5, 2), (3, 7)] {
             let plan = plan_for(&prog, &[24, 13, 37], steps, &[pt[0]], d, k, scheme);
             let mut got = heat_inputs(shape);
-            emulate_heat(&prog, &plan, &mut got, pt);
+            emulate_heat(true, &prog, &plan, &mut got, pt);
             for i in 0..3 {
                 assert_bits_eq3(
                     &got[i],
@@ -1203,4 +1233,114 @@ fn heat3d_out_of_core_capped() {
         "  equal bit for bit to direct-map d=3 k=2; sums {} vs {}",
         out.reductions[0], out2.reductions[0]
     );
+}
+
+/// CPU closures for the heat program (what the translator would generate, §2).
+fn heat_cpu<'a>(pt: [usize; 3]) -> CpuKernels<'a> {
+    use pacc_runtime::exec::KernelFrame;
+    let k0 = move |f: &KernelFrame<'_>, z: usize, red: &mut [f64]| {
+        let (a, b, k) = (
+            f.arrays[0].grid::<f32>(),
+            f.arrays[1].grid::<f32>(),
+            f.arrays[2].grid::<f32>(),
+        );
+        let (n1, n2) = (f.shape[1], f.shape[2]);
+        let t = f.t;
+        let mut s = 0f32;
+        for y in 0..n1 {
+            for x in 0..n2 {
+                let (ym, yp, xm, xp) = (
+                    (y + n1 - 1) % n1,
+                    (y + 1) % n1,
+                    (x + n2 - 1) % n2,
+                    (x + 1) % n2,
+                );
+                let c = a.get3(z, y, x);
+                let v = c
+                    + C * k.get3(z, y, x)
+                        * (a.get3(z - 1, y, x)
+                            + a.get3(z + 1, y, x)
+                            + a.get3(z, ym, x)
+                            + a.get3(z, yp, x)
+                            + a.get3(z, y, xm)
+                            + a.get3(z, y, xp)
+                            - 6.0 * c)
+                    + 0.001 * (t as f32);
+                b.set3(z, y, x, v);
+                s += v;
+            }
+        }
+        red[0] = s as f64;
+    };
+    let p0 = move |f: &KernelFrame<'_>| {
+        let a = f.arrays[0].grid::<f32>();
+        a.set3(
+            pt[0],
+            pt[1],
+            pt[2],
+            a.get3(pt[0], pt[1], pt[2]) + W[(f.t & 3) as usize],
+        );
+    };
+    CpuKernels {
+        kernels: vec![Box::new(k0)],
+        points: vec![Box::new(p0)],
+    }
+}
+
+/// `pacc_runtime::run` with the CUDA backend: equals the CPU backend bit for bit (arrays) where a
+/// device is present; elsewhere `BackendChoice::Cuda` is a typed `NoCuda` error and nothing is
+/// touched.
+#[test]
+fn run_entry_point_cuda_equals_cpu() {
+    use pacc_runtime::BackendChoice;
+    let prog = heat_program();
+    let shape = (24, 13, 37);
+    let steps = 6;
+    let pt = [11, 6, 20];
+    let call = |backend: BackendChoice, got: &mut [Array3<f32>; 3]| {
+        let [a, b, kk] = got;
+        let mut inv = heat_invocation(
+            vec![
+                host_array_mut(a, "a").unwrap(),
+                host_array_mut(b, "b").unwrap(),
+                host_array(&*kk, "k").unwrap(),
+            ],
+            pt,
+            steps,
+        );
+        inv.cpu = heat_cpu(pt);
+        pacc_runtime::run(
+            &prog,
+            inv,
+            &Options::default().backend(backend).chunks(3).block_steps(2),
+        )
+    };
+    let mut cpu = heat_inputs(shape);
+    let out_cpu = call(BackendChoice::Cpu, &mut cpu).unwrap();
+    let mut want = heat_inputs(shape);
+    let want_s = heat_serial(&mut want, steps, pt);
+    for i in 0..3 {
+        assert_bits_eq3(&cpu[i], &want[i], "cpu backend vs serial");
+    }
+    let mut got = heat_inputs(shape);
+    match cuda::available() {
+        Err(reason) => {
+            match call(BackendChoice::Cuda, &mut got) {
+                Err(Error::NoCuda { .. }) => {}
+                other => panic!("expected NoCuda, got {other:?}"),
+            }
+            assert_eq!(got[0], heat_inputs(shape)[0]);
+            println!("skipping the device part: {reason}");
+        }
+        Ok(_) => {
+            let out = call(BackendChoice::Cuda, &mut got).unwrap();
+            assert_eq!(out.report.backend, "cuda");
+            assert_eq!(out.swap_replays, out_cpu.swap_replays);
+            for i in 0..3 {
+                assert_bits_eq3(&got[i], &cpu[i], "run(cuda) vs run(cpu)");
+            }
+            assert!(close(out.reductions[0], want_s as f64, 1e-4));
+            print!("{}", out.report);
+        }
+    }
 }
