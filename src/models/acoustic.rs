@@ -241,14 +241,18 @@ pub fn l2_norm(u: &Array3<f32>) -> f64 {
         .sqrt()
 }
 
-/// Writes slice `z` of `u` as an RGB PNG, blue (negative) - white (0) - red (positive), scaled
-/// to the slice's largest magnitude.
+/// Writes slice `z` of `u` as an RGB PNG, blue (negative) - white (0) - red (positive). The
+/// colour scale saturates at the 99.5th percentile of the slice's magnitudes, so that the
+/// wavefronts stay visible next to the source point.
 pub fn write_png(path: &std::path::Path, u: &Array3<f32>, z: usize) -> std::io::Result<()> {
     let (_, ny, nx) = u.dim();
     let slice = u.index_axis(ndarray::Axis(0), z);
-    let max = slice
-        .iter()
-        .fold(0f32, |m, v| m.max(v.abs()))
+    let mut mags: Vec<f32> = slice.iter().map(|v| v.abs()).collect();
+    mags.sort_by(f32::total_cmp);
+    let max = mags
+        .get(mags.len().saturating_sub(1) * 995 / 1000)
+        .copied()
+        .unwrap_or(0.0)
         .max(f32::MIN_POSITIVE);
     let mut pixels = Vec::with_capacity(ny * nx * 3);
     for v in slice.iter() {
