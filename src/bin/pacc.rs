@@ -8,6 +8,8 @@
 
 use clap::{Parser, Subcommand};
 use pacc_runtime::plan::{self, PlanOptions, Scheme};
+use std::fmt::Write as _;
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -81,8 +83,22 @@ enum Cmd {
 }
 
 fn main() -> ExitCode {
-    match run(Cli::parse()) {
-        Ok(()) => ExitCode::SUCCESS,
+    let mut out = String::new();
+    match run(Cli::parse(), &mut out) {
+        Ok(()) => {
+            // A closed pipe (`pacc expand ... | head`) is not an error.
+            let mut stdout = std::io::stdout().lock();
+            match stdout
+                .write_all(out.as_bytes())
+                .and_then(|()| stdout.flush())
+            {
+                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                    eprintln!("error: writing the output: {e}");
+                    ExitCode::FAILURE
+                }
+                _ => ExitCode::SUCCESS,
+            }
+        }
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::FAILURE
@@ -94,7 +110,7 @@ fn read(file: &PathBuf) -> Result<String, String> {
     std::fs::read_to_string(file).map_err(|e| format!("cannot read {}: {e}", file.display()))
 }
 
-fn run(cli: Cli) -> Result<(), String> {
+fn run(cli: Cli, out: &mut String) -> Result<(), String> {
     match cli.cmd {
         Cmd::Expand {
             file,
@@ -113,28 +129,31 @@ fn run(cli: Cli) -> Result<(), String> {
             }
             for f in &fns {
                 if !host {
-                    println!(
+                    let _ = writeln!(
+                        out,
                         "// ===== `{}`: CUDA C (`{}::CUDA_SOURCE`) =====",
                         f.name, f.name
                     );
-                    println!("{}", f.cuda.trim_end());
-                    println!();
+                    let _ = writeln!(out, "{}", f.cuda.trim_end());
+                    let _ = writeln!(out);
                 }
                 if !cuda {
-                    println!(
+                    let _ = writeln!(
+                        out,
                         "// ===== `{}`: host Rust (the wrapper and `mod {}`) =====",
                         f.name, f.name
                     );
-                    println!("{}", f.host.trim_end());
-                    println!();
+                    let _ = writeln!(out, "{}", f.host.trim_end());
+                    let _ = writeln!(out);
                 }
                 if program {
-                    println!("// ===== `{}`: program description =====", f.name);
-                    println!(
+                    let _ = writeln!(out, "// ===== `{}`: program description =====", f.name);
+                    let _ = writeln!(
+                        out,
                         "{}",
                         serde_json::to_string_pretty(&f.program).map_err(|e| e.to_string())?
                     );
-                    println!();
+                    let _ = writeln!(out);
                 }
             }
             Ok(())
@@ -204,17 +223,21 @@ fn run(cli: Cli) -> Result<(), String> {
             let plan = plan::build(&program, &shape, steps, &point_planes, &opts)
                 .map_err(|e| format!("cannot plan the run: {e}"))?;
             if json {
-                println!(
+                let _ = writeln!(
+                    out,
                     "{}",
                     serde_json::to_string(&plan).map_err(|e| e.to_string())?
                 );
                 return Ok(());
             }
-            print!("{}", plan.summary(&program));
-            print_link_per_block(&program, &plan);
+            out.push_str(&plan.summary(&program));
+            print_link_per_block(out, &program, &plan);
             match plan::race::check(&program, &plan) {
                 Ok(()) => {
-                    println!("race check: passed (every two conflicting operations are ordered)")
+                    let _ = writeln!(
+                        out,
+                        "race check: passed (every two conflicting operations are ordered)"
+                    );
                 }
                 Err(e) => return Err(format!("race check FAILED: {e}")),
             }
@@ -225,7 +248,11 @@ fn run(cli: Cli) -> Result<(), String> {
 
 /// Planes per block crossing the link, summed over arrays and compared with the extent of the
 /// outermost axis (region sharing moves every array that is read once per block).
-fn print_link_per_block(program: &pacc_runtime::Program, plan: &pacc_runtime::Plan) {
+fn print_link_per_block(
+    out: &mut String,
+    program: &pacc_runtime::Program,
+    plan: &pacc_runtime::Plan,
+) {
     let n0 = plan.shape.first().copied().unwrap_or(0).max(1);
     for b in 0..plan.blocks.len() {
         let mut parts = Vec::new();
@@ -235,7 +262,8 @@ fn print_link_per_block(program: &pacc_runtime::Program, plan: &pacc_runtime::Pl
                 parts.push(format!("{} {h} ({:.2}x)", decl.name, h as f64 / n0 as f64));
             }
         }
-        println!(
+        let _ = writeln!(
+            out,
             "block {b}: planes to device per array (x the {n0} planes of axis 0): {}",
             if parts.is_empty() {
                 "none".to_string()
