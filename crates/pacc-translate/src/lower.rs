@@ -373,13 +373,21 @@ fn bind_local(l: &syn::Local, arrays: &[ArrayParam], pre: &mut HashMap<String, P
         }
         Pat::Tuple(t) => {
             let dims = init.map(|e| is_dim_tuple(e, arrays, pre)).unwrap_or(false);
+            let anns: Vec<Option<Ty>> = match ann {
+                Some(syn::Type::Tuple(tt)) => tt.elems.iter().map(scalar_ty).collect(),
+                _ => Vec::new(),
+            };
+            let inits: Vec<Option<Ty>> = match init.map(strip) {
+                Some(Expr::Tuple(et)) => et.elems.iter().map(|e| pre_infer(e, pre)).collect(),
+                _ => Vec::new(),
+            };
             for (i, p) in t.elems.iter().enumerate() {
                 if let Pat::Ident(pi) = p {
                     let v = if dims {
                         PreVar::Dim(i)
                     } else {
                         PreVar::Scalar {
-                            ty: None,
+                            ty: anns.get(i).copied().flatten().or(inits.get(i).copied().flatten()),
                             mutable: pi.mutability.is_some(),
                         }
                     };
@@ -728,8 +736,10 @@ impl Ctx<'_> {
                 if self.array(&name).is_some() {
                     return Err(err(&name, format!("`{name}` shadows an array parameter; pick another name")));
                 }
-                let init = self.expr(&init.expr, sc)?;
+                let init = self.expr(&init.expr, sc);
+                // In scope even when its initialiser failed, so later uses do not cascade.
                 sc.locals.push(name.to_string());
+                let init = init?;
                 Ok(Some(KStmt::Let { name, ty, init }))
             }
             Stmt::Expr(e, semi) => {

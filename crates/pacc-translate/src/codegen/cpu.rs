@@ -102,11 +102,32 @@ fn grids(f: &Func, used: &[usize]) -> TokenStream {
     quote!(#(#g)*)
 }
 
-fn time_binding(f: &Func) -> TokenStream {
+fn time_binding(f: &Func, used: bool) -> TokenStream {
     match &f.time.var {
-        Some(v) => quote!(let #v = __pacc_time(__t_like, __f.t);),
-        None => quote!(),
+        Some(v) if used => quote!(let #v = __pacc_time(__t_like, __f.t);),
+        _ => quote!(),
     }
+}
+
+/// Whether the kernel (or point) reads the time variable.
+pub fn uses_time_stmts(body: &[crate::ir::KStmt]) -> bool {
+    let mut used = false;
+    crate::analysis::walk_stmts(body, &mut |_| {}, &mut |e| {
+        if matches!(e.kind, crate::ir::KExprKind::Time) {
+            used = true
+        }
+    });
+    used
+}
+
+pub fn uses_time_expr(e: &crate::ir::KExpr) -> bool {
+    let mut used = false;
+    crate::analysis::walk_expr(e, &mut |e| {
+        if matches!(e.kind, crate::ir::KExprKind::Time) {
+            used = true
+        }
+    });
+    used
 }
 
 /// Arrays a kernel touches.
@@ -142,7 +163,7 @@ pub fn kernels(f: &Func, an: &Analysis) -> TokenStream {
         }
         let outer = &n.vars[0];
         let g = grids(f, &used_arrays(an, k));
-        let t = time_binding(f);
+        let t = time_binding(f, uses_time_stmts(&n.body));
         let reds = &an.reductions[k];
         let red_init = reds.iter().map(|&r| {
             let red = &f.reductions[r];
@@ -199,7 +220,7 @@ pub fn points(f: &Func, an: &Analysis) -> (TokenStream, TokenStream) {
         }
         used.sort();
         let g = grids(f, &used);
-        let t = time_binding(f);
+        let t = time_binding(f, uses_time_expr(&p.value));
         let ax: Vec<usize> = (0..nd).collect();
         push.extend(quote! {
             __points_cpu.push(::std::boxed::Box::new(|__f: &::pacc::runtime::exec::KernelFrame<'_>| {

@@ -185,8 +185,8 @@ impl<'a> Gen<'a> {
         p
     }
 
-    fn time_binding(&mut self, ind: &str) {
-        if let Some(v) = &self.f.time.var {
+    fn time_binding(&mut self, ind: &str, used: bool) {
+        if let (Some(v), true) = (&self.f.time.var, used) {
             let t = self.env.time;
             let _ = writeln!(self.out, "{ind}const {} {} = ({})pacc_t;", t.cuda_name(), c_ident(&v.to_string()), t.cuda_name());
         }
@@ -248,7 +248,7 @@ impl<'a> Gen<'a> {
             );
         }
         let _ = writeln!(self.out, "    if (pacc_active) {{");
-        self.time_binding("        ");
+        self.time_binding("        ", crate::codegen::cpu::uses_time_stmts(&n.body));
         self.env.locals.clear();
         self.stmts(&n.body, 2);
         let _ = writeln!(self.out, "    }}");
@@ -302,7 +302,7 @@ impl<'a> Gen<'a> {
         };
         let _ = writeln!(self.out, "    const long long pacc_at = {at};");
         self.point_at = Some("pacc_at".into());
-        self.time_binding("    ");
+        self.time_binding("    ", crate::codegen::cpu::uses_time_expr(&p.value));
         let elem = Ty::from_elem(f.arrays[p.array].elem);
         let target = format!("{}[pacc_at]", c_ident(&f.arrays[p.array].name.to_string()));
         let v = self.expr(&p.value, Some(elem));
@@ -460,7 +460,14 @@ impl<'a> Gen<'a> {
                     format!("{a} {} {b}", op.c())
                 }
             }
-            KExprKind::Neg(x) => format!("-{}", self.expr(x, want)),
+            KExprKind::Neg(x) => {
+                let v = self.expr(x, want);
+                if v.starts_with('-') {
+                    format!("-({v})")
+                } else {
+                    format!("-{v}")
+                }
+            }
             KExprKind::Not(x) => {
                 let t = resolve(self.env.infer(x), want);
                 if t == Ty::Bool {

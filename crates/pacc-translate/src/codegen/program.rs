@@ -122,7 +122,12 @@ fn string(s: &str) -> TokenStream {
 }
 
 fn i64s(v: &[i64]) -> TokenStream {
-    quote!(vec![#(#v),*])
+    quote!(::std::vec::Vec::from([#(#v),*]))
+}
+
+fn list(items: impl IntoIterator<Item = TokenStream>) -> TokenStream {
+    let items: Vec<TokenStream> = items.into_iter().collect();
+    quote!(::std::vec::Vec::from([#(#items),*]))
 }
 
 fn bound(b: Bound) -> TokenStream {
@@ -180,11 +185,12 @@ pub fn tokens(p: &Program, cuda: TokenStream) -> TokenStream {
         });
         let w = &k.writes;
         let red = &k.reductions;
-        quote!(#kd { name: #n, ranges: vec![#(#ranges),*], reads: vec![#(#reads),*], writes: vec![#(#w),*], reductions: vec![#(#red),*] })
+        let (ranges, reads) = (list(ranges), list(reads));
+        quote!(#kd { name: #n, ranges: #ranges, reads: #reads, writes: ::std::vec::Vec::from([#(#w),*]), reductions: ::std::vec::Vec::from([#(#red),*]) })
     });
     let points = p.points.iter().map(|q| {
         let (n, a, r) = (string(&q.name), q.array, &q.reads);
-        quote!(#pd { name: #n, array: #a, reads: vec![#(#r),*] })
+        quote!(#pd { name: #n, array: #a, reads: ::std::vec::Vec::from([#(#r),*]) })
     });
     let step = p.step.iter().map(|s| match s {
         Stage::Kernel(i) => quote!(#st::Kernel(#i)),
@@ -192,6 +198,8 @@ pub fn tokens(p: &Program, cuda: TokenStream) -> TokenStream {
         Stage::Swap(a, b) => quote!(#st::Swap(#a, #b)),
         Stage::Reset(i) => quote!(#st::Reset(#i)),
     });
+    let (arrays, scalars, slices, reductions) = (list(arrays), list(scalars), list(slices), list(reductions));
+    let (resets, kernels, points, step) = (list(resets), list(kernels), list(points), list(step));
     let halo = p.halo;
     let opt = |o: Option<usize>| match o {
         Some(v) => quote!(::core::option::Option::Some(#v)),
@@ -202,14 +210,14 @@ pub fn tokens(p: &Program, cuda: TokenStream) -> TokenStream {
         ::pacc::runtime::Program {
             name: #name,
             ndim: #ndim,
-            arrays: vec![#(#arrays),*],
-            scalars: vec![#(#scalars),*],
-            slices: vec![#(#slices),*],
-            reductions: vec![#(#reductions),*],
-            resets: vec![#(#resets),*],
-            kernels: vec![#(#kernels),*],
-            points: vec![#(#points),*],
-            step: vec![#(#step),*],
+            arrays: #arrays,
+            scalars: #scalars,
+            slices: #slices,
+            reductions: #reductions,
+            resets: #resets,
+            kernels: #kernels,
+            points: #points,
+            step: #step,
             halo: #halo,
             default_chunks: #dc,
             default_block_steps: #db,

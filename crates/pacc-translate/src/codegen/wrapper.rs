@@ -3,7 +3,7 @@
 
 use crate::analysis::Analysis;
 use crate::codegen::{cpu, program};
-use crate::ir::{Func, ParamKind, Passing, StepItem, Ty};
+use crate::ir::{Func, ParamKind, Passing, StepItem};
 use pacc_runtime::program::{Program, Role};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
@@ -240,18 +240,19 @@ fn idents(ts: TokenStream) -> Vec<String> {
 
 /// `__pacc_time(like, t)`: the step's time value in the time variable's own integer type.
 fn time_helpers() -> TokenStream {
-    let tys = ["i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize"];
-    let impls = tys.iter().map(|t| {
-        let t = format_ident!("{t}");
-        quote!(impl __PaccTime for #t { fn __from_i64(v: i64) -> Self { v as #t } })
-    });
-    let _ = Ty::Usize;
     quote! {
         #[doc(hidden)]
-        pub trait __PaccTime: Copy { fn __from_i64(v: i64) -> Self; }
-        #(#impls)*
+        pub trait __PaccTime: Copy {
+            fn __from_i64(v: i64) -> Self;
+        }
+        macro_rules! __pacc_time_impls {
+            ($($t:ty),*) => { $(impl __PaccTime for $t { fn __from_i64(v: i64) -> Self { v as $t } })* };
+        }
+        __pacc_time_impls!(i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize);
         #[doc(hidden)]
         #[inline(always)]
-        pub fn __pacc_time<T: __PaccTime>(_like: T, v: i64) -> T { T::__from_i64(v) }
+        pub fn __pacc_time<T: __PaccTime>(_like: T, v: i64) -> T {
+            T::__from_i64(v)
+        }
     }
 }
