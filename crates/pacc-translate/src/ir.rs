@@ -139,6 +139,8 @@ pub enum PreVar {
     /// The extent of an axis (`let (nz, ny, nx) = a.dim();`).
     Dim(usize),
     Other,
+    /// Bound by a statement that was itself an error (uses are not reported again).
+    Poisoned,
 }
 
 /// One parsed `#[pipeline(...)]` directive.

@@ -460,6 +460,12 @@ impl Ctx<'_> {
         let e = match s {
             Stmt::Expr(e, _) => e,
             Stmt::Local(l) => {
+                // Later uses of the names should not add errors of their own.
+                let mut names = Vec::new();
+                collect_pat_idents(&l.pat, &mut names);
+                for n in names {
+                    self.pre.insert(n, PreVar::Poisoned);
+                }
                 return Err(err(
                     l,
                     format!("`let` in the time loop outside a loop nest is not supported: compute the value before the time loop or inside a nest; {STEP_SURFACE}"),
@@ -743,7 +749,11 @@ impl Ctx<'_> {
                 Ok(Some(KStmt::Let { name, ty, init }))
             }
             Stmt::Expr(e, semi) => {
-                if semi.is_none() && !matches!(e, Expr::If(_)) {
+                let block_like = matches!(
+                    e,
+                    Expr::If(_) | Expr::While(_) | Expr::Loop(_) | Expr::ForLoop(_) | Expr::Block(_) | Expr::Match(_) | Expr::Unsafe(_)
+                );
+                if semi.is_none() && !block_like {
                     return Err(err(e, format!("a kernel statement must end with `;`; {KERNEL_SURFACE}")));
                 }
                 self.expr_stmt(e, sc).map(Some)
@@ -761,6 +771,10 @@ impl Ctx<'_> {
             Expr::ForLoop(f) => Err(err(
                 for_head(f),
                 format!("a loop nest has exactly one `for` per array axis ({}); this loop is one too many", self.ndim),
+            )),
+            Expr::While(_) | Expr::Loop(_) => Err(err(
+                e,
+                format!("loops inside a kernel are not supported (a kernel is the body of one perfect loop nest); {KERNEL_SURFACE}"),
             )),
             other => Err(err(other, format!("unsupported statement in a kernel; {KERNEL_SURFACE}"))),
         }
@@ -1140,6 +1154,7 @@ impl Ctx<'_> {
                 Ok(KExprKind::Scalar(self.scalar(id, ty)?))
             }
             Some(PreVar::Dim(_)) => Ok(KExprKind::Scalar(self.scalar(id, Some(Ty::Usize))?)),
+            Some(PreVar::Poisoned) => Ok(KExprKind::Float("0".into(), None)),
             Some(PreVar::Array(_)) => Err(err(
                 id,
                 format!("array `{id}` must be indexed in a kernel: `{id}[[{}]]`", sc.loop_vars.join(", ")),
@@ -1191,6 +1206,15 @@ fn min_max_form<'e>(right: &'e Expr, name: &str) -> Option<(ReduceOp, &'e Expr)>
             }
         }
         _ => None,
+    }
+}
+
+fn collect_pat_idents(p: &Pat, out: &mut Vec<String>) {
+    match p {
+        Pat::Ident(pi) => out.push(pi.ident.to_string()),
+        Pat::Type(pt) => collect_pat_idents(&pt.pat, out),
+        Pat::Tuple(t) => t.elems.iter().for_each(|e| collect_pat_idents(e, out)),
+        _ => {}
     }
 }
 

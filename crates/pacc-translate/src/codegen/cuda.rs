@@ -401,6 +401,21 @@ impl<'a> Gen<'a> {
         self.env.locals.truncate(scope);
     }
 
+    /// An operand of a binary operator, parenthesised where C's precedence differs from Rust's
+    /// (bitwise operators against comparisons and arithmetic).
+    fn operand(&self, parent: BinOp, e: &KExpr, t: Ty) -> String {
+        let s = self.expr(e, Some(t));
+        let bitwise = |o: BinOp| matches!(o, BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::Shl | BinOp::Shr);
+        match &e.kind {
+            KExprKind::Bin(child, _, _)
+                if bitwise(parent) || bitwise(*child) || (parent.is_cmp() && child.is_cmp()) =>
+            {
+                format!("({s})")
+            }
+            _ => s,
+        }
+    }
+
     /// C for an expression; `want` fixes the type of literals the context leaves open.
     fn expr(&self, e: &KExpr, want: Option<Ty>) -> String {
         match &e.kind {
@@ -449,11 +464,12 @@ impl<'a> Gen<'a> {
                 }
                 if op.is_shift() {
                     let t = resolve(lt, want);
-                    return format!("{} {} {}", self.expr(l, Some(t)), op.c(), self.expr(r, None));
+                    let rt = resolve(rt, None);
+                    return format!("{} {} {}", self.operand(*op, l, t), op.c(), self.operand(*op, r, rt));
                 }
                 let u = unify(lt, rt);
                 let t = if op.is_cmp() { resolve(u, None) } else { resolve(u, want) };
-                let (a, b) = (self.expr(l, Some(t)), self.expr(r, Some(t)));
+                let (a, b) = (self.operand(*op, l, t), self.operand(*op, r, t));
                 if *op == BinOp::Rem && t.is_float() {
                     format!("{}({a}, {b})", if t == Ty::F32 { "fmodf" } else { "fmod" })
                 } else {
