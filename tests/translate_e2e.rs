@@ -11,7 +11,8 @@ fn heat2d(a: &mut Array2<f64>, b: &mut Array2<f64>, alpha: f64, steps: usize) ->
         for y in 1..ny - 1 {
             for x in 1..nx - 1 {
                 let c = a[[y, x]];
-                let v = c + alpha * (a[[y - 1, x]] + a[[y + 1, x]] + a[[y, x - 1]] + a[[y, x + 1]] - 4.0 * c);
+                let v = c + alpha
+                    * (a[[y - 1, x]] + a[[y + 1, x]] + a[[y, x - 1]] + a[[y, x + 1]] - 4.0 * c);
                 b[[y, x]] = if v > 0.0 { v } else { 0.0 };
                 peak = peak.max(v);
             }
@@ -42,8 +43,18 @@ fn wave3d(
             for y in 2..ny - 2 {
                 for x in 2..nx - 2 {
                     let lap: f32 = 3.0 * c0 * cur[[z, y, x]]
-                        + c1 * (cur[[z + 1, y, x]] + cur[[z - 1, y, x]] + cur[[z, y + 1, x]] + cur[[z, y - 1, x]] + cur[[z, y, x + 1]] + cur[[z, y, x - 1]])
-                        + c2 * (cur[[z + 2, y, x]] + cur[[z - 2, y, x]] + cur[[z, y + 2, x]] + cur[[z, y - 2, x]] + cur[[z, y, x + 2]] + cur[[z, y, x - 2]]);
+                        + c1 * (cur[[z + 1, y, x]]
+                            + cur[[z - 1, y, x]]
+                            + cur[[z, y + 1, x]]
+                            + cur[[z, y - 1, x]]
+                            + cur[[z, y, x + 1]]
+                            + cur[[z, y, x - 1]])
+                        + c2 * (cur[[z + 2, y, x]]
+                            + cur[[z - 2, y, x]]
+                            + cur[[z, y + 2, x]]
+                            + cur[[z, y - 2, x]]
+                            + cur[[z, y, x + 2]]
+                            + cur[[z, y, x - 2]]);
                     let v = vel[[z, y, x]];
                     prev[[z, y, x]] = 2.0 * cur[[z, y, x]] - prev[[z, y, x]] + v * v * r * lap;
                     total += prev[[z, y, x]].abs() * (t as f32 + 1.0).sqrt();
@@ -61,7 +72,9 @@ fn ramp2(ny: usize, nx: usize) -> Array2<f64> {
 }
 
 fn ramp3(n: (usize, usize, usize), k: f32) -> Array3<f32> {
-    Array3::from_shape_fn(n, |(z, y, x)| (((z * 5 + y * 3 + x) % 13) as f32 / 13.0 - 0.5) * k)
+    Array3::from_shape_fn(n, |(z, y, x)| {
+        (((z * 5 + y * 3 + x) % 13) as f32 / 13.0 - 0.5) * k
+    })
 }
 
 fn set_serial() {
@@ -78,7 +91,14 @@ fn heat2d_serial_matches_original() {
     assert_eq!(r1.to_bits(), r2.to_bits());
     assert_eq!(a1, a2);
     assert_eq!(b1, b2);
-    let (_, report) = heat2d::run(&mut a2, &mut b2, 0.1, 2, &Options::new().backend(BackendChoice::Serial)).unwrap();
+    let (_, report) = heat2d::run(
+        &mut a2,
+        &mut b2,
+        0.1,
+        2,
+        &Options::new().backend(BackendChoice::Serial),
+    )
+    .unwrap();
     assert_eq!(report.backend, "serial");
     assert_eq!(report.steps, 2);
     let p = heat2d::program();

@@ -135,7 +135,10 @@ pub enum PreVar {
     Array(usize),
     Slice(Elem),
     /// A scalar; `None` when its type could not be inferred.
-    Scalar { ty: Option<Ty>, mutable: bool },
+    Scalar {
+        ty: Option<Ty>,
+        mutable: bool,
+    },
     /// The extent of an axis (`let (nz, ny, nx) = a.dim();`).
     Dim(usize),
     Other,
@@ -316,15 +319,8 @@ pub struct Point {
 #[derive(Clone, Debug)]
 pub enum StepItem {
     Nest(Nest),
-    Swap {
-        a: usize,
-        b: usize,
-        stmt: syn::Stmt,
-    },
-    Reset {
-        reduction: usize,
-        value: syn::Expr,
-    },
+    Swap { a: usize, b: usize, stmt: syn::Stmt },
+    Reset { reduction: usize, value: syn::Expr },
     Point(Point),
 }
 

@@ -47,9 +47,15 @@ impl Translation {
             s += &format!("  array {}: {} {:?}\n", a.name, a.elem.rust_name(), a.role);
         }
         for k in &p.kernels {
-            s += &format!("  kernel {}: writes {:?}, reductions {:?}\n", k.name, k.writes, k.reductions);
+            s += &format!(
+                "  kernel {}: writes {:?}, reductions {:?}\n",
+                k.name, k.writes, k.reductions
+            );
             for r in &k.reads {
-                s += &format!("    reads {}: {:?}..={:?}\n", p.arrays[r.array].name, r.lo, r.hi);
+                s += &format!(
+                    "    reads {}: {:?}..={:?}\n",
+                    p.arrays[r.array].name, r.lo, r.hi
+                );
             }
         }
         s
@@ -58,14 +64,28 @@ impl Translation {
 
 /// Whether an attribute is `#[pacc::pipeline(..)]` or `#[pipeline(..)]`.
 pub fn is_pipeline_attr(a: &syn::Attribute) -> bool {
-    let segs: Vec<String> = a.path().segments.iter().map(|s| s.ident.to_string()).collect();
-    matches!(segs.iter().map(|s| s.as_str()).collect::<Vec<_>>().as_slice(), ["pipeline"] | ["pacc", "pipeline"])
+    let segs: Vec<String> = a
+        .path()
+        .segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect();
+    matches!(
+        segs.iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .as_slice(),
+        ["pipeline"] | ["pacc", "pipeline"]
+    )
 }
 
 /// Translates one annotated function (`args`: the attribute's arguments, `item`: the fn).
 pub fn translate(args: TokenStream, item: TokenStream) -> Result<Translation, syn::Error> {
     let item: syn::ItemFn = syn::parse2(item).map_err(|e| {
-        syn::Error::new(e.span(), format!("#[pacc::pipeline] applies to a function: {e}"))
+        syn::Error::new(
+            e.span(),
+            format!("#[pacc::pipeline] applies to a function: {e}"),
+        )
     })?;
     let directive = parse::args::parse(args);
     let lowered = lower::lower(item, directive.clone().unwrap_or_default());
@@ -119,7 +139,11 @@ pub struct FileExpansion {
 pub fn expand_file(source: &str, function: Option<&str>) -> Result<Vec<FileExpansion>, String> {
     let file = syn::parse_file(source).map_err(|e| {
         let s = e.span().start();
-        format!("cannot parse the file: {e} (line {}, column {})", s.line, s.column + 1)
+        format!(
+            "cannot parse the file: {e} (line {}, column {})",
+            s.line,
+            s.column + 1
+        )
     })?;
     let mut fns = Vec::new();
     collect_fns(&file.items, &mut fns);
@@ -152,7 +176,9 @@ pub fn expand_file(source: &str, function: Option<&str>) -> Result<Vec<FileExpan
     }
     if let Some(n) = function {
         if out.is_empty() {
-            return Err(format!("no function `{n}` with #[pacc::pipeline] in the file"));
+            return Err(format!(
+                "no function `{n}` with #[pacc::pipeline] in the file"
+            ));
         }
     }
     Ok(out)

@@ -164,7 +164,12 @@ pub fn lower(item: syn::ItemFn, directive: Directive) -> syn::Result<Func> {
     let ti = fors[0];
     let tl = match &stmts[ti] {
         Stmt::Expr(Expr::ForLoop(tl), _) => tl,
-        _ => return Err(err(&item.sig.ident, "internal error locating the time loop")),
+        _ => {
+            return Err(err(
+                &item.sig.ident,
+                "internal error locating the time loop",
+            ))
+        }
     };
     let pre_stmts: Vec<Stmt> = stmts[..ti].to_vec();
     let post_stmts: Vec<Stmt> = stmts[ti + 1..].to_vec();
@@ -324,7 +329,13 @@ fn check_no_early_exit(pre: &[Stmt], post: &[Stmt]) -> syn::Result<()> {
             push(&mut self.0, err(r, "`return` in a pipelined function is not supported; let the body end with its value"));
         }
         fn visit_expr_try(&mut self, t: &'ast syn::ExprTry) {
-            push(&mut self.0, err(t, "`?` outside the time loop of a pipelined function is not supported"));
+            push(
+                &mut self.0,
+                err(
+                    t,
+                    "`?` outside the time loop of a pipelined function is not supported",
+                ),
+            );
         }
         fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
         fn visit_item(&mut self, _: &'ast syn::Item) {}
@@ -365,7 +376,10 @@ fn bind_local(l: &syn::Local, arrays: &[ArrayParam], pre: &mut HashMap<String, P
                 PreVar::Dim(axis)
             } else {
                 match init.map(|e| pre_infer(e, pre)) {
-                    Some(Some(t)) => PreVar::Scalar { ty: Some(t), mutable },
+                    Some(Some(t)) => PreVar::Scalar {
+                        ty: Some(t),
+                        mutable,
+                    },
                     _ => PreVar::Scalar { ty: None, mutable },
                 }
             };
@@ -387,7 +401,11 @@ fn bind_local(l: &syn::Local, arrays: &[ArrayParam], pre: &mut HashMap<String, P
                         PreVar::Dim(i)
                     } else {
                         PreVar::Scalar {
-                            ty: anns.get(i).copied().flatten().or(inits.get(i).copied().flatten()),
+                            ty: anns
+                                .get(i)
+                                .copied()
+                                .flatten()
+                                .or(inits.get(i).copied().flatten()),
                             mutable: pi.mutability.is_some(),
                         }
                     };
@@ -401,7 +419,10 @@ fn bind_local(l: &syn::Local, arrays: &[ArrayParam], pre: &mut HashMap<String, P
 
 fn is_array(e: &Expr, arrays: &[ArrayParam], pre: &HashMap<String, PreVar>) -> bool {
     ident_of(e)
-        .map(|id| matches!(pre.get(&id.to_string()), Some(PreVar::Array(_))) || arrays.iter().any(|a| a.name == *id))
+        .map(|id| {
+            matches!(pre.get(&id.to_string()), Some(PreVar::Array(_)))
+                || arrays.iter().any(|a| a.name == *id)
+        })
         .unwrap_or(false)
 }
 
@@ -422,17 +443,19 @@ fn dim_call(e: &Expr, arrays: &[ArrayParam], pre: &HashMap<String, PreVar>) -> O
             }
             int_lit(&ix.index).map(|v| v as usize)
         }
-        Expr::MethodCall(m) if is_array(&m.receiver, arrays, pre) => match m.method.to_string().as_str() {
-            "nrows" => Some(0),
-            "ncols" => Some(1),
-            "len_of" => {
-                let Expr::Call(c) = strip(m.args.first()?) else {
-                    return None;
-                };
-                int_lit(c.args.first()?).map(|v| v as usize)
+        Expr::MethodCall(m) if is_array(&m.receiver, arrays, pre) => {
+            match m.method.to_string().as_str() {
+                "nrows" => Some(0),
+                "ncols" => Some(1),
+                "len_of" => {
+                    let Expr::Call(c) = strip(m.args.first()?) else {
+                        return None;
+                    };
+                    int_lit(c.args.first()?).map(|v| v as usize)
+                }
+                _ => None,
             }
-            _ => None,
-        },
+        }
         _ => None,
     }
 }
@@ -469,7 +492,7 @@ impl Ctx<'_> {
                 return Err(err(
                     l,
                     format!("`let` in the time loop outside a loop nest is not supported: compute the value before the time loop or inside a nest; {STEP_SURFACE}"),
-                ))
+                ));
             }
             Stmt::Macro(m) => {
                 return Err(err(
@@ -477,7 +500,12 @@ impl Ctx<'_> {
                     format!("macros are not supported in the time loop; {STEP_SURFACE}"),
                 ))
             }
-            Stmt::Item(i) => return Err(err(i, format!("items are not supported in the time loop; {STEP_SURFACE}"))),
+            Stmt::Item(i) => {
+                return Err(err(
+                    i,
+                    format!("items are not supported in the time loop; {STEP_SURFACE}"),
+                ))
+            }
         };
         match e {
             Expr::ForLoop(f) => Ok(Some(StepItem::Nest(self.nest(f)?))),
@@ -491,7 +519,9 @@ impl Ctx<'_> {
                     loop {
                         match x {
                             Expr::Reference(r) => x = strip(&r.expr),
-                            Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => x = strip(&u.expr),
+                            Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => {
+                                x = strip(&u.expr)
+                            }
                             _ => break,
                         }
                     }
@@ -508,7 +538,10 @@ impl Ctx<'_> {
                 let (a, b) = (ids[0], ids[1]);
                 let (aa, bb) = (&self.arrays[a], &self.arrays[b]);
                 if a == b {
-                    return Err(err(c, "swapping an array with itself does nothing; remove it"));
+                    return Err(err(
+                        c,
+                        "swapping an array with itself does nothing; remove it",
+                    ));
                 }
                 if aa.elem != bb.elem {
                     return Err(err(
@@ -528,12 +561,17 @@ impl Ctx<'_> {
                     stmt: s.clone(),
                 }))
             }
-            Expr::Assign(a) if matches!(strip(&a.left), Expr::Index(_)) => {
-                Ok(Some(StepItem::Point(self.point(&a.left, None, &a.right, s)?)))
-            }
-            Expr::Binary(b) if is_assign_op(&b.op) && matches!(strip(&b.left), Expr::Index(_)) => Ok(Some(
-                StepItem::Point(self.point(&b.left, bin_op(&b.op), &b.right, s)?),
+            Expr::Assign(a) if matches!(strip(&a.left), Expr::Index(_)) => Ok(Some(
+                StepItem::Point(self.point(&a.left, None, &a.right, s)?),
             )),
+            Expr::Binary(b) if is_assign_op(&b.op) && matches!(strip(&b.left), Expr::Index(_)) => {
+                Ok(Some(StepItem::Point(self.point(
+                    &b.left,
+                    bin_op(&b.op),
+                    &b.right,
+                    s,
+                )?)))
+            }
             Expr::Assign(a) if ident_of(&a.left).is_some() => Ok(None),
             other => Err(err(
                 other,
@@ -561,7 +599,10 @@ impl Ctx<'_> {
         let Expr::Array(idx) = strip(&ix.index) else {
             return Err(err(
                 &ix.index,
-                format!("index arrays with one index per axis: `{}[[i, j, k]]`", self.arrays[array].name),
+                format!(
+                    "index arrays with one index per axis: `{}[[i, j, k]]`",
+                    self.arrays[array].name
+                ),
             ));
         };
         if idx.elems.len() != self.ndim {
@@ -587,7 +628,13 @@ impl Ctx<'_> {
         }
         let index: Vec<Expr> = idx.elems.iter().cloned().collect();
         let sc = Scope {
-            point: Some((array, index.iter().map(|e| e.to_token_stream().to_string()).collect())),
+            point: Some((
+                array,
+                index
+                    .iter()
+                    .map(|e| e.to_token_stream().to_string())
+                    .collect(),
+            )),
             ..Scope::default()
         };
         let value = self.expr(value, &sc)?;
@@ -609,7 +656,12 @@ impl Ctx<'_> {
             let axis = vars.len();
             let v = match &*cur.pat {
                 Pat::Ident(pi) if pi.subpat.is_none() => pi.ident.clone(),
-                other => return Err(err(other, "a loop nest's variables must be plain names (`for z in ..`)")),
+                other => {
+                    return Err(err(
+                        other,
+                        "a loop nest's variables must be plain names (`for z in ..`)",
+                    ))
+                }
             };
             if let Some(l) = &cur.label {
                 return Err(err(l, "labels on loop nests are not supported"));
@@ -656,7 +708,10 @@ impl Ctx<'_> {
 
     fn range(&self, e: &Expr, axis: usize) -> syn::Result<AxisRange> {
         let Expr::Range(r) = strip(e) else {
-            return Err(err(e, "a loop nest's `for` runs over a range `lo..hi` or `lo..=hi`"));
+            return Err(err(
+                e,
+                "a loop nest's `for` runs over a range `lo..hi` or `lo..=hi`",
+            ));
         };
         let (Some(lo), Some(hi)) = (&r.start, &r.end) else {
             return Err(err(e, "a loop nest's range needs both bounds: `lo..hi`"));
@@ -689,7 +744,11 @@ impl Ctx<'_> {
             Expr::Binary(b) if matches!(b.op, syn::BinOp::Sub(_) | syn::BinOp::Add(_)) => {
                 dim(&b.left)?;
                 let c = int_lit(&b.right).ok_or_else(|| err(&b.right, msg))?;
-                Ok(Bound::end(if matches!(b.op, syn::BinOp::Sub(_)) { -c } else { c }))
+                Ok(Bound::end(if matches!(b.op, syn::BinOp::Sub(_)) {
+                    -c
+                } else {
+                    c
+                }))
             }
             x => {
                 dim(x)?;
@@ -724,7 +783,10 @@ impl Ctx<'_> {
                     p => (p, None),
                 };
                 let Pat::Ident(pi) = pat else {
-                    return Err(err(pat, "`let` in a kernel binds one plain name: `let s = ..;`"));
+                    return Err(err(
+                        pat,
+                        "`let` in a kernel binds one plain name: `let s = ..;`",
+                    ));
                 };
                 let ty = match ty {
                     Some(t) => Some(scalar_ty(t).ok_or_else(|| {
@@ -733,14 +795,20 @@ impl Ctx<'_> {
                     None => None,
                 };
                 let Some(init) = &l.init else {
-                    return Err(err(l, "kernel locals must be initialised where declared: `let s = ..;`"));
+                    return Err(err(
+                        l,
+                        "kernel locals must be initialised where declared: `let s = ..;`",
+                    ));
                 };
                 if let Some((_, d)) = &init.diverge {
                     return Err(err(d, "`let .. else` is not supported in a kernel"));
                 }
                 let name = pi.ident.clone();
                 if self.array(&name).is_some() {
-                    return Err(err(&name, format!("`{name}` shadows an array parameter; pick another name")));
+                    return Err(err(
+                        &name,
+                        format!("`{name}` shadows an array parameter; pick another name"),
+                    ));
                 }
                 let init = self.expr(&init.expr, sc);
                 // In scope even when its initialiser failed, so later uses do not cascade.
@@ -751,15 +819,30 @@ impl Ctx<'_> {
             Stmt::Expr(e, semi) => {
                 let block_like = matches!(
                     e,
-                    Expr::If(_) | Expr::While(_) | Expr::Loop(_) | Expr::ForLoop(_) | Expr::Block(_) | Expr::Match(_) | Expr::Unsafe(_)
+                    Expr::If(_)
+                        | Expr::While(_)
+                        | Expr::Loop(_)
+                        | Expr::ForLoop(_)
+                        | Expr::Block(_)
+                        | Expr::Match(_)
+                        | Expr::Unsafe(_)
                 );
                 if semi.is_none() && !block_like {
-                    return Err(err(e, format!("a kernel statement must end with `;`; {KERNEL_SURFACE}")));
+                    return Err(err(
+                        e,
+                        format!("a kernel statement must end with `;`; {KERNEL_SURFACE}"),
+                    ));
                 }
                 self.expr_stmt(e, sc).map(Some)
             }
-            Stmt::Macro(m) => Err(err(m, format!("macros are not supported in a kernel; {KERNEL_SURFACE}"))),
-            Stmt::Item(i) => Err(err(i, format!("items are not supported in a kernel; {KERNEL_SURFACE}"))),
+            Stmt::Macro(m) => Err(err(
+                m,
+                format!("macros are not supported in a kernel; {KERNEL_SURFACE}"),
+            )),
+            Stmt::Item(i) => Err(err(
+                i,
+                format!("items are not supported in a kernel; {KERNEL_SURFACE}"),
+            )),
         }
     }
 
@@ -821,7 +904,10 @@ impl Ctx<'_> {
             return Ok(KStmt::Write { access, op, value });
         }
         let Some(id) = ident_of(left) else {
-            return Err(err(left, format!("unsupported assignment target in a kernel; {KERNEL_SURFACE}")));
+            return Err(err(
+                left,
+                format!("unsupported assignment target in a kernel; {KERNEL_SURFACE}"),
+            ));
         };
         let name = id.to_string();
         if sc.locals.contains(&name) {
@@ -833,7 +919,10 @@ impl Ctx<'_> {
             });
         }
         if self.array(id).is_some() {
-            return Err(err(left, format!("assign array elements, not the array: `{id}[[..]] = ..`")));
+            return Err(err(
+                left,
+                format!("assign array elements, not the array: `{id}[[..]] = ..`"),
+            ));
         }
         if sc.loop_vars.contains(&name) || self.time_var.as_deref() == Some(name.as_str()) {
             return Err(err(left, "loop variables cannot be assigned"));
@@ -877,7 +966,13 @@ impl Ctx<'_> {
             _ => Ty::FloatLit,
         };
         if !ty.is_float() {
-            return Err(err(whole, format!("reduction `{id}` must be a float (f32 or f64), found {}", ty.rust_name())));
+            return Err(err(
+                whole,
+                format!(
+                    "reduction `{id}` must be a float (f32 or f64), found {}",
+                    ty.rust_name()
+                ),
+            ));
         }
         self.reductions.push(ReductionUse {
             name: id.clone(),
@@ -888,15 +983,32 @@ impl Ctx<'_> {
     }
 
     fn access(&mut self, ix: &syn::ExprIndex, sc: &Scope) -> syn::Result<Access> {
-        let id = ident_of(&ix.expr).ok_or_else(|| err(&ix.expr, "only array parameters and slices can be indexed in a kernel"))?;
-        let array = self.array(id).ok_or_else(|| err(&ix.expr, format!("`{id}` is not an array parameter")))?;
+        let id = ident_of(&ix.expr).ok_or_else(|| {
+            err(
+                &ix.expr,
+                "only array parameters and slices can be indexed in a kernel",
+            )
+        })?;
+        let array = self
+            .array(id)
+            .ok_or_else(|| err(&ix.expr, format!("`{id}` is not an array parameter")))?;
         let Expr::Array(idx) = strip(&ix.index) else {
-            return Err(err(&ix.index, format!("index arrays with one index per axis: `{id}[[{}]]`", sc.loop_vars.join(", "))));
+            return Err(err(
+                &ix.index,
+                format!(
+                    "index arrays with one index per axis: `{id}[[{}]]`",
+                    sc.loop_vars.join(", ")
+                ),
+            ));
         };
         if idx.elems.len() != self.ndim {
             return Err(err(
                 &ix.index,
-                format!("wrong number of indices: `{id}` has {} axes, this index has {}", self.ndim, idx.elems.len()),
+                format!(
+                    "wrong number of indices: `{id}` has {} axes, this index has {}",
+                    self.ndim,
+                    idx.elems.len()
+                ),
             ));
         }
         let mut offsets = Vec::new();
@@ -912,7 +1024,9 @@ impl Ctx<'_> {
 
     fn offset(&self, e: &Expr, axis: usize, sc: &Scope) -> syn::Result<i64> {
         let var = &sc.loop_vars[axis];
-        let msg = || format!("an array index is the loop variable of its axis plus or minus an integer literal (`{var}`, `{var} + 1`, `{var} - 2`)");
+        let msg = || {
+            format!("an array index is the loop variable of its axis plus or minus an integer literal (`{var}`, `{var} + 1`, `{var} - 2`)")
+        };
         let check_var = |x: &Expr| -> syn::Result<()> {
             match ident_of(x) {
                 Some(id) if *id == var.as_str() => Ok(()),
@@ -953,7 +1067,10 @@ impl Ctx<'_> {
         let ty = ty.ok_or_else(|| {
             err(id, format!("cannot infer the type of `{id}`, which the kernel reads; annotate it where it is declared before the time loop (`let {id}: f32 = ..;`)"))
         })?;
-        self.scalars.push(ScalarUse { name: id.clone(), ty });
+        self.scalars.push(ScalarUse {
+            name: id.clone(),
+            ty,
+        });
         Ok(self.scalars.len() - 1)
     }
 
@@ -961,7 +1078,10 @@ impl Ctx<'_> {
         if let Some(i) = self.slices.iter().position(|s| s.name == *id) {
             return i;
         }
-        self.slices.push(SliceUse { name: id.clone(), elem });
+        self.slices.push(SliceUse {
+            name: id.clone(),
+            elem,
+        });
         self.slices.len() - 1
     }
 
@@ -972,24 +1092,43 @@ impl Ctx<'_> {
             Expr::Lit(l) => match &l.lit {
                 Lit::Float(f) => {
                     let suf = f.suffix();
-                    let t = if suf.is_empty() { None } else { Ty::from_name(suf) };
+                    let t = if suf.is_empty() {
+                        None
+                    } else {
+                        Ty::from_name(suf)
+                    };
                     k(KExprKind::Float(f.base10_digits().to_string(), t))
                 }
                 Lit::Int(i) => {
                     let suf = i.suffix();
-                    let t = if suf.is_empty() { None } else { Ty::from_name(suf) };
+                    let t = if suf.is_empty() {
+                        None
+                    } else {
+                        Ty::from_name(suf)
+                    };
                     k(KExprKind::Int(i.base10_digits().to_string(), t))
                 }
                 Lit::Bool(b) => k(KExprKind::Bool(b.value)),
-                other => Err(err(other, format!("unsupported literal in a kernel; {KERNEL_SURFACE}"))),
+                other => Err(err(
+                    other,
+                    format!("unsupported literal in a kernel; {KERNEL_SURFACE}"),
+                )),
             },
             Expr::Path(p) if p.qself.is_none() => {
                 if let Some(id) = p.path.get_ident() {
                     return k(self.name(id, sc)?);
                 }
                 // Float constants: f32::consts::PI, std::f64::consts::E, f32::EPSILON ..
-                let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
-                let ty = segs.iter().find_map(|s| Ty::from_name(s)).filter(|t| t.is_float());
+                let segs: Vec<String> = p
+                    .path
+                    .segments
+                    .iter()
+                    .map(|s| s.ident.to_string())
+                    .collect();
+                let ty = segs
+                    .iter()
+                    .find_map(|s| Ty::from_name(s))
+                    .filter(|t| t.is_float());
                 let last = segs.last().map(|s| s.as_str()).unwrap_or("");
                 let val = match last {
                     "PI" => Some(std::f64::consts::PI),
@@ -1020,13 +1159,26 @@ impl Ctx<'_> {
                     }
                 }
                 if let Some((parr, pidx)) = &sc.point {
-                    let id = ident_of(&ix.expr).ok_or_else(|| err(&ix.expr, "only arrays and slices can be indexed"))?;
-                    let array = self.array(id).ok_or_else(|| err(&ix.expr, format!("`{id}` is not an array parameter or a slice")))?;
+                    let id = ident_of(&ix.expr)
+                        .ok_or_else(|| err(&ix.expr, "only arrays and slices can be indexed"))?;
+                    let array = self.array(id).ok_or_else(|| {
+                        err(
+                            &ix.expr,
+                            format!("`{id}` is not an array parameter or a slice"),
+                        )
+                    })?;
                     let Expr::Array(idx) = strip(&ix.index) else {
-                        return Err(err(&ix.index, "index arrays with one index per axis: `a[[i, j, k]]`"));
+                        return Err(err(
+                            &ix.index,
+                            "index arrays with one index per axis: `a[[i, j, k]]`",
+                        ));
                     };
                     let same = idx.elems.len() == pidx.len()
-                        && idx.elems.iter().zip(pidx).all(|(a, b)| a.to_token_stream().to_string() == *b);
+                        && idx
+                            .elems
+                            .iter()
+                            .zip(pidx)
+                            .all(|(a, b)| a.to_token_stream().to_string() == *b);
                     if !same {
                         return Err(err(
                             ix,
@@ -1045,7 +1197,12 @@ impl Ctx<'_> {
             Expr::Binary(b) => {
                 let op = bin_op(&b.op)
                     .filter(|_| !is_assign_op(&b.op))
-                    .ok_or_else(|| err(&b.op, format!("unsupported operator in an expression; {KERNEL_SURFACE}")))?;
+                    .ok_or_else(|| {
+                        err(
+                            &b.op,
+                            format!("unsupported operator in an expression; {KERNEL_SURFACE}"),
+                        )
+                    })?;
                 let l = self.expr(&b.left, sc)?;
                 let r = self.expr(&b.right, sc)?;
                 k(KExprKind::Bin(op, Box::new(l), Box::new(r)))
@@ -1055,7 +1212,10 @@ impl Ctx<'_> {
                 match u.op {
                     syn::UnOp::Neg(_) => k(KExprKind::Neg(x)),
                     syn::UnOp::Not(_) => k(KExprKind::Not(x)),
-                    _ => Err(err(u, format!("dereferences are not supported in a kernel; {KERNEL_SURFACE}"))),
+                    _ => Err(err(
+                        u,
+                        format!("dereferences are not supported in a kernel; {KERNEL_SURFACE}"),
+                    )),
                 }
             }
             Expr::Paren(p) => {
@@ -1075,13 +1235,20 @@ impl Ctx<'_> {
                 match method_arity(&name) {
                     Some(n) if n == m.args.len() && m.turbofish.is_none() => {
                         let recv = self.expr(&m.receiver, sc)?;
-                        let args = m.args.iter().map(|a| self.expr(a, sc)).collect::<syn::Result<Vec<_>>>()?;
+                        let args = m
+                            .args
+                            .iter()
+                            .map(|a| self.expr(a, sc))
+                            .collect::<syn::Result<Vec<_>>>()?;
                         k(KExprKind::Method(name, Box::new(recv), args, None))
                     }
                     Some(n) => Err(err(&m.method, format!("`{name}` takes {n} argument(s)"))),
                     None => Err(err(
                         &m.method,
-                        format!("unsupported method `{name}` in a kernel; supported float methods: {}", method_list()),
+                        format!(
+                            "unsupported method `{name}` in a kernel; supported float methods: {}",
+                            method_list()
+                        ),
                     )),
                 }
             }
@@ -1091,16 +1258,37 @@ impl Ctx<'_> {
                     _ => None,
                 };
                 let segs: Vec<String> = path
-                    .map(|p| p.path.segments.iter().map(|s| s.ident.to_string()).collect())
+                    .map(|p| {
+                        p.path
+                            .segments
+                            .iter()
+                            .map(|s| s.ident.to_string())
+                            .collect()
+                    })
                     .unwrap_or_default();
                 if segs.len() == 2 {
-                    if let (Some(t), Some(n)) = (Ty::from_name(&segs[0]).filter(|t| t.is_float()), method_arity(&segs[1])) {
+                    if let (Some(t), Some(n)) = (
+                        Ty::from_name(&segs[0]).filter(|t| t.is_float()),
+                        method_arity(&segs[1]),
+                    ) {
                         if c.args.len() != n + 1 {
-                            return Err(err(c, format!("`{}::{}` takes {} argument(s)", segs[0], segs[1], n + 1)));
+                            return Err(err(
+                                c,
+                                format!("`{}::{}` takes {} argument(s)", segs[0], segs[1], n + 1),
+                            ));
                         }
-                        let mut args = c.args.iter().map(|a| self.expr(a, sc)).collect::<syn::Result<Vec<_>>>()?;
+                        let mut args = c
+                            .args
+                            .iter()
+                            .map(|a| self.expr(a, sc))
+                            .collect::<syn::Result<Vec<_>>>()?;
                         let recv = args.remove(0);
-                        return k(KExprKind::Method(segs[1].clone(), Box::new(recv), args, Some(t)));
+                        return k(KExprKind::Method(
+                            segs[1].clone(),
+                            Box::new(recv),
+                            args,
+                            Some(t),
+                        ));
                     }
                 }
                 Err(err(
@@ -1120,8 +1308,13 @@ impl Ctx<'_> {
                 };
                 k(KExprKind::If(Box::new(cond), Box::new(then), Box::new(els)))
             }
-            Expr::Block(b) if b.block.stmts.len() == 1 && b.label.is_none() => self.tail_only(&b.block, sc),
-            other => Err(err(other, format!("unsupported expression in a kernel; {KERNEL_SURFACE}"))),
+            Expr::Block(b) if b.block.stmts.len() == 1 && b.label.is_none() => {
+                self.tail_only(&b.block, sc)
+            }
+            other => Err(err(
+                other,
+                format!("unsupported expression in a kernel; {KERNEL_SURFACE}"),
+            )),
         }
     }
 
@@ -1192,7 +1385,12 @@ fn min_max_form<'e>(right: &'e Expr, name: &str) -> Option<(ReduceOp, &'e Expr)>
             let Expr::Path(p) = strip(&c.func) else {
                 return None;
             };
-            let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+            let segs: Vec<String> = p
+                .path
+                .segments
+                .iter()
+                .map(|s| s.ident.to_string())
+                .collect();
             if segs.len() != 2 || !matches!(segs[0].as_str(), "f32" | "f64") {
                 return None;
             }
@@ -1222,9 +1420,17 @@ fn is_swap(f: &Expr) -> bool {
     let Expr::Path(p) = strip(f) else {
         return false;
     };
-    let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+    let segs: Vec<String> = p
+        .path
+        .segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect();
     matches!(
-        segs.iter().map(|s| s.as_str()).collect::<Vec<_>>().as_slice(),
+        segs.iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .as_slice(),
         ["swap"] | ["mem", "swap"] | ["std", "mem", "swap"] | ["core", "mem", "swap"]
     )
 }

@@ -6,20 +6,29 @@ use pacc_runtime::program::{Bound, ReduceOp, Role, ScalarType, Stage};
 use pacc_translate::{expand, translate};
 use quote::quote;
 
-fn tr(args: proc_macro2::TokenStream, item: proc_macro2::TokenStream) -> pacc_translate::Translation {
+fn tr(
+    args: proc_macro2::TokenStream,
+    item: proc_macro2::TokenStream,
+) -> pacc_translate::Translation {
     translate(args, item).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn err(args: proc_macro2::TokenStream, item: proc_macro2::TokenStream) -> String {
     match translate(args, item) {
         Ok(_) => panic!("expected an error"),
-        Err(e) => e.into_iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n"),
+        Err(e) => e
+            .into_iter()
+            .map(|e| e.to_string())
+            .collect::<Vec<_>>()
+            .join("\n"),
     }
 }
 
 #[test]
 fn laplace_program() {
-    let t = pacc_translate::expand_file(programs::LAPLACE2D, None).unwrap().remove(0);
+    let t = pacc_translate::expand_file(programs::LAPLACE2D, None)
+        .unwrap()
+        .remove(0);
     let p = t.program;
     assert_eq!(p.ndim, 2);
     assert_eq!(p.halo, 1);
@@ -30,35 +39,56 @@ fn laplace_program() {
     assert_eq!(p.kernels[0].ranges[1].hi, Bound::end(-1));
     assert_eq!(p.kernels[0].reads[0].lo, vec![-1, -1]);
     assert_eq!(p.kernels[0].reads[0].hi, vec![1, 1]);
-    assert_eq!(p.step, vec![Stage::Reset(0), Stage::Kernel(0), Stage::Swap(0, 1)]);
+    assert_eq!(
+        p.step,
+        vec![Stage::Reset(0), Stage::Kernel(0), Stage::Swap(0, 1)]
+    );
     assert_eq!(p.reductions[0].op, ReduceOp::Sum);
     assert_eq!(p.reductions[0].elem, pacc_runtime::program::Elem::F32);
 }
 
 #[test]
 fn acoustic_program() {
-    let p = pacc_translate::expand_file(programs::ACOUSTIC3D, Some("acoustic")).unwrap().remove(0).program;
+    let p = pacc_translate::expand_file(programs::ACOUSTIC3D, Some("acoustic"))
+        .unwrap()
+        .remove(0)
+        .program;
     assert_eq!(p.halo, 4);
     assert_eq!(p.default_chunks, Some(8));
     // prev is written, cur is swapped with it: both in/out; vel is input.
-    assert_eq!(p.arrays.iter().map(|a| a.role).collect::<Vec<_>>(), vec![Role::InOut, Role::InOut, Role::Input]);
-    assert_eq!(p.kernels[0].reads.iter().find(|r| r.array == 1).unwrap().lo, vec![-4, -4, -4]);
+    assert_eq!(
+        p.arrays.iter().map(|a| a.role).collect::<Vec<_>>(),
+        vec![Role::InOut, Role::InOut, Role::Input]
+    );
+    assert_eq!(
+        p.kernels[0].reads.iter().find(|r| r.array == 1).unwrap().lo,
+        vec![-4, -4, -4]
+    );
     assert_eq!(p.points.len(), 1);
     assert_eq!(p.points[0].array, 0);
     assert_eq!(p.points[0].reads, vec![2]);
     assert_eq!(p.slices.len(), 1);
-    assert_eq!(p.step, vec![Stage::Kernel(0), Stage::Point(0), Stage::Swap(0, 1)]);
+    assert_eq!(
+        p.step,
+        vec![Stage::Kernel(0), Stage::Point(0), Stage::Swap(0, 1)]
+    );
     assert_eq!(p.axis0_reach(), (4, 4));
 }
 
 #[test]
 fn himeno_program() {
-    let p = pacc_translate::expand_file(programs::HIMENO, None).unwrap().remove(0).program;
+    let p = pacc_translate::expand_file(programs::HIMENO, None)
+        .unwrap()
+        .remove(0)
+        .program;
     assert_eq!(p.kernels.len(), 2);
     assert_eq!(p.kernels[0].writes, vec![13]);
     assert_eq!(p.kernels[1].writes, vec![0]);
     assert_eq!(p.kernels[0].reductions, vec![0]);
-    assert_eq!(p.step, vec![Stage::Reset(0), Stage::Kernel(0), Stage::Kernel(1)]);
+    assert_eq!(
+        p.step,
+        vec![Stage::Reset(0), Stage::Kernel(0), Stage::Kernel(1)]
+    );
     assert_eq!(p.scalars.len(), 1);
     assert_eq!(p.scalars[0].ty, ScalarType::F32);
     assert_eq!(p.arrays[13].role, Role::Scratch);
@@ -88,9 +118,14 @@ fn scalar_and_reduction_types_come_from_use() {
     );
     assert_eq!(t.program.scalars[0].ty, ScalarType::F32);
     assert_eq!(t.program.reductions[0].op, ReduceOp::Max);
-    assert_eq!(t.program.reductions[0].elem, pacc_runtime::program::Elem::F32);
+    assert_eq!(
+        t.program.reductions[0].elem,
+        pacc_runtime::program::Elem::F32
+    );
     assert!(t.cuda.contains("float s = c * b["), "{}", t.cuda);
-    assert!(t.cuda.contains("const unsigned long long t = (unsigned long long)pacc_t;"));
+    assert!(t
+        .cuda
+        .contains("const unsigned long long t = (unsigned long long)pacc_t;"));
     assert!(t.cuda.contains("m = fmaxf(m, s);"));
     assert!(t.cuda.contains("(float)(t)"));
 }
@@ -181,11 +216,23 @@ fn errors_are_spanned_and_combined() {
 
 #[test]
 fn expand_on_error_keeps_the_function() {
-    let out = expand(quote!(bogus), quote!(fn f(a: &mut Array2<f32>) { let _ = a; }));
+    let out = expand(
+        quote!(bogus),
+        quote!(
+            fn f(a: &mut Array2<f32>) {
+                let _ = a;
+            }
+        ),
+    );
     let s = out.to_string();
     assert!(s.contains("compile_error"), "{s}");
     assert!(s.contains("fn f"), "{s}");
-    let out = expand(quote!(), quote!(struct S;));
+    let out = expand(
+        quote!(),
+        quote!(
+            struct S;
+        ),
+    );
     assert!(out.to_string().contains("compile_error"));
 }
 

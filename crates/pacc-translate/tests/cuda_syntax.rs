@@ -14,7 +14,10 @@ using std::min; using std::max; using std::abs;
 "#;
 
 fn check(name: &str, cuda: &str) {
-    let ok = std::process::Command::new("g++").arg("--version").output().is_ok();
+    let ok = std::process::Command::new("g++")
+        .arg("--version")
+        .output()
+        .is_ok();
     if !ok {
         eprintln!("skipping the CUDA syntax check of {name}: g++ is not installed");
         return;
@@ -24,7 +27,13 @@ fn check(name: &str, cuda: &str) {
     let file = dir.join(format!("{name}.cpp"));
     std::fs::write(&file, format!("{SHIM}\n{cuda}")).unwrap();
     let out = std::process::Command::new("g++")
-        .args(["-fsyntax-only", "-Wall", "-Wno-unused-variable", "-x", "c++"])
+        .args([
+            "-fsyntax-only",
+            "-Wall",
+            "-Wno-unused-variable",
+            "-x",
+            "c++",
+        ])
         .arg(&file)
         .output()
         .unwrap();
@@ -85,10 +94,15 @@ fn generated_cuda_parses_for_every_construct() {
     "#;
     // `is_sign_negative_never` is not a float method: the translator must say so.
     let e = pacc_translate::expand_file(src, None).unwrap_err();
-    assert!(e.contains("unsupported method `is_sign_negative_never`"), "{e}");
+    assert!(
+        e.contains("unsupported method `is_sign_negative_never`"),
+        "{e}"
+    );
     let src = src.replace("v.is_sign_negative_never()", "v > 10.0");
     for e in pacc_translate::expand_file(&src, None).unwrap() {
-        if std::env::var_os("PACC_SHOW").is_some() { eprintln!("{}", e.cuda); }
+        if std::env::var_os("PACC_SHOW").is_some() {
+            eprintln!("{}", e.cuda);
+        }
         check("every", &e.cuda);
     }
 }

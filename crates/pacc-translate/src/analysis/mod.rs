@@ -52,13 +52,17 @@ pub fn analyse(f: &mut Func) -> syn::Result<Analysis> {
         .nests()
         .map(|n| {
             let mut w = Vec::new();
-            walk_stmts(&n.body, &mut |s| {
-                if let KStmt::Write { access, .. } = s {
-                    if !w.contains(&access.array) {
-                        w.push(access.array);
+            walk_stmts(
+                &n.body,
+                &mut |s| {
+                    if let KStmt::Write { access, .. } = s {
+                        if !w.contains(&access.array) {
+                            w.push(access.array);
+                        }
                     }
-                }
-            }, &mut |_| {});
+                },
+                &mut |_| {},
+            );
             w
         })
         .collect();
@@ -66,13 +70,17 @@ pub fn analyse(f: &mut Func) -> syn::Result<Analysis> {
         .nests()
         .map(|n| {
             let mut r = Vec::new();
-            walk_stmts(&n.body, &mut |s| {
-                if let KStmt::Reduce { reduction, .. } = s {
-                    if !r.contains(reduction) {
-                        r.push(*reduction);
+            walk_stmts(
+                &n.body,
+                &mut |s| {
+                    if let KStmt::Reduce { reduction, .. } = s {
+                        if !r.contains(reduction) {
+                            r.push(*reduction);
+                        }
                     }
-                }
-            }, &mut |_| {});
+                },
+                &mut |_| {},
+            );
             r
         })
         .collect();

@@ -18,15 +18,11 @@ pub fn check(f: &Func) -> syn::Result<()> {
             &mut |_| {},
         );
         let mut reads = Vec::new();
-        walk_stmts(
-            &n.body,
-            &mut |_| {},
-            &mut |e| {
-                if let KExprKind::Read(a) = &e.kind {
-                    reads.push(a.clone());
-                }
-            },
-        );
+        walk_stmts(&n.body, &mut |_| {}, &mut |e| {
+            if let KExprKind::Read(a) = &e.kind {
+                reads.push(a.clone());
+            }
+        });
         for r in reads {
             if written.contains(&r.array) && r.offsets.iter().any(|&o| o != 0) {
                 let name = &f.arrays[r.array].name;

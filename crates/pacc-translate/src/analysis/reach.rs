@@ -11,33 +11,34 @@ pub fn reach(f: &Func) -> syn::Result<(Vec<Vec<ReadDecl>>, usize)> {
     let mut widest: Option<(usize, Access)> = None;
     for n in f.nests() {
         let mut reads: Vec<ReadDecl> = Vec::new();
-        walk_stmts(
-            &n.body,
-            &mut |_| {},
-            &mut |e| {
-                if let KExprKind::Read(a) = &e.kind {
-                    let r = match reads.iter_mut().find(|r| r.array == a.array) {
-                        Some(r) => r,
-                        None => {
-                            reads.push(ReadDecl {
-                                array: a.array,
-                                lo: a.offsets.clone(),
-                                hi: a.offsets.clone(),
-                            });
-                            reads.last_mut().expect("just pushed")
-                        }
-                    };
-                    for (i, &o) in a.offsets.iter().enumerate() {
-                        r.lo[i] = r.lo[i].min(o);
-                        r.hi[i] = r.hi[i].max(o);
+        walk_stmts(&n.body, &mut |_| {}, &mut |e| {
+            if let KExprKind::Read(a) = &e.kind {
+                let r = match reads.iter_mut().find(|r| r.array == a.array) {
+                    Some(r) => r,
+                    None => {
+                        reads.push(ReadDecl {
+                            array: a.array,
+                            lo: a.offsets.clone(),
+                            hi: a.offsets.clone(),
+                        });
+                        reads.last_mut().expect("just pushed")
                     }
-                    let m = a.offsets.iter().map(|o| o.unsigned_abs() as usize).max().unwrap_or(0);
-                    if widest.as_ref().map(|(w, _)| m > *w).unwrap_or(m > 0) {
-                        widest = Some((m, a.clone()));
-                    }
+                };
+                for (i, &o) in a.offsets.iter().enumerate() {
+                    r.lo[i] = r.lo[i].min(o);
+                    r.hi[i] = r.hi[i].max(o);
                 }
-            },
-        );
+                let m = a
+                    .offsets
+                    .iter()
+                    .map(|o| o.unsigned_abs() as usize)
+                    .max()
+                    .unwrap_or(0);
+                if widest.as_ref().map(|(w, _)| m > *w).unwrap_or(m > 0) {
+                    widest = Some((m, a.clone()));
+                }
+            }
+        });
         reads.sort_by_key(|r| r.array);
         all.push(reads);
     }
@@ -45,7 +46,12 @@ pub fn reach(f: &Func) -> syn::Result<(Vec<Vec<ReadDecl>>, usize)> {
     let halo = match f.directive.halo {
         Some((h, span)) if h < inferred => {
             let (w, acc) = widest.expect("inferred > 0");
-            let text = acc.tokens.to_string().replace(" [", "[").replace("[ [", "[[").replace("] ]", "]]");
+            let text = acc
+                .tokens
+                .to_string()
+                .replace(" [", "[")
+                .replace("[ [", "[[")
+                .replace("] ]", "]]");
             let mut e = syn::Error::new(
                 span,
                 format!(

@@ -29,7 +29,9 @@ pub fn roles(f: &Func) -> syn::Result<Vec<Role>> {
                         let mut reads = Vec::new();
                         let e = match s {
                             KStmt::Let { init, .. } => Some(init),
-                            KStmt::Assign { value, .. } | KStmt::Reduce { value, .. } => Some(value),
+                            KStmt::Assign { value, .. } | KStmt::Reduce { value, .. } => {
+                                Some(value)
+                            }
                             KStmt::Write { value, .. } => Some(value),
                             KStmt::If { cond, .. } => Some(cond),
                         };
@@ -120,7 +122,11 @@ pub fn roles(f: &Func) -> syn::Result<Vec<Role>> {
     let d = &f.directive;
     let mut stated: Vec<Option<(&'static str, &syn::Ident)>> = vec![None; n];
     let names: Vec<String> = f.arrays.iter().map(|a| a.name.to_string()).collect();
-    for (clause, list) in [("input", &d.input), ("inout", &d.inout), ("scratch", &d.scratch)] {
+    for (clause, list) in [
+        ("input", &d.input),
+        ("inout", &d.inout),
+        ("scratch", &d.scratch),
+    ] {
         for id in list {
             let Some(i) = names.iter().position(|n| id == n) else {
                 push(
@@ -137,7 +143,10 @@ pub fn roles(f: &Func) -> syn::Result<Vec<Role>> {
                 continue;
             };
             if let Some((c, _)) = stated[i] {
-                push(&mut errors, syn::Error::new_spanned(id, format!("`{id}` is already stated as `{c}`")));
+                push(
+                    &mut errors,
+                    syn::Error::new_spanned(id, format!("`{id}` is already stated as `{c}`")),
+                );
                 continue;
             }
             stated[i] = Some((clause, id));

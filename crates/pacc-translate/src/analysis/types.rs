@@ -294,7 +294,12 @@ pub fn pre_infer(e: &syn::Expr, pre: &HashMap<String, PreVar>) -> Option<Ty> {
         }
         Expr::Call(c) => {
             if let Expr::Path(p) = &*c.func {
-                let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+                let segs: Vec<String> = p
+                    .path
+                    .segments
+                    .iter()
+                    .map(|s| s.ident.to_string())
+                    .collect();
                 if segs.len() == 2 && method_arity(&segs[1]).is_some() {
                     return Ty::from_name(&segs[0]).filter(|t| t.is_float());
                 }
@@ -303,7 +308,9 @@ pub fn pre_infer(e: &syn::Expr, pre: &HashMap<String, PreVar>) -> Option<Ty> {
         }
         Expr::Index(i) => {
             if let Expr::Path(p) = &*i.expr {
-                if let Some(PreVar::Slice(e)) = p.path.get_ident().and_then(|id| pre.get(&id.to_string())) {
+                if let Some(PreVar::Slice(e)) =
+                    p.path.get_ident().and_then(|id| pre.get(&id.to_string()))
+                {
                     return Some(Ty::from_elem(*e));
                 }
             }
@@ -332,7 +339,13 @@ mod tests {
     #[test]
     fn pre_loop_inference() {
         let mut pre = HashMap::new();
-        pre.insert("dt".to_string(), PreVar::Scalar { ty: Some(Ty::F32), mutable: false });
+        pre.insert(
+            "dt".to_string(),
+            PreVar::Scalar {
+                ty: Some(Ty::F32),
+                mutable: false,
+            },
+        );
         pre.insert("nx".to_string(), PreVar::Dim(2));
         let e: syn::Expr = syn::parse_str("dt * dt * 0.5").unwrap();
         assert_eq!(pre_infer(&e, &pre), Some(Ty::F32));

@@ -7,12 +7,61 @@ use pacc_runtime::program::{Bound, ReduceOp};
 use std::fmt::Write;
 
 const C_KEYWORDS: &[&str] = &[
-    "auto", "bool", "case", "char", "class", "const", "default", "delete", "do", "double", "enum",
-    "extern", "float", "goto", "int", "long", "new", "operator", "private", "protected", "public",
-    "register", "short", "signed", "sizeof", "static", "switch", "template", "this", "throw",
-    "try", "typedef", "typename", "union", "unsigned", "void", "volatile", "while", "inline",
-    "namespace", "using", "friend", "virtual", "explicit", "mutable", "catch", "export", "main",
-    "NULL", "nullptr", "restrict", "signbit", "min", "max", "abs",
+    "auto",
+    "bool",
+    "case",
+    "char",
+    "class",
+    "const",
+    "default",
+    "delete",
+    "do",
+    "double",
+    "enum",
+    "extern",
+    "float",
+    "goto",
+    "int",
+    "long",
+    "new",
+    "operator",
+    "private",
+    "protected",
+    "public",
+    "register",
+    "short",
+    "signed",
+    "sizeof",
+    "static",
+    "switch",
+    "template",
+    "this",
+    "throw",
+    "try",
+    "typedef",
+    "typename",
+    "union",
+    "unsigned",
+    "void",
+    "volatile",
+    "while",
+    "inline",
+    "namespace",
+    "using",
+    "friend",
+    "virtual",
+    "explicit",
+    "mutable",
+    "catch",
+    "export",
+    "main",
+    "NULL",
+    "nullptr",
+    "restrict",
+    "signbit",
+    "min",
+    "max",
+    "abs",
 ];
 
 /// A user identifier as a C identifier.
@@ -174,13 +223,25 @@ impl<'a> Gen<'a> {
         let mut p = Vec::new();
         for (i, a) in self.f.arrays.iter().enumerate() {
             let c = if written.contains(&i) { "" } else { "const " };
-            p.push(format!("{c}{}* {}", a.elem.cuda_name(), c_ident(&a.name.to_string())));
+            p.push(format!(
+                "{c}{}* {}",
+                a.elem.cuda_name(),
+                c_ident(&a.name.to_string())
+            ));
         }
         for s in &self.f.scalars {
-            p.push(format!("{} {}", s.ty.cuda_name(), c_ident(&s.name.to_string())));
+            p.push(format!(
+                "{} {}",
+                s.ty.cuda_name(),
+                c_ident(&s.name.to_string())
+            ));
         }
         for s in &self.f.slices {
-            p.push(format!("const {}* {}", s.elem.cuda_name(), c_ident(&s.name.to_string())));
+            p.push(format!(
+                "const {}* {}",
+                s.elem.cuda_name(),
+                c_ident(&s.name.to_string())
+            ));
         }
         p
     }
@@ -188,7 +249,13 @@ impl<'a> Gen<'a> {
     fn time_binding(&mut self, ind: &str, used: bool) {
         if let (Some(v), true) = (&self.f.time.var, used) {
             let t = self.env.time;
-            let _ = writeln!(self.out, "{ind}const {} {} = ({})pacc_t;", t.cuda_name(), c_ident(&v.to_string()), t.cuda_name());
+            let _ = writeln!(
+                self.out,
+                "{ind}const {} {} = ({})pacc_t;",
+                t.cuda_name(),
+                c_ident(&v.to_string()),
+                t.cuda_name()
+            );
         }
     }
 
@@ -210,7 +277,15 @@ impl<'a> Gen<'a> {
         let nd = f.ndim;
         self.loop_vars = n.vars.iter().map(|v| c_ident(&v.to_string())).collect();
         let mut params: Vec<String> = [
-            "pacc_z0", "pacc_z1", "pacc_own0", "pacc_own1", "pacc_base", "pacc_n0", "pacc_n1", "pacc_n2", "pacc_t",
+            "pacc_z0",
+            "pacc_z1",
+            "pacc_own0",
+            "pacc_own1",
+            "pacc_base",
+            "pacc_n0",
+            "pacc_n1",
+            "pacc_n2",
+            "pacc_t",
         ]
         .iter()
         .map(|p| format!("long long {p}"))
@@ -220,15 +295,40 @@ impl<'a> Gen<'a> {
         for (j, _) in reds.iter().enumerate() {
             params.push(format!("double* pacc_red{j}"));
         }
-        let _ = writeln!(self.out, "extern \"C\" __global__ void {}(\n    {})\n{{", kernel_name(f, k), params.join(",\n    "));
+        let _ = writeln!(
+            self.out,
+            "extern \"C\" __global__ void {}(\n    {})\n{{",
+            kernel_name(f, k),
+            params.join(",\n    ")
+        );
         let lv = self.loop_vars.clone();
         if nd == 3 {
-            let _ = writeln!(self.out, "    const long long {} = (long long)blockIdx.x * blockDim.x + threadIdx.x;", lv[2]);
-            let _ = writeln!(self.out, "    const long long {} = (long long)blockIdx.y * blockDim.y + threadIdx.y;", lv[1]);
-            let _ = writeln!(self.out, "    const long long {} = pacc_z0 + (long long)blockIdx.z;", lv[0]);
+            let _ = writeln!(
+                self.out,
+                "    const long long {} = (long long)blockIdx.x * blockDim.x + threadIdx.x;",
+                lv[2]
+            );
+            let _ = writeln!(
+                self.out,
+                "    const long long {} = (long long)blockIdx.y * blockDim.y + threadIdx.y;",
+                lv[1]
+            );
+            let _ = writeln!(
+                self.out,
+                "    const long long {} = pacc_z0 + (long long)blockIdx.z;",
+                lv[0]
+            );
         } else {
-            let _ = writeln!(self.out, "    const long long {} = (long long)blockIdx.x * blockDim.x + threadIdx.x;", lv[1]);
-            let _ = writeln!(self.out, "    const long long {} = pacc_z0 + (long long)blockIdx.y;", lv[0]);
+            let _ = writeln!(
+                self.out,
+                "    const long long {} = (long long)blockIdx.x * blockDim.x + threadIdx.x;",
+                lv[1]
+            );
+            let _ = writeln!(
+                self.out,
+                "    const long long {} = pacc_z0 + (long long)blockIdx.y;",
+                lv[0]
+            );
         }
         let mut guard = vec![format!("{} < pacc_z1", lv[0])];
         for axis in 1..nd {
@@ -236,7 +336,11 @@ impl<'a> Gen<'a> {
             guard.push(format!("{} >= {}", lv[axis], self.bound(r.lo, axis)));
             guard.push(format!("{} < {}", lv[axis], self.bound(r.hi, axis)));
         }
-        let _ = writeln!(self.out, "    const bool pacc_active = {};", guard.join(" && "));
+        let _ = writeln!(
+            self.out,
+            "    const bool pacc_active = {};",
+            guard.join(" && ")
+        );
         for &r in reds {
             let red = &f.reductions[r];
             let _ = writeln!(
@@ -258,8 +362,14 @@ impl<'a> Gen<'a> {
             let ty = red.ty.cuda_name();
             let comb = match red.op {
                 ReduceOp::Sum => format!("pacc_s{j}[pacc_tid] + pacc_s{j}[pacc_tid + pacc_w]"),
-                ReduceOp::Min => format!("{}(pacc_s{j}[pacc_tid], pacc_s{j}[pacc_tid + pacc_w])", method_c("min", red.ty).unwrap_or("fmin")),
-                ReduceOp::Max => format!("{}(pacc_s{j}[pacc_tid], pacc_s{j}[pacc_tid + pacc_w])", method_c("max", red.ty).unwrap_or("fmax")),
+                ReduceOp::Min => format!(
+                    "{}(pacc_s{j}[pacc_tid], pacc_s{j}[pacc_tid + pacc_w])",
+                    method_c("min", red.ty).unwrap_or("fmin")
+                ),
+                ReduceOp::Max => format!(
+                    "{}(pacc_s{j}[pacc_tid], pacc_s{j}[pacc_tid + pacc_w])",
+                    method_c("max", red.ty).unwrap_or("fmax")
+                ),
             };
             let _ = write!(
                 self.out,
@@ -287,14 +397,27 @@ impl<'a> Gen<'a> {
     fn point(&mut self, i: usize, p: &Point) {
         let f = self.f;
         let mut params: Vec<String> = [
-            "pacc_base", "pacc_n0", "pacc_n1", "pacc_n2", "pacc_t", "pacc_i0", "pacc_i1", "pacc_i2",
+            "pacc_base",
+            "pacc_n0",
+            "pacc_n1",
+            "pacc_n2",
+            "pacc_t",
+            "pacc_i0",
+            "pacc_i1",
+            "pacc_i2",
         ]
         .iter()
         .map(|p| format!("long long {p}"))
         .collect();
         params.extend(self.common_params(&[p.array]));
-        let _ = writeln!(self.out, "extern \"C\" __global__ void {}(\n    {})\n{{", point_name(f, i), params.join(",\n    "));
-        self.out.push_str("    if (blockIdx.x != 0 || threadIdx.x != 0) return;\n");
+        let _ = writeln!(
+            self.out,
+            "extern \"C\" __global__ void {}(\n    {})\n{{",
+            point_name(f, i),
+            params.join(",\n    ")
+        );
+        self.out
+            .push_str("    if (blockIdx.x != 0 || threadIdx.x != 0) return;\n");
         let at = if f.ndim == 3 {
             "((pacc_i0 - pacc_base) * pacc_n1 + pacc_i1) * pacc_n2 + pacc_i2"
         } else {
@@ -334,7 +457,12 @@ impl<'a> Gen<'a> {
             }
         };
         if self.f.ndim == 3 {
-            format!("(({}) * pacc_n1 + ({})) * pacc_n2 + ({})", term(0), term(1), term(2))
+            format!(
+                "(({}) * pacc_n1 + ({})) * pacc_n2 + ({})",
+                term(0),
+                term(1),
+                term(2)
+            )
         } else {
             format!("({}) * pacc_n1 + ({})", term(0), term(1))
         }
@@ -351,7 +479,12 @@ impl<'a> Gen<'a> {
                         None => self.env.infer(init).defaulted(),
                     };
                     let v = self.expr(init, Some(t));
-                    let _ = writeln!(self.out, "{ind}{} {} = {v};", t.cuda_name(), c_ident(&name.to_string()));
+                    let _ = writeln!(
+                        self.out,
+                        "{ind}{} {} = {v};",
+                        t.cuda_name(),
+                        c_ident(&name.to_string())
+                    );
                     self.env.locals.push((name.to_string(), t));
                 }
                 KStmt::Assign { name, op, value } => {
@@ -367,7 +500,11 @@ impl<'a> Gen<'a> {
                 KStmt::Write { access, op, value } => {
                     let a = &self.f.arrays[access.array];
                     let t = Ty::from_elem(a.elem);
-                    let target = format!("{}[{}]", c_ident(&a.name.to_string()), self.index(&access.offsets));
+                    let target = format!(
+                        "{}[{}]",
+                        c_ident(&a.name.to_string()),
+                        self.index(&access.offsets)
+                    );
                     let v = self.expr(value, Some(t));
                     let rhs = match op {
                         None => v,
@@ -375,14 +512,22 @@ impl<'a> Gen<'a> {
                     };
                     let _ = writeln!(self.out, "{ind}{target} = {rhs};");
                 }
-                KStmt::Reduce { reduction, op, value } => {
+                KStmt::Reduce {
+                    reduction,
+                    op,
+                    value,
+                } => {
                     let red = &self.f.reductions[*reduction];
                     let n = c_ident(&red.name.to_string());
                     let v = self.expr(value, Some(red.ty));
                     let rhs = match op {
                         ReduceOp::Sum => format!("{n} + ({v})"),
-                        ReduceOp::Min => format!("{}({n}, {v})", method_c("min", red.ty).unwrap_or("fmin")),
-                        ReduceOp::Max => format!("{}({n}, {v})", method_c("max", red.ty).unwrap_or("fmax")),
+                        ReduceOp::Min => {
+                            format!("{}({n}, {v})", method_c("min", red.ty).unwrap_or("fmin"))
+                        }
+                        ReduceOp::Max => {
+                            format!("{}({n}, {v})", method_c("max", red.ty).unwrap_or("fmax"))
+                        }
                     };
                     let _ = writeln!(self.out, "{ind}{n} = {rhs};");
                 }
@@ -405,7 +550,12 @@ impl<'a> Gen<'a> {
     /// (bitwise operators against comparisons and arithmetic).
     fn operand(&self, parent: BinOp, e: &KExpr, t: Ty) -> String {
         let s = self.expr(e, Some(t));
-        let bitwise = |o: BinOp| matches!(o, BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::Shl | BinOp::Shr);
+        let bitwise = |o: BinOp| {
+            matches!(
+                o,
+                BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::Shl | BinOp::Shr
+            )
+        };
         match &e.kind {
             KExprKind::Bin(child, _, _)
                 if bitwise(parent) || bitwise(*child) || (parent.is_cmp() && child.is_cmp()) =>
@@ -439,7 +589,15 @@ impl<'a> Gen<'a> {
             KExprKind::Bool(b) => b.to_string(),
             KExprKind::Local(n) => c_ident(&n.to_string()),
             KExprKind::LoopVar(a) => self.loop_vars[*a].clone(),
-            KExprKind::Time => c_ident(&self.f.time.var.as_ref().map(|v| v.to_string()).unwrap_or_default()),
+            KExprKind::Time => c_ident(
+                &self
+                    .f
+                    .time
+                    .var
+                    .as_ref()
+                    .map(|v| v.to_string())
+                    .unwrap_or_default(),
+            ),
             KExprKind::Scalar(i) => c_ident(&self.f.scalars[*i].name.to_string()),
             KExprKind::Reduction(i) => c_ident(&self.f.reductions[*i].name.to_string()),
             KExprKind::Read(a) => format!(
@@ -460,15 +618,29 @@ impl<'a> Gen<'a> {
             KExprKind::Bin(op, l, r) => {
                 let (lt, rt) = (self.env.infer(l), self.env.infer(r));
                 if op.is_logic() {
-                    return format!("{} {} {}", self.expr(l, Some(Ty::Bool)), op.c(), self.expr(r, Some(Ty::Bool)));
+                    return format!(
+                        "{} {} {}",
+                        self.expr(l, Some(Ty::Bool)),
+                        op.c(),
+                        self.expr(r, Some(Ty::Bool))
+                    );
                 }
                 if op.is_shift() {
                     let t = resolve(lt, want);
                     let rt = resolve(rt, None);
-                    return format!("{} {} {}", self.operand(*op, l, t), op.c(), self.operand(*op, r, rt));
+                    return format!(
+                        "{} {} {}",
+                        self.operand(*op, l, t),
+                        op.c(),
+                        self.operand(*op, r, rt)
+                    );
                 }
                 let u = unify(lt, rt);
-                let t = if op.is_cmp() { resolve(u, None) } else { resolve(u, want) };
+                let t = if op.is_cmp() {
+                    resolve(u, None)
+                } else {
+                    resolve(u, want)
+                };
                 let (a, b) = (self.operand(*op, l, t), self.operand(*op, r, t));
                 if *op == BinOp::Rem && t.is_float() {
                     format!("{}({a}, {b})", if t == Ty::F32 { "fmodf" } else { "fmod" })
@@ -519,14 +691,22 @@ impl<'a> Gen<'a> {
                             return format!("({})", vec![format!("({r})"); k as usize].join(" * "));
                         }
                     }
-                    return format!("{}({r}, ({})({n}))", method_c("powf", t).unwrap_or("pow"), t.cuda_name());
+                    return format!(
+                        "{}({r}, ({})({n}))",
+                        method_c("powf", t).unwrap_or("pow"),
+                        t.cuda_name()
+                    );
                 }
                 if t.is_int() && (name == "min" || name == "max" || name == "abs") {
-                    let a: Vec<String> = std::iter::once(r).chain(args.iter().map(|a| self.expr(a, Some(t)))).collect();
+                    let a: Vec<String> = std::iter::once(r)
+                        .chain(args.iter().map(|a| self.expr(a, Some(t))))
+                        .collect();
                     return format!("{name}({})", a.join(", "));
                 }
                 let fname = method_c(name, t).unwrap_or("/*unsupported*/");
-                let a: Vec<String> = std::iter::once(r).chain(args.iter().map(|a| self.expr(a, Some(t)))).collect();
+                let a: Vec<String> = std::iter::once(r)
+                    .chain(args.iter().map(|a| self.expr(a, Some(t))))
+                    .collect();
                 format!("{fname}({})", a.join(", "))
             }
             KExprKind::If(c, a, b) => {

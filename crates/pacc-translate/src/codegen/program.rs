@@ -154,11 +154,18 @@ pub fn tokens(p: &Program, cuda: TokenStream) -> TokenStream {
     let name = string(&p.name);
     let ndim = p.ndim;
     let arrays = p.arrays.iter().map(|a| {
-        let (n, e, r) = (string(&a.name), elem(a.elem), path(&format!("{P}::Role::{:?}", a.role)));
+        let (n, e, r) = (
+            string(&a.name),
+            elem(a.elem),
+            path(&format!("{P}::Role::{:?}", a.role)),
+        );
         quote!(#ad { name: #n, elem: #e, role: #r })
     });
     let scalars = p.scalars.iter().map(|s| {
-        let (n, t) = (string(&s.name), path(&format!("{P}::ScalarType::{:?}", s.ty)));
+        let (n, t) = (
+            string(&s.name),
+            path(&format!("{P}::ScalarType::{:?}", s.ty)),
+        );
         quote!(#sd { name: #n, ty: #t })
     });
     let slices = p.slices.iter().map(|s| {
@@ -166,7 +173,11 @@ pub fn tokens(p: &Program, cuda: TokenStream) -> TokenStream {
         quote!(#sl { name: #n, elem: #e })
     });
     let reductions = p.reductions.iter().map(|r| {
-        let (n, o, e) = (string(&r.name), path(&format!("{P}::ReduceOp::{:?}", r.op)), elem(r.elem));
+        let (n, o, e) = (
+            string(&r.name),
+            path(&format!("{P}::ReduceOp::{:?}", r.op)),
+            elem(r.elem),
+        );
         quote!(#rd { name: #n, op: #o, elem: #e })
     });
     let resets = p.resets.iter().map(|r| {
@@ -198,7 +209,8 @@ pub fn tokens(p: &Program, cuda: TokenStream) -> TokenStream {
         Stage::Swap(a, b) => quote!(#st::Swap(#a, #b)),
         Stage::Reset(i) => quote!(#st::Reset(#i)),
     });
-    let (arrays, scalars, slices, reductions) = (list(arrays), list(scalars), list(slices), list(reductions));
+    let (arrays, scalars, slices, reductions) =
+        (list(arrays), list(scalars), list(slices), list(reductions));
     let (resets, kernels, points, step) = (list(resets), list(kernels), list(points), list(step));
     let halo = p.halo;
     let opt = |o: Option<usize>| match o {

@@ -106,8 +106,15 @@ mod tests {
 
     #[test]
     fn parses_all_clauses() {
-        let d = parse(quote!(halo = 4, chunks = 8, block_steps = 3, input(a, b), inout(c), scratch(d)))
-            .unwrap();
+        let d = parse(quote!(
+            halo = 4,
+            chunks = 8,
+            block_steps = 3,
+            input(a, b),
+            inout(c),
+            scratch(d)
+        ))
+        .unwrap();
         assert_eq!(d.halo.map(|h| h.0), Some(4));
         assert_eq!(d.chunks, Some(8));
         assert_eq!(d.block_steps, Some(3));
@@ -126,7 +133,10 @@ mod tests {
     fn unknown_clause_lists_the_known_ones() {
         let e = parse(quote!(halo = 1, tile = 3)).unwrap_err();
         let m = e.to_string();
-        assert!(m.contains("unknown clause `tile`") && m.contains("block_steps"), "{m}");
+        assert!(
+            m.contains("unknown clause `tile`") && m.contains("block_steps"),
+            "{m}"
+        );
     }
 
     #[test]

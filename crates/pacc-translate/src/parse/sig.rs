@@ -230,7 +230,9 @@ mod tests {
     use super::*;
 
     fn sig(s: &str) -> syn::Signature {
-        syn::parse_str::<syn::ItemFn>(&format!("{s} {{}}")).unwrap().sig
+        syn::parse_str::<syn::ItemFn>(&format!("{s} {{}}"))
+            .unwrap()
+            .sig
     }
 
     #[test]
@@ -255,7 +257,10 @@ mod tests {
     #[test]
     fn rejects() {
         let e = params(&sig("fn f(a: &mut Array3<i32>)")).unwrap_err();
-        assert!(e.to_string().contains("unsupported element type `i32`"), "{e}");
+        assert!(
+            e.to_string().contains("unsupported element type `i32`"),
+            "{e}"
+        );
         assert!(params(&sig("fn f(&self, a: &mut Array3<f32>)")).is_err());
         assert!(params(&sig("fn f(a: &mut Array4<f32>)")).is_err());
     }
