@@ -52,7 +52,12 @@ pub struct Report {
 
 impl Report {
     /// The report of a run of the untouched serial function.
-    pub fn serial(program: &crate::program::Program, shape: &[usize], steps: usize, wall: std::time::Duration) -> Report {
+    pub fn serial(
+        program: &crate::program::Program,
+        shape: &[usize],
+        steps: usize,
+        wall: std::time::Duration,
+    ) -> Report {
         Report {
             program: program.name.clone(),
             backend: "serial".into(),

@@ -1,12 +1,440 @@
 //! The entry point generated wrappers call: validate, plan, pick a backend, execute, report.
 
 use crate::error::Error;
+use crate::exec::cpu::{self, Order};
 use crate::invocation::{Invocation, RunOutput};
-use crate::options::Options;
-use crate::program::Program;
+use crate::options::{BackendChoice, Options};
+use crate::plan::{self, PlanOptions, Scheme};
+use crate::program::{Elem, Program, ScalarType, Stage};
+use crate::report::{Report, StageTimes};
+use std::time::Instant;
+
+/// Default chunk count when neither the options nor the directive give one (clamped to the
+/// number of planes).
+pub const DEFAULT_CHUNKS: usize = 4;
+/// Default temporal blocking depth (clamped to the number of steps).
+pub const DEFAULT_BLOCK_STEPS: usize = 4;
 
 /// Runs one call of a translated function.
+///
+/// Everything about the call is validated before any data is touched; on an error the arrays are
+/// unchanged. With zero steps nothing is planned or moved and the reductions keep their initial
+/// values.
 pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<RunOutput, Error> {
-    let _ = (program, inv, opts);
-    todo!("helper implements")
+    let start = Instant::now();
+    validate(program, &inv)?;
+    let backend = choose_backend(opts.backend)?;
+    let shape = inv.arrays[0].shape().to_vec();
+    let steps = inv.steps;
+    let popts = plan_options(program, shape[0], steps, opts);
+    let swap_replays = swap_replays(program, steps);
+
+    if steps == 0 {
+        let mut report = empty_report(program, backend.name(), &shape, &popts);
+        report.stages.setup = start.elapsed().as_secs_f64();
+        report.wall_seconds = start.elapsed().as_secs_f64();
+        return Ok(RunOutput {
+            reductions: inv.reduction_init.clone(),
+            swap_replays,
+            report,
+        });
+    }
+
+    let point_planes: Vec<usize> = inv.points.iter().map(|p| p[0] as usize).collect();
+    let plan = plan::build(program, &shape, steps, &point_planes, &popts)?;
+    let planned = start.elapsed().as_secs_f64();
+    let order = match backend {
+        Backend::Cuda => {
+            let (reductions, mut report) = execute_cuda(program, &plan, &inv, opts)?;
+            report.stages.setup += planned;
+            report.wall_seconds = start.elapsed().as_secs_f64();
+            return Ok(RunOutput {
+                reductions,
+                swap_replays,
+                report,
+            });
+        }
+        Backend::Cpu(order) => order,
+    };
+    let out = cpu::execute(program, &plan, &inv, order)?;
+    let mut stages = out.stages;
+    stages.setup += planned;
+    let report = Report {
+        program: program.name.clone(),
+        backend: backend.name().into(),
+        device: Some(cpu_device()),
+        scheme: plan.scheme,
+        shape: shape.clone(),
+        steps,
+        chunks: plan.chunks,
+        requested_chunks: plan.requested_chunks,
+        block_steps: plan.block_steps,
+        bytes_htod: plan.bytes_htod(),
+        bytes_dtoh: plan.bytes_dtoh(),
+        bytes_dtod: plan.bytes_dtod(),
+        device_bytes: plan.device_bytes(),
+        wall_seconds: start.elapsed().as_secs_f64(),
+        stages,
+        adjustments: plan.adjustments.clone(),
+        timeline: Vec::new(),
+    };
+    Ok(RunOutput {
+        reductions: out.reductions,
+        swap_replays,
+        report,
+    })
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Backend {
+    Cpu(Order),
+    Cuda,
+}
+
+impl Backend {
+    fn name(self) -> &'static str {
+        match self {
+            Backend::Cpu(Order::Submission) => "cpu",
+            Backend::Cpu(Order::Shuffled(_)) => "shuffled",
+            Backend::Cuda => "cuda",
+        }
+    }
+}
+
+fn choose_backend(choice: BackendChoice) -> Result<Backend, Error> {
+    Ok(match choice {
+        BackendChoice::Serial => {
+            return Err(Error::Internal(
+                "the serial backend is run by the generated wrapper, not by `pacc::runtime::run`"
+                    .into(),
+            ))
+        }
+        BackendChoice::Cpu => Backend::Cpu(Order::Submission),
+        BackendChoice::Shuffled(seed) => Backend::Cpu(Order::Shuffled(seed)),
+        BackendChoice::Cuda => {
+            cuda_available().map_err(|reason| Error::NoCuda { reason })?;
+            Backend::Cuda
+        }
+        BackendChoice::Auto => match cuda_available() {
+            Ok(()) => Backend::Cuda,
+            Err(reason) => {
+                announce_cpu_fallback(&reason);
+                Backend::Cpu(Order::Submission)
+            }
+        },
+    })
+}
+
+/// The planner options for a call: explicit options first, then the directive's clauses, then
+/// the defaults (4 chunks clamped to the planes, 4 block steps clamped to the steps).
+pub fn plan_options(program: &Program, planes: usize, steps: usize, opts: &Options) -> PlanOptions {
+    PlanOptions {
+        chunks: opts
+            .chunks
+            .or(program.default_chunks)
+            .unwrap_or_else(|| DEFAULT_CHUNKS.min(planes).max(1)),
+        block_steps: opts
+            .block_steps
+            .or(program.default_block_steps)
+            .unwrap_or_else(|| DEFAULT_BLOCK_STEPS.min(steps).max(1)),
+        scheme: opts.scheme.unwrap_or(Scheme::RegionSharing),
+        ..PlanOptions::default()
+    }
+}
+
+/// How many times the wrapper replays the step's swaps after `steps` steps: `steps` modulo the
+/// order of the permutation one step's swaps make.
+pub fn swap_replays(program: &Program, steps: usize) -> usize {
+    let n = program.arrays.len();
+    let mut perm: Vec<usize> = (0..n).collect();
+    for stage in &program.step {
+        if let Stage::Swap(a, b) = *stage {
+            perm.swap(a, b);
+        }
+    }
+    // Order of the permutation = lcm of its cycle lengths.
+    let mut seen = vec![false; n];
+    let mut order = 1usize;
+    for i in 0..n {
+        let mut len = 0;
+        let mut j = i;
+        while !seen[j] {
+            seen[j] = true;
+            j = perm[j];
+            len += 1;
+        }
+        if len > 0 {
+            order = lcm(order, len);
+        }
+    }
+    steps % order
+}
+
+fn lcm(a: usize, b: usize) -> usize {
+    fn gcd(a: usize, b: usize) -> usize {
+        if b == 0 {
+            a
+        } else {
+            gcd(b, a % b)
+        }
+    }
+    a / gcd(a, b) * b
+}
+
+// ---- The CUDA seam: the two functions below are all that `exec::cuda` needs to plug in. ----
+
+/// Whether the CUDA backend can run here (`Ok`), else why not.
+#[cfg(not(feature = "cuda"))]
+fn cuda_available() -> Result<(), String> {
+    Err("pacc was built without the `cuda` feature".into())
+}
+
+/// Whether the CUDA backend can run here (`Ok`), else why not.
+#[cfg(feature = "cuda")]
+fn cuda_available() -> Result<(), String> {
+    crate::exec::cuda::available().map(|_| ())
+}
+
+/// Runs `plan` on the device; returns the reductions and the report. Only reached when
+/// [`cuda_available`] said yes.
+#[cfg(feature = "cuda")]
+fn execute_cuda(
+    program: &Program,
+    plan: &crate::plan::Plan,
+    inv: &Invocation<'_>,
+    opts: &Options,
+) -> Result<(Vec<f64>, Report), Error> {
+    let o = crate::exec::cuda::execute(program, plan, inv, opts)?;
+    Ok((o.reductions, o.report))
+}
+
+#[cfg(not(feature = "cuda"))]
+fn execute_cuda(
+    program: &Program,
+    plan: &crate::plan::Plan,
+    inv: &Invocation<'_>,
+    opts: &Options,
+) -> Result<(Vec<f64>, Report), Error> {
+    let _ = (program, plan, inv, opts);
+    Err(Error::NoCuda {
+        reason: "pacc was built without the `cuda` feature".into(),
+    })
+}
+
+fn cpu_device() -> String {
+    format!("CPU, {} rayon threads", rayon::current_num_threads())
+}
+
+/// Says once per process that `auto` fell back to the CPU backend.
+fn announce_cpu_fallback(reason: &str) {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| eprintln!("pacc: no CUDA device ({reason}); running on the CPU backend"));
+}
+
+fn empty_report(program: &Program, backend: &str, shape: &[usize], popts: &PlanOptions) -> Report {
+    Report {
+        program: program.name.clone(),
+        backend: backend.into(),
+        device: Some(cpu_device()),
+        scheme: popts.scheme,
+        shape: shape.to_vec(),
+        steps: 0,
+        chunks: popts.chunks,
+        requested_chunks: popts.chunks,
+        block_steps: popts.block_steps,
+        bytes_htod: 0,
+        bytes_dtoh: 0,
+        bytes_dtod: 0,
+        device_bytes: 0,
+        wall_seconds: 0.0,
+        stages: StageTimes::default(),
+        adjustments: Vec::new(),
+        timeline: Vec::new(),
+    }
+}
+
+fn scalar_type_name(t: ScalarType) -> &'static str {
+    match t {
+        ScalarType::F32 => "f32",
+        ScalarType::F64 => "f64",
+        ScalarType::I32 => "i32",
+        ScalarType::I64 => "i64",
+        ScalarType::U32 => "u32",
+        ScalarType::U64 => "u64",
+        ScalarType::Usize => "usize",
+        ScalarType::Isize => "isize",
+        ScalarType::Bool => "bool",
+    }
+}
+
+fn elem_name(e: Elem) -> &'static str {
+    e.rust_name()
+}
+
+/// Checks the call against the program. Touches no data.
+pub fn validate(program: &Program, inv: &Invocation<'_>) -> Result<(), Error> {
+    let internal = |m: String| Err(Error::Internal(m));
+    if program.ndim != 2 && program.ndim != 3 {
+        return internal(format!(
+            "program `{}` has {} axes",
+            program.name, program.ndim
+        ));
+    }
+    if inv.arrays.len() != program.arrays.len() || inv.arrays.is_empty() {
+        return internal(format!(
+            "{} arrays passed, the program `{}` has {}",
+            inv.arrays.len(),
+            program.name,
+            program.arrays.len()
+        ));
+    }
+    for (a, (h, d)) in inv.arrays.iter().zip(&program.arrays).enumerate() {
+        if h.elem != d.elem {
+            return internal(format!(
+                "array {a} `{}` holds {} but the program declares {}",
+                d.name,
+                elem_name(h.elem),
+                elem_name(d.elem)
+            ));
+        }
+        if h.ndim != program.ndim {
+            return internal(format!(
+                "array `{}` has {} axes but the program uses {}",
+                d.name, h.ndim, program.ndim
+            ));
+        }
+    }
+    let first = &inv.arrays[0];
+    for (h, d) in inv.arrays.iter().zip(&program.arrays) {
+        if h.shape() != first.shape() {
+            return Err(Error::ShapeMismatch {
+                name: d.name.clone(),
+                got: h.shape().to_vec(),
+                first: program.arrays[0].name.clone(),
+                want: first.shape().to_vec(),
+            });
+        }
+    }
+    for (h, d) in inv.arrays.iter().zip(&program.arrays) {
+        if h.is_empty() {
+            return Err(Error::Empty {
+                name: d.name.clone(),
+                shape: h.shape().to_vec(),
+            });
+        }
+    }
+    for (a, (h, d)) in inv.arrays.iter().zip(&program.arrays).enumerate() {
+        if !h.writable && written_physically(program, a) {
+            return Err(Error::ReadOnly {
+                name: d.name.clone(),
+            });
+        }
+    }
+    for i in 0..inv.arrays.len() {
+        for j in i + 1..inv.arrays.len() {
+            let (x, y) = (&inv.arrays[i], &inv.arrays[j]);
+            let (x0, y0) = (x.ptr as usize, y.ptr as usize);
+            if x0 < y0 + y.bytes() && y0 < x0 + x.bytes() {
+                return Err(Error::Overlap {
+                    a: program.arrays[i].name.clone(),
+                    b: program.arrays[j].name.clone(),
+                });
+            }
+        }
+    }
+    if inv.scalars.len() != program.scalars.len() {
+        return internal(format!(
+            "{} scalars passed, the program has {}",
+            inv.scalars.len(),
+            program.scalars.len()
+        ));
+    }
+    for (v, d) in inv.scalars.iter().zip(&program.scalars) {
+        if v.ty() != d.ty {
+            return internal(format!(
+                "scalar `{}` passed as {} but declared {}",
+                d.name,
+                scalar_type_name(v.ty()),
+                scalar_type_name(d.ty)
+            ));
+        }
+    }
+    if inv.slices.len() != program.slices.len() {
+        return internal(format!(
+            "{} slices passed, the program has {}",
+            inv.slices.len(),
+            program.slices.len()
+        ));
+    }
+    for (s, d) in inv.slices.iter().zip(&program.slices) {
+        if s.elem != d.elem {
+            return internal(format!(
+                "slice `{}` holds {} but is declared {}",
+                d.name,
+                elem_name(s.elem),
+                elem_name(d.elem)
+            ));
+        }
+    }
+    let counts = [
+        (
+            "reduction initial values",
+            inv.reduction_init.len(),
+            program.reductions.len(),
+        ),
+        ("reset values", inv.reset_values.len(), program.resets.len()),
+        ("CPU kernels", inv.cpu.kernels.len(), program.kernels.len()),
+        (
+            "CPU point statements",
+            inv.cpu.points.len(),
+            program.points.len(),
+        ),
+        ("point indices", inv.points.len(), program.points.len()),
+    ];
+    for (what, got, want) in counts {
+        if got != want {
+            return internal(format!("{got} {what} passed, the program has {want}"));
+        }
+    }
+    // The serial loop evaluates point statements only when it runs a step.
+    if inv.steps > 0 {
+        let shape = first.shape();
+        for (idx, d) in inv.points.iter().zip(&program.points) {
+            let inside = idx.len() == shape.len()
+                && idx
+                    .iter()
+                    .zip(shape)
+                    .all(|(&i, &n)| i >= 0 && (i as u64) < n as u64);
+            if !inside {
+                return Err(Error::PointOutOfBounds {
+                    point: d.name.clone(),
+                    index: idx.clone(),
+                    shape: shape.to_vec(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether physical array `a` is ever written: it is written by name, or it trades places through
+/// swaps with a name that is.
+fn written_physically(program: &Program, a: usize) -> bool {
+    // Arrays connected to `a` by swap statements (the orbit under the step's permutation).
+    let mut group = vec![a];
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for stage in &program.step {
+            if let Stage::Swap(x, y) = *stage {
+                for (p, q) in [(x, y), (y, x)] {
+                    if group.contains(&p) && !group.contains(&q) {
+                        group.push(q);
+                        changed = true;
+                    }
+                }
+            }
+        }
+    }
+    group.iter().any(|&g| program.is_written(g))
 }

@@ -1,3 +1,643 @@
 //! The CPU backend: runs a plan's operations in submission order (or, for tests, in a seeded
 //! random order the dependencies allow), each kernel parallel over planes with rayon.
-// TODO(helper): implement.
+//!
+//! Device buffer sets and staging buffers are ordinary host allocations with the geometry the
+//! plan gives (`buffer_sets` sets x every program array x `buffer_planes` planes). They start
+//! filled with NaN, so a plane the plan forgot to transfer shows up as a wrong result instead of
+//! a plausible zero. Transfers are plane-range copies (global plane `p` <-> buffer slot
+//! `p - base`); kernels call the program's CPU closures through [`KernelFrame`].
+
+use crate::error::{Error, Result};
+use crate::exec::{reduction_identity, BufView, KernelFrame};
+use crate::invocation::Invocation;
+use crate::plan::{HostSide, Op, OpKind, Plan};
+use crate::program::{Elem, Program, ReduceOp, Stage};
+use crate::report::StageTimes;
+use rayon::prelude::*;
+use std::ops::Range;
+use std::time::Instant;
+
+/// In which order the executor runs the plan's operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Order {
+    /// Plan (submission) order.
+    Submission,
+    /// A random topological order, seeded: each operation still runs after its `deps` and after
+    /// the previous operation of its stream, but nothing else is kept in order.
+    Shuffled(u64),
+}
+
+/// What an execution produced besides the host arrays it updated in place.
+#[derive(Clone, Debug)]
+pub struct ExecOutput {
+    /// Final value of each reduction (f64 holding the reduction's own type exactly).
+    pub reductions: Vec<f64>,
+    /// Seconds spent per kind of operation (`setup` is buffer allocation).
+    pub stages: StageTimes,
+}
+
+/// Runs `plan` for `program` on the CPU. Host arrays of `inv` are read and written in place.
+///
+/// The invocation must already be validated against the program (see [`crate::run::run`]); the
+/// plan is checked here against the invocation before any data is touched, so a malformed plan is
+/// an [`Error::Internal`] rather than an out-of-bounds access.
+pub fn execute(
+    program: &Program,
+    plan: &Plan,
+    inv: &Invocation<'_>,
+    order: Order,
+) -> Result<ExecOutput> {
+    let setup = Instant::now();
+    check_plan(program, plan, inv)?;
+    let mut mem = Memory::new(program, plan);
+    let order = match order {
+        Order::Submission => (0..plan.ops.len()).collect(),
+        Order::Shuffled(seed) => shuffled_order(&plan.ops, seed),
+    };
+    let mut stages = StageTimes {
+        setup: setup.elapsed().as_secs_f64(),
+        ..StageTimes::default()
+    };
+    let mut partials = Partials::new(program, plan.steps);
+    let shape = &plan.shape;
+    for i in order {
+        let op = &plan.ops[i];
+        let start = Instant::now();
+        let slot = run_op(program, plan, inv, &mut mem, shape, op, &mut partials);
+        let secs = start.elapsed().as_secs_f64();
+        *slot(&mut stages) += secs;
+    }
+    Ok(ExecOutput {
+        reductions: partials.finish(program, inv, plan.steps),
+        stages,
+    })
+}
+
+type StageSlot = fn(&mut StageTimes) -> &mut f64;
+
+fn run_op(
+    program: &Program,
+    plan: &Plan,
+    inv: &Invocation<'_>,
+    mem: &mut Memory,
+    shape: &[usize],
+    op: &Op,
+    partials: &mut Partials,
+) -> StageSlot {
+    let pb = |a: usize| plan.plane_len * program.arrays[a].elem.size();
+    let host = |a: usize| inv.arrays[a].ptr;
+    // SAFETY (all copies below): `check_plan` verified that every plane range lies inside the
+    // host array and inside the buffer window `base..base + buffer_planes`, and that host
+    // destinations are writable. Operations run one at a time, so nothing else accesses these
+    // bytes concurrently.
+    match &op.kind {
+        OpKind::HtoD {
+            array,
+            set,
+            base,
+            planes,
+            from,
+        } => {
+            let (src, sbase) = match from {
+                HostSide::User => (host(*array), 0),
+                HostSide::Staging => (mem.staging(*set, *array), *base),
+            };
+            let dst = mem.device(*set, *array);
+            unsafe { copy_planes(src, sbase, dst, *base, planes, pb(*array)) };
+            |s| &mut s.htod
+        }
+        OpKind::DtoH {
+            array,
+            set,
+            base,
+            planes,
+            to,
+        } => {
+            let (dst, dbase) = match to {
+                HostSide::User => (host(*array), 0),
+                HostSide::Staging => (mem.staging(*set, *array), *base),
+            };
+            let src = mem.device(*set, *array);
+            unsafe { copy_planes(src, *base, dst, dbase, planes, pb(*array)) };
+            |s| &mut s.dtoh
+        }
+        OpKind::StageIn {
+            array,
+            set,
+            base,
+            planes,
+        } => {
+            let dst = mem.staging(*set, *array);
+            unsafe { copy_planes(host(*array), 0, dst, *base, planes, pb(*array)) };
+            |s| &mut s.host_copy
+        }
+        OpKind::StageOut {
+            array,
+            set,
+            base,
+            planes,
+        } => {
+            let src = mem.staging(*set, *array);
+            unsafe { copy_planes(src, *base, host(*array), 0, planes, pb(*array)) };
+            |s| &mut s.host_copy
+        }
+        OpKind::DtoD {
+            array,
+            from_set,
+            from_base,
+            to_set,
+            to_base,
+            planes,
+        } => {
+            let src = mem.device(*from_set, *array);
+            let dst = mem.device(*to_set, *array);
+            unsafe { copy_planes(src, *from_base, dst, *to_base, planes, pb(*array)) };
+            |s| &mut s.dtod
+        }
+        OpKind::Kernel {
+            kernel,
+            set,
+            base,
+            step,
+            planes,
+            owned,
+            args,
+        } => {
+            let views = mem.views(program, plan, *set, *base, args);
+            let frame = KernelFrame {
+                arrays: &views,
+                t: inv.t0 + *step as i64,
+                shape,
+            };
+            let decl = &program.kernels[*kernel];
+            let ops: Vec<(ReduceOp, Elem)> = decl
+                .reductions
+                .iter()
+                .map(|&r| (program.reductions[r].op, program.reductions[r].elem))
+                .collect();
+            let f = &inv.cpu.kernels[*kernel];
+            let per_plane: Vec<Vec<f64>> = planes
+                .clone()
+                .into_par_iter()
+                .map(|p| {
+                    let mut red: Vec<f64> =
+                        ops.iter().map(|&(o, _)| reduction_identity(o)).collect();
+                    f(&frame, p, &mut red);
+                    red
+                })
+                .collect();
+            if !ops.is_empty() {
+                let own = intersect(owned, planes);
+                if !own.is_empty() {
+                    let mut acc: Vec<f64> =
+                        ops.iter().map(|&(o, _)| reduction_identity(o)).collect();
+                    for p in own {
+                        let red = &per_plane[p - planes.start];
+                        for (j, &(o, e)) in ops.iter().enumerate() {
+                            acc[j] = combine(o, e, acc[j], red[j]);
+                        }
+                    }
+                    partials.add(*step, *kernel, op.chunk, owned.start, acc);
+                }
+            }
+            |s| &mut s.kernel
+        }
+        OpKind::Point {
+            point,
+            set,
+            base,
+            step,
+            args,
+            ..
+        } => {
+            let views = mem.views(program, plan, *set, *base, args);
+            let frame = KernelFrame {
+                arrays: &views,
+                t: inv.t0 + *step as i64,
+                shape,
+            };
+            (inv.cpu.points[*point])(&frame);
+            |s| &mut s.kernel
+        }
+    }
+}
+
+/// Copies planes `planes` (global) from a buffer whose slot 0 holds plane `src_base` to one whose
+/// slot 0 holds `dst_base`.
+///
+/// # Safety
+/// Both ranges must lie inside their allocations and `dst` must be writable.
+unsafe fn copy_planes(
+    src: *const u8,
+    src_base: usize,
+    dst: *mut u8,
+    dst_base: usize,
+    planes: &Range<usize>,
+    plane_bytes: usize,
+) {
+    if planes.is_empty() {
+        return;
+    }
+    let n = planes.len() * plane_bytes;
+    let s = src.add((planes.start - src_base) * plane_bytes);
+    let d = dst.add((planes.start - dst_base) * plane_bytes);
+    std::ptr::copy(s, d, n);
+}
+
+fn intersect(a: &Range<usize>, b: &Range<usize>) -> Range<usize> {
+    a.start.max(b.start)..a.end.min(b.end).max(a.start.max(b.start))
+}
+
+/// Combines two values of a reduction in its own type.
+pub fn combine(op: ReduceOp, elem: Elem, a: f64, b: f64) -> f64 {
+    match elem {
+        Elem::F64 => match op {
+            ReduceOp::Sum => a + b,
+            ReduceOp::Min => a.min(b),
+            ReduceOp::Max => a.max(b),
+        },
+        Elem::F32 => {
+            let (a, b) = (a as f32, b as f32);
+            (match op {
+                ReduceOp::Sum => a + b,
+                ReduceOp::Min => a.min(b),
+                ReduceOp::Max => a.max(b),
+            }) as f64
+        }
+    }
+}
+
+/// Device buffer sets and staging buffers, allocated once per run.
+struct Memory {
+    narrays: usize,
+    /// `[set * narrays + array]`; backing storage, never touched except through `dev_ptr`.
+    _dev: Vec<Vec<u64>>,
+    dev_ptr: Vec<*mut u8>,
+    _stage: Vec<Vec<u64>>,
+    stage_ptr: Vec<*mut u8>,
+}
+
+impl Memory {
+    fn new(program: &Program, plan: &Plan) -> Memory {
+        let narrays = program.arrays.len();
+        let alloc = || -> Vec<Vec<u64>> {
+            (0..plan.buffer_sets)
+                .flat_map(|_| program.arrays.iter())
+                .map(|a| nan_buffer(a.elem, plan.buffer_planes * plan.plane_len))
+                .collect()
+        };
+        let mut dev = alloc();
+        let uses_staging = plan.ops.iter().any(|op| {
+            matches!(
+                op.kind,
+                OpKind::StageIn { .. }
+                    | OpKind::StageOut { .. }
+                    | OpKind::HtoD {
+                        from: HostSide::Staging,
+                        ..
+                    }
+                    | OpKind::DtoH {
+                        to: HostSide::Staging,
+                        ..
+                    }
+            )
+        });
+        let mut stage = if uses_staging { alloc() } else { Vec::new() };
+        let dev_ptr = dev.iter_mut().map(|b| b.as_mut_ptr() as *mut u8).collect();
+        let stage_ptr = stage
+            .iter_mut()
+            .map(|b| b.as_mut_ptr() as *mut u8)
+            .collect();
+        Memory {
+            narrays,
+            _dev: dev,
+            dev_ptr,
+            _stage: stage,
+            stage_ptr,
+        }
+    }
+
+    fn device(&self, set: usize, array: usize) -> *mut u8 {
+        self.dev_ptr[set * self.narrays + array]
+    }
+
+    fn staging(&self, set: usize, array: usize) -> *mut u8 {
+        self.stage_ptr[set * self.narrays + array]
+    }
+
+    fn views(
+        &self,
+        program: &Program,
+        plan: &Plan,
+        set: usize,
+        base: usize,
+        args: &[usize],
+    ) -> Vec<BufView> {
+        let mut inner = [1usize; 2];
+        inner[..plan.shape.len() - 1].copy_from_slice(&plan.shape[1..]);
+        args.iter()
+            .map(|&phys| BufView {
+                ptr: self.device(set, phys),
+                elem: program.arrays[phys].elem,
+                base,
+                // Slots past the last plane of the arrays are never valid: leave them out of
+                // the window so that a stray access panics instead of reading filler.
+                planes: plan.buffer_planes.min(plan.shape[0].saturating_sub(base)),
+                inner,
+                ndim: plan.shape.len(),
+            })
+            .collect()
+    }
+}
+
+/// A buffer of `len` elements of type `elem`, 8-byte aligned, every element NaN.
+fn nan_buffer(elem: Elem, len: usize) -> Vec<u64> {
+    match elem {
+        Elem::F64 => vec![f64::NAN.to_bits(); len],
+        Elem::F32 => {
+            let w = f32::NAN.to_bits() as u64;
+            vec![w | (w << 32); len.div_ceil(2)]
+        }
+    }
+}
+
+/// Per-(step, kernel) reduction partials of each chunk, combined once all operations ran.
+struct Partials {
+    nkernels: usize,
+    /// `[step * nkernels + kernel]` -> (chunk, first owned plane, values per kernel reduction).
+    slots: Vec<Vec<(usize, usize, Vec<f64>)>>,
+}
+
+impl Partials {
+    fn new(program: &Program, steps: usize) -> Partials {
+        let nkernels = program.kernels.len();
+        let any = program.kernels.iter().any(|k| !k.reductions.is_empty());
+        Partials {
+            nkernels,
+            slots: if any {
+                vec![Vec::new(); steps * nkernels]
+            } else {
+                Vec::new()
+            },
+        }
+    }
+
+    fn add(&mut self, step: usize, kernel: usize, chunk: usize, first: usize, v: Vec<f64>) {
+        self.slots[step * self.nkernels + kernel].push((chunk, first, v));
+    }
+
+    /// Walks the steps in order as the serial loop would (contract §4).
+    fn finish(mut self, program: &Program, inv: &Invocation<'_>, steps: usize) -> Vec<f64> {
+        let mut value = inv.reduction_init.clone();
+        if self.slots.is_empty() && program.resets.is_empty() {
+            return value;
+        }
+        for step in 0..steps {
+            for stage in &program.step {
+                match *stage {
+                    Stage::Reset(r) => {
+                        let red = program.resets[r].reduction;
+                        value[red] = inv.reset_values[r];
+                    }
+                    Stage::Kernel(k) if !program.kernels[k].reductions.is_empty() => {
+                        let parts = &mut self.slots[step * self.nkernels + k];
+                        parts.sort_by_key(|&(chunk, first, _)| (chunk, first));
+                        for (j, &r) in program.kernels[k].reductions.iter().enumerate() {
+                            let d = &program.reductions[r];
+                            let total = parts
+                                .iter()
+                                .fold(reduction_identity(d.op), |acc, (_, _, v)| {
+                                    combine(d.op, d.elem, acc, v[j])
+                                });
+                            value[r] = combine(d.op, d.elem, value[r], total);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        value
+    }
+}
+
+/// A seeded random order in which every operation comes after its `deps` and after the previous
+/// operation on its stream.
+pub fn shuffled_order(ops: &[Op], seed: u64) -> Vec<usize> {
+    let n = ops.len();
+    let mut succ: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut indeg = vec![0usize; n];
+    let mut last_on_stream: std::collections::HashMap<usize, usize> = Default::default();
+    for (i, op) in ops.iter().enumerate() {
+        let mut preds: Vec<usize> = op.deps.clone();
+        if let Some(prev) = last_on_stream.insert(op.stream, i) {
+            preds.push(prev);
+        }
+        preds.sort_unstable();
+        preds.dedup();
+        for p in preds {
+            succ[p].push(i);
+            indeg[i] += 1;
+        }
+    }
+    let mut rng = SplitMix64(seed);
+    let mut ready: Vec<usize> = (0..n).filter(|&i| indeg[i] == 0).collect();
+    let mut order = Vec::with_capacity(n);
+    while !ready.is_empty() {
+        let pick = (rng.next() % ready.len() as u64) as usize;
+        let i = ready.swap_remove(pick);
+        order.push(i);
+        for &s in &succ[i] {
+            indeg[s] -= 1;
+            if indeg[s] == 0 {
+                ready.push(s);
+            }
+        }
+    }
+    debug_assert_eq!(order.len(), n, "deps must point to earlier operations");
+    order
+}
+
+/// splitmix64: a tiny, good-enough seeded generator.
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+/// Checks that every operation stays inside the arrays and buffers, so running the plan cannot
+/// touch memory it does not own.
+fn check_plan(program: &Program, plan: &Plan, inv: &Invocation<'_>) -> Result<()> {
+    let bad = |i: usize, what: String| {
+        Err(Error::Internal(format!(
+            "plan operation {i} ({:?}): {what}",
+            plan.ops[i].kind
+        )))
+    };
+    let narrays = program.arrays.len();
+    // What memory safety here rests on even when `execute` is called without `run::run`.
+    let call_ok = inv.arrays.len() == narrays
+        && inv
+            .arrays
+            .iter()
+            .zip(&program.arrays)
+            .all(|(h, d)| h.elem == d.elem)
+        && inv.cpu.kernels.len() == program.kernels.len()
+        && inv.cpu.points.len() == program.points.len()
+        && inv.reduction_init.len() == program.reductions.len()
+        && inv.reset_values.len() == program.resets.len();
+    if !call_ok {
+        return Err(Error::Internal(
+            "the invocation's arrays, element types, closures or reduction values do not match \
+             the program"
+                .into(),
+        ));
+    }
+    let n0 = *plan.shape.first().unwrap_or(&0);
+    if plan.shape.len() != program.ndim
+        || inv
+            .arrays
+            .first()
+            .is_some_and(|a| a.shape() != &plan.shape[..])
+    {
+        return Err(Error::Internal(format!(
+            "plan shape {:?} does not match the arrays",
+            plan.shape
+        )));
+    }
+    let plane_len: usize = plan.shape[1..].iter().product();
+    if plane_len != plan.plane_len {
+        return Err(Error::Internal(format!(
+            "plan plane_len {} but the shape {:?} has {plane_len} elements per plane",
+            plan.plane_len, plan.shape
+        )));
+    }
+    // A plane range inside the host array and inside the buffer window at `base`.
+    let in_window = |planes: &Range<usize>, base: usize| {
+        planes.is_empty()
+            || (planes.start >= base && planes.end <= n0 && planes.end - base <= plan.buffer_planes)
+    };
+    let check_args = |args: &[usize]| {
+        args.len() == narrays
+            && args
+                .iter()
+                .enumerate()
+                .all(|(a, &p)| p < narrays && program.arrays[p].elem == program.arrays[a].elem)
+    };
+    for (i, op) in plan.ops.iter().enumerate() {
+        if let Some(d) = op.deps.iter().find(|&&d| d >= i) {
+            return bad(i, format!("depends on operation {d}, which is not earlier"));
+        }
+        let sets_ok = match &op.kind {
+            OpKind::HtoD { set, .. }
+            | OpKind::DtoH { set, .. }
+            | OpKind::StageIn { set, .. }
+            | OpKind::StageOut { set, .. }
+            | OpKind::Kernel { set, .. }
+            | OpKind::Point { set, .. } => *set < plan.buffer_sets,
+            OpKind::DtoD {
+                from_set, to_set, ..
+            } => *from_set < plan.buffer_sets && *to_set < plan.buffer_sets,
+        };
+        if !sets_ok {
+            return bad(i, format!("buffer set out of 0..{}", plan.buffer_sets));
+        }
+        match &op.kind {
+            OpKind::HtoD {
+                array,
+                base,
+                planes,
+                ..
+            }
+            | OpKind::StageIn {
+                array,
+                base,
+                planes,
+                ..
+            } => {
+                if *array >= narrays || !in_window(planes, *base) {
+                    return bad(i, "array or planes out of range".into());
+                }
+            }
+            OpKind::DtoH {
+                array,
+                base,
+                planes,
+                to,
+                ..
+            } => {
+                if *array >= narrays || !in_window(planes, *base) {
+                    return bad(i, "array or planes out of range".into());
+                }
+                if *to == HostSide::User && !planes.is_empty() && !inv.arrays[*array].writable {
+                    return bad(i, "writes a read-only host array".into());
+                }
+            }
+            OpKind::StageOut {
+                array,
+                base,
+                planes,
+                ..
+            } => {
+                if *array >= narrays || !in_window(planes, *base) {
+                    return bad(i, "array or planes out of range".into());
+                }
+                if !planes.is_empty() && !inv.arrays[*array].writable {
+                    return bad(i, "writes a read-only host array".into());
+                }
+            }
+            OpKind::DtoD {
+                array,
+                from_base,
+                to_base,
+                planes,
+                ..
+            } => {
+                if *array >= narrays
+                    || !in_window(planes, *from_base)
+                    || !in_window(planes, *to_base)
+                {
+                    return bad(i, "array or planes out of range".into());
+                }
+            }
+            OpKind::Kernel {
+                kernel,
+                base,
+                step,
+                planes,
+                args,
+                ..
+            } => {
+                if *kernel >= program.kernels.len()
+                    || *step >= plan.steps
+                    || !in_window(planes, *base)
+                    || !check_args(args)
+                {
+                    return bad(i, "kernel, step, planes or arguments out of range".into());
+                }
+            }
+            OpKind::Point {
+                point,
+                base,
+                step,
+                plane,
+                args,
+                ..
+            } => {
+                if *point >= program.points.len()
+                    || *step >= plan.steps
+                    || !in_window(&(*plane..*plane + 1), *base)
+                    || !check_args(args)
+                {
+                    return bad(i, "point, step, plane or arguments out of range".into());
+                }
+            }
+        }
+    }
+    Ok(())
+}

@@ -12,11 +12,14 @@
 //! chunk, every array's planes `window.start .. window.start + buffer_planes`; an operation that
 //! touches a buffer carries the global plane at the buffer's first slot (`base`).
 
+pub mod access;
 mod build;
 mod display;
+mod infer;
 pub mod race;
+mod span;
 
-pub use build::build;
+pub use build::{build, owned};
 
 use serde::{Deserialize, Serialize};
 use std::ops::Range;
@@ -228,13 +231,16 @@ pub enum PlanError {
         got: usize,
         want: usize,
     },
-    #[error("axis {axis} has extent {extent}, but kernel `{kernel}` needs at least {need} there (its loop bounds and read offsets would fall outside the array)")]
+    #[error("kernel `{kernel}` would touch indices {first}..={last} along axis {axis}, which has extent {extent}; make the arrays larger (the loop bounds plus the read offsets must stay inside the array, as the serial code requires)")]
     TooSmall {
         kernel: String,
         axis: usize,
         extent: usize,
-        need: usize,
+        first: i64,
+        last: i64,
     },
+    #[error("the call supplied {got} point-statement positions, the program has {want}")]
+    PointCount { got: usize, want: usize },
     #[error("chunks must be at least 1 (got {0})")]
     ZeroChunks(usize),
     #[error("block_steps must be at least 1 (got {0})")]
@@ -258,6 +264,19 @@ pub enum PlanError {
         plane: usize,
         planes: usize,
     },
+}
+
+/// After how many steps the step's swaps bring every name back to its own array.
+pub fn swap_period(program: &crate::program::Program) -> usize {
+    let start: Vec<usize> = (0..program.arrays.len()).collect();
+    let mut b = start.clone();
+    for period in 1.. {
+        b = infer::bindings_through_step(program, &b).1;
+        if b == start {
+            return period;
+        }
+    }
+    unreachable!("a permutation has finite order")
 }
 
 impl Plan {

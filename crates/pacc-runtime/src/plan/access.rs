@@ -1,0 +1,163 @@
+//! What bytes each operation reads and writes: the basis of dependencies and of the race check.
+
+use super::{HostSide, Op, OpKind, Plan};
+use crate::program::Program;
+use std::ops::Range;
+
+/// A piece of memory a plan touches. Device and staging buffers are addressed by slot (plane
+/// minus the buffer's base), since one buffer set serves different chunks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Resource {
+    Host { array: usize },
+    Device { set: usize, array: usize },
+    Staging { set: usize, array: usize },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Access {
+    pub resource: Resource,
+    pub slots: Range<usize>,
+    pub write: bool,
+}
+
+fn at(resource: Resource, planes: &Range<usize>, base: usize, write: bool) -> Access {
+    Access {
+        resource,
+        slots: planes.start - base..planes.end - base,
+        write,
+    }
+}
+
+fn host(array: usize, planes: &Range<usize>, write: bool) -> Access {
+    at(Resource::Host { array }, planes, 0, write)
+}
+
+fn side(
+    side: HostSide,
+    set: usize,
+    array: usize,
+    planes: &Range<usize>,
+    base: usize,
+    write: bool,
+) -> Access {
+    match side {
+        HostSide::User => host(array, planes, write),
+        HostSide::Staging => at(Resource::Staging { set, array }, planes, base, write),
+    }
+}
+
+/// The accesses of one operation.
+pub fn accesses(program: &Program, plan: &Plan, op: &Op) -> Vec<Access> {
+    let n0 = plan.shape[0];
+    let dev = |set, array| Resource::Device { set, array };
+    match &op.kind {
+        OpKind::HtoD {
+            array,
+            set,
+            base,
+            planes,
+            from,
+        } => vec![
+            side(*from, *set, *array, planes, *base, false),
+            at(dev(*set, *array), planes, *base, true),
+        ],
+        OpKind::DtoH {
+            array,
+            set,
+            base,
+            planes,
+            to,
+        } => vec![
+            at(dev(*set, *array), planes, *base, false),
+            side(*to, *set, *array, planes, *base, true),
+        ],
+        OpKind::StageIn {
+            array,
+            set,
+            base,
+            planes,
+        } => vec![
+            host(*array, planes, false),
+            at(
+                Resource::Staging {
+                    set: *set,
+                    array: *array,
+                },
+                planes,
+                *base,
+                true,
+            ),
+        ],
+        OpKind::StageOut {
+            array,
+            set,
+            base,
+            planes,
+        } => vec![
+            at(
+                Resource::Staging {
+                    set: *set,
+                    array: *array,
+                },
+                planes,
+                *base,
+                false,
+            ),
+            host(*array, planes, true),
+        ],
+        OpKind::DtoD {
+            array,
+            from_set,
+            from_base,
+            to_set,
+            to_base,
+            planes,
+        } => vec![
+            at(dev(*from_set, *array), planes, *from_base, false),
+            at(dev(*to_set, *array), planes, *to_base, true),
+        ],
+        OpKind::Kernel {
+            kernel,
+            set,
+            base,
+            planes,
+            args,
+            ..
+        } => {
+            let kd = &program.kernels[*kernel];
+            let mut v: Vec<Access> = kd
+                .reads
+                .iter()
+                .filter_map(|r| {
+                    let lo = (planes.start as i64 + r.lo[0]).max(0) as usize;
+                    let hi = ((planes.end as i64 + r.hi[0]).max(0) as usize).min(n0);
+                    (lo < hi).then(|| at(dev(*set, args[r.array]), &(lo..hi), *base, false))
+                })
+                .collect();
+            v.extend(
+                kd.writes
+                    .iter()
+                    .map(|&w| at(dev(*set, args[w]), planes, *base, true)),
+            );
+            v
+        }
+        OpKind::Point {
+            point,
+            set,
+            base,
+            plane,
+            args,
+            ..
+        } => {
+            let pd = &program.points[*point];
+            let p = *plane..*plane + 1;
+            let mut v: Vec<Access> = pd
+                .reads
+                .iter()
+                .map(|&r| at(dev(*set, args[r]), &p, *base, false))
+                .collect();
+            v.push(at(dev(*set, args[pd.array]), &p, *base, true));
+            v
+        }
+    }
+}

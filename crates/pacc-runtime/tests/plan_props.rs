@@ -1,0 +1,382 @@
+//! Planner properties: transfer volumes computed by hand, and no races, over random programs.
+
+use pacc_runtime::plan::{self, race, OpKind, PlanOptions, Scheme};
+use pacc_runtime::program::*;
+use proptest::prelude::*;
+
+fn array(name: &str, role: Role) -> ArrayDecl {
+    ArrayDecl {
+        name: name.into(),
+        elem: Elem::F32,
+        role,
+    }
+}
+
+fn full(ndim: usize, halo: i64) -> Vec<AxisRange> {
+    vec![
+        AxisRange {
+            lo: Bound::start(halo),
+            hi: Bound::end(-halo)
+        };
+        ndim
+    ]
+}
+
+/// The acoustic propagator's structure: prev = f(cur +-r, prev, vel); swap(prev, cur).
+fn acoustic(r: i64) -> Program {
+    Program {
+        name: "acoustic".into(),
+        ndim: 3,
+        arrays: vec![
+            array("prev", Role::InOut),
+            array("cur", Role::InOut),
+            array("vel", Role::Input),
+        ],
+        scalars: vec![],
+        slices: vec![],
+        reductions: vec![],
+        resets: vec![],
+        kernels: vec![KernelDecl {
+            name: "k0".into(),
+            ranges: full(3, r),
+            reads: vec![
+                ReadDecl {
+                    array: 1,
+                    lo: vec![-r; 3],
+                    hi: vec![r; 3],
+                },
+                ReadDecl {
+                    array: 0,
+                    lo: vec![0; 3],
+                    hi: vec![0; 3],
+                },
+                ReadDecl {
+                    array: 2,
+                    lo: vec![0; 3],
+                    hi: vec![0; 3],
+                },
+            ],
+            writes: vec![0],
+            reductions: vec![],
+        }],
+        points: vec![],
+        step: vec![Stage::Kernel(0), Stage::Swap(0, 1)],
+        halo: r as usize,
+        default_chunks: None,
+        default_block_steps: None,
+        cuda_source: String::new(),
+    }
+}
+
+fn opts(chunks: usize, block_steps: usize, scheme: Scheme) -> PlanOptions {
+    PlanOptions {
+        chunks,
+        block_steps,
+        scheme,
+        buffer_sets: 3,
+    }
+}
+
+/// Planes the chunks load in all: owned planes widened by `h` on both sides, clamped to
+/// `lo..hi` (the planes any kernel reads).
+fn with_halo(n: usize, d: usize, h: usize, lo: usize, hi: usize) -> usize {
+    (0..d)
+        .map(|i| {
+            let o = plan::owned(n, d, i);
+            (o.end + h).min(hi) - o.start.saturating_sub(h).max(lo)
+        })
+        .sum()
+}
+
+#[test]
+fn ieice_setting_1160_cubed_8_chunks_12_steps() {
+    let p = acoustic(4);
+    let shape = [1160, 1160, 1160];
+    let rs = plan::build(&p, &shape, 24, &[], &opts(8, 12, Scheme::RegionSharing)).unwrap();
+    let dm = plan::build(&p, &shape, 24, &[], &opts(8, 12, Scheme::DirectMap)).unwrap();
+    assert_eq!(rs.blocks.len(), 2);
+    for b in 0..2 {
+        for a in 0..2 {
+            assert_eq!(
+                rs.planes_htod(b, a),
+                1160,
+                "region sharing moves each array once per block"
+            );
+        }
+        // vel is only read inside the nest's range 4..1156.
+        assert_eq!(rs.planes_htod(b, 2), 1152);
+        assert_eq!(rs.planes_dtoh(b, 0), 1160);
+        assert_eq!(rs.planes_dtoh(b, 1), 1160);
+        assert_eq!(rs.planes_dtoh(b, 2), 0, "read-only arrays never come back");
+        // Direct mapping: the array holding the older time level at block start needs the full
+        // 4 * 12 halo, the other two 4 * 11 (their last read is one step earlier).
+        // 12 steps per block is even, so every block starts with `cur` in physical array 1.
+        let (older, newer) = (1, 0);
+        assert_eq!(dm.planes_htod(b, older), with_halo(1160, 8, 48, 0, 1160));
+        assert_eq!(dm.planes_htod(b, newer), with_halo(1160, 8, 44, 0, 1160));
+        assert_eq!(dm.planes_htod(b, 2), with_halo(1160, 8, 44, 4, 1156));
+    }
+    let ratio = dm.bytes_htod() as f64 / rs.bytes_htod() as f64;
+    assert!(
+        (1.5..1.65).contains(&ratio),
+        "direct-map / region-sharing = {ratio}"
+    );
+    race::check(&p, &rs).unwrap();
+    race::check(&p, &dm).unwrap();
+}
+
+#[test]
+fn race_check_catches_a_missing_dependency() {
+    let p = acoustic(2);
+    let mut pl = plan::build(&p, &[40, 8, 8], 6, &[], &opts(4, 3, Scheme::RegionSharing)).unwrap();
+    race::check(&p, &pl).unwrap();
+    // Drop the event that makes a kernel wait for its chunk's region copy.
+    let victim = pl
+        .ops
+        .iter()
+        .position(|o| matches!(o.kind, OpKind::Kernel { .. }) && !o.deps.is_empty())
+        .expect("a kernel waits for something");
+    pl.ops[victim].deps.clear();
+    assert!(race::check(&p, &pl).is_err());
+}
+
+#[test]
+fn direct_map_adjusts_chunks_that_are_too_thin() {
+    let p = acoustic(4);
+    // 8 chunks of 8 planes cannot carry a halo of 4 * 4 = 16 planes without reaching two
+    // chunks back.
+    let pl = plan::build(&p, &[64, 16, 16], 8, &[], &opts(8, 4, Scheme::DirectMap)).unwrap();
+    assert!(pl.chunks < 8);
+    assert_eq!(pl.requested_chunks, 8);
+    assert!(
+        pl.adjustments[0].contains("two chunks earlier"),
+        "{:?}",
+        pl.adjustments
+    );
+    race::check(&p, &pl).unwrap();
+    let rs = plan::build(
+        &p,
+        &[64, 16, 16],
+        8,
+        &[],
+        &opts(8, 4, Scheme::RegionSharing),
+    )
+    .unwrap();
+    assert_eq!(rs.chunks, 8, "region sharing needs no adjustment");
+}
+
+#[test]
+fn refuses_what_cannot_run() {
+    let p = acoustic(4);
+    let e = plan::build(&p, &[6, 16, 16], 2, &[], &opts(8, 1, Scheme::RegionSharing)).unwrap_err();
+    assert!(e.to_string().contains("more than the 6 planes"), "{e}");
+    // A nest starting at y = 0 that reads y - 4 falls off the array.
+    let mut bad = acoustic(4);
+    bad.kernels[0].ranges[1].lo = Bound::start(0);
+    let e = plan::build(
+        &bad,
+        &[64, 16, 16],
+        2,
+        &[],
+        &opts(2, 1, Scheme::RegionSharing),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            plan::PlanError::TooSmall {
+                axis: 1,
+                first: -4,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let e = plan::build(&p, &[64, 16], 2, &[], &opts(2, 1, Scheme::RegionSharing)).unwrap_err();
+    assert!(matches!(e, plan::PlanError::Rank { .. }), "{e}");
+    let e = plan::build(
+        &p,
+        &[64, 16, 16],
+        2,
+        &[],
+        &opts(0, 1, Scheme::RegionSharing),
+    )
+    .unwrap_err();
+    assert!(matches!(e, plan::PlanError::ZeroChunks(_)), "{e}");
+}
+
+#[test]
+fn zero_steps_is_an_empty_plan() {
+    let p = acoustic(1);
+    let pl = plan::build(&p, &[10, 4, 4], 0, &[], &opts(2, 3, Scheme::RegionSharing)).unwrap();
+    assert!(pl.ops.is_empty());
+    assert_eq!(pl.final_binding, vec![0, 1, 2]);
+}
+
+#[test]
+fn final_binding_follows_the_swaps() {
+    let p = acoustic(1);
+    let pl = plan::build(&p, &[10, 4, 4], 3, &[], &opts(2, 2, Scheme::RegionSharing)).unwrap();
+    assert_eq!(pl.final_binding, vec![1, 0, 2]);
+    assert_eq!(plan::swap_period(&p), 2);
+}
+
+/// A random 2D program: `nk` kernels per step, each reading one or two arrays at random
+/// reaches and writing another, with optional swaps and a reduction.
+fn random_program(reaches: Vec<(i64, i64)>, swap: bool, reduce: bool) -> Program {
+    let names = ["a", "b", "c", "d"];
+    let mut kernels = Vec::new();
+    let mut step = Vec::new();
+    for (i, &(lo, hi)) in reaches.iter().enumerate() {
+        let src = i % 3;
+        let dst = (i + 1) % 3;
+        let halo = lo.max(hi).max(1);
+        kernels.push(KernelDecl {
+            name: format!("k{i}"),
+            ranges: vec![
+                AxisRange {
+                    lo: Bound::start(lo),
+                    hi: Bound::end(-hi),
+                },
+                AxisRange {
+                    lo: Bound::start(halo),
+                    hi: Bound::end(-halo),
+                },
+            ],
+            reads: vec![
+                ReadDecl {
+                    array: src,
+                    lo: vec![-lo, -1],
+                    hi: vec![hi, 1],
+                },
+                ReadDecl {
+                    array: 3,
+                    lo: vec![0, 0],
+                    hi: vec![0, 0],
+                },
+            ],
+            writes: vec![dst],
+            reductions: if reduce && i == 0 { vec![0] } else { vec![] },
+        });
+        step.push(Stage::Kernel(i));
+    }
+    if swap {
+        step.push(Stage::Swap(0, 1));
+    }
+    Program {
+        name: "random".into(),
+        ndim: 2,
+        arrays: (0..4)
+            .map(|i| array(names[i], if i == 3 { Role::Input } else { Role::InOut }))
+            .collect(),
+        scalars: vec![],
+        slices: vec![],
+        reductions: if reduce {
+            vec![ReductionDecl {
+                name: "s".into(),
+                op: ReduceOp::Sum,
+                elem: Elem::F64,
+            }]
+        } else {
+            vec![]
+        },
+        resets: vec![],
+        kernels,
+        points: vec![],
+        step,
+        halo: 3,
+        default_chunks: None,
+        default_block_steps: None,
+        cuda_source: String::new(),
+    }
+}
+
+fn scheme() -> impl Strategy<Value = Scheme> {
+    prop_oneof![
+        Just(Scheme::StagedCopy),
+        Just(Scheme::DirectMap),
+        Just(Scheme::RegionSharing)
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    #[test]
+    fn plans_are_race_free_and_share_regions(
+        reaches in prop::collection::vec((0i64..3, 0i64..3), 1..4),
+        swap in any::<bool>(),
+        reduce in any::<bool>(),
+        n0 in 8usize..60,
+        d in 1usize..9,
+        k in 1usize..5,
+        steps in 0usize..9,
+        scheme in scheme(),
+    ) {
+        let p = random_program(reaches, swap, reduce);
+        let d = d.min(n0);
+        let pl = plan::build(&p, &[n0, 9], steps, &[], &opts(d, k, scheme)).unwrap();
+        race::check(&p, &pl).unwrap();
+        prop_assert_eq!(pl.chunks == d, pl.adjustments.is_empty());
+        if scheme == Scheme::RegionSharing {
+            // Each array crosses the link at most once per block.
+            for b in 0..pl.blocks.len() {
+                for a in 0..4 {
+                    prop_assert!(pl.planes_htod(b, a) <= n0);
+                }
+            }
+        }
+        for op in &pl.ops {
+            if let OpKind::Kernel { planes, owned, .. } = &op.kind {
+                // Every kernel computes inside its chunk's window and its nest's range.
+                let g = &pl.blocks[op.block].chunks[op.chunk];
+                prop_assert!(g.window.start <= planes.start && planes.end <= g.window.end);
+                prop_assert!(g.owned == *owned);
+            }
+        }
+        // Owned planes tile the axis exactly.
+        for blk in &pl.blocks {
+            let mut next = 0;
+            for c in &blk.chunks {
+                prop_assert_eq!(c.owned.start, next);
+                next = c.owned.end;
+            }
+            prop_assert_eq!(next, n0);
+        }
+    }
+}
+
+/// A nest over `1..ny - 1` leaves the rim of each plane alone: the rim's old values must reach
+/// the device with the planes, or the write-back would return garbage there.
+#[test]
+fn nests_that_leave_a_rim_load_the_planes_they_write() {
+    let mut p = acoustic(1);
+    // prev = f(cur, vel) without reading prev: only the rim makes prev's old values matter.
+    p.kernels[0].reads.retain(|r| r.array != 0);
+    let pl = plan::build(&p, &[20, 8, 8], 1, &[], &opts(2, 1, Scheme::DirectMap)).unwrap();
+    for b in 0..pl.blocks.len() {
+        assert_eq!(
+            pl.planes_htod(b, 0),
+            20,
+            "prev's planes come in for their rims"
+        );
+    }
+    // The same nest over whole planes (0..ny, 0..nx on the inner axes) needs no prev at all.
+    let mut whole = p.clone();
+    for ax in 1..3 {
+        whole.kernels[0].ranges[ax] = AxisRange {
+            lo: Bound::start(0),
+            hi: Bound::end(0),
+        };
+        for r in &mut whole.kernels[0].reads {
+            r.lo[ax] = 0;
+            r.hi[ax] = 0;
+        }
+    }
+    let pl = plan::build(&whole, &[20, 8, 8], 1, &[], &opts(2, 1, Scheme::DirectMap)).unwrap();
+    assert_eq!(
+        pl.planes_htod(0, 0),
+        2,
+        "only the two boundary planes the nest skips"
+    );
+}
