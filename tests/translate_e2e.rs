@@ -125,3 +125,88 @@ fn wave3d_serial_matches_original() {
     assert_eq!(p.points.len(), 1);
     assert_eq!(p.slices.len(), 1);
 }
+
+#[pacc::pipeline(scratch(tmp))]
+fn relax(p: &mut Array3<f32>, tmp: &mut Array3<f32>, rhs: &Array3<f32>, omega: f32, iters: u32) -> f32 {
+    let (nz, ny, nx) = p.dim();
+    let mut gosa = 0.0f32;
+    for _ in 0..iters {
+        gosa = 0.0;
+        for z in 1..nz - 1 {
+            for y in 1..ny - 1 {
+                for x in 1..nx - 1 {
+                    let s = (p[[z - 1, y, x]] + p[[z + 1, y, x]] + p[[z, y - 1, x]] + p[[z, y + 1, x]]
+                        + p[[z, y, x - 1]] + p[[z, y, x + 1]]) / 6.0
+                        - rhs[[z, y, x]];
+                    let ss = s - p[[z, y, x]];
+                    gosa += ss * ss;
+                    tmp[[z, y, x]] = p[[z, y, x]] + omega * ss;
+                }
+            }
+        }
+        for z in 1..nz - 1 {
+            for y in 1..ny - 1 {
+                for x in 1..nx - 1 {
+                    p[[z, y, x]] = tmp[[z, y, x]];
+                }
+            }
+        }
+    }
+    gosa
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-4 * a.abs().max(b.abs()).max(1e-30)
+}
+
+fn cpu_options() -> Vec<Options> {
+    vec![
+        Options::new().backend(BackendChoice::Cpu).chunks(3).block_steps(2),
+        Options::new().backend(BackendChoice::Cpu).chunks(1).block_steps(1),
+        Options::new().backend(BackendChoice::Shuffled(7)).chunks(4).block_steps(3),
+    ]
+}
+
+#[test]
+fn heat2d_cpu_backend_is_bit_identical() {
+    for opts in cpu_options() {
+        let (mut a1, mut b1) = (ramp2(23, 11), Array2::zeros((23, 11)));
+        let (mut a2, mut b2) = (a1.clone(), b1.clone());
+        let r1 = heat2d::serial(&mut a1, &mut b1, 0.1, 7);
+        let (r2, report) = heat2d::run(&mut a2, &mut b2, 0.1, 7, &opts).unwrap();
+        assert_eq!(r1.to_bits(), r2.to_bits(), "{opts:?}");
+        assert_eq!(a1, a2, "{opts:?}");
+        assert_eq!(b1, b2, "{opts:?}");
+        assert_eq!(report.steps, 7);
+    }
+}
+
+#[test]
+fn wave3d_cpu_backend_is_bit_identical() {
+    for opts in cpu_options() {
+        let n = (14, 9, 8);
+        let w: Vec<f32> = (0..5).map(|i| (i as f32 * 0.7).sin()).collect();
+        let vel = ramp3(n, 0.0) + 1.5;
+        let (mut p1, mut c1) = (ramp3(n, 1.0), ramp3(n, 0.5));
+        let (mut p2, mut c2) = (p1.clone(), c1.clone());
+        let r1 = wave3d::serial(&mut p1, &mut c1, &vel, &w, (7, 4, 4), 0.1, 5);
+        let (r2, _) = wave3d::run(&mut p2, &mut c2, &vel, &w, (7, 4, 4), 0.1, 5, &opts).unwrap();
+        assert!(close(r1 as f64, r2 as f64), "{r1} vs {r2} with {opts:?}");
+        assert_eq!(p1, p2, "{opts:?}");
+        assert_eq!(c1, c2, "{opts:?}");
+    }
+}
+
+#[test]
+fn relax_cpu_backend_is_bit_identical() {
+    for opts in cpu_options() {
+        let n = (13, 7, 6);
+        let rhs = ramp3(n, 0.01);
+        let (mut p1, mut t1) = (ramp3(n, 1.0), Array3::zeros(n));
+        let (mut p2, mut t2) = (p1.clone(), t1.clone());
+        let g1 = relax::serial(&mut p1, &mut t1, &rhs, 0.8, 4);
+        let (g2, _) = relax::run(&mut p2, &mut t2, &rhs, 0.8, 4, &opts).unwrap();
+        assert!(close(g1 as f64, g2 as f64), "{g1} vs {g2} with {opts:?}");
+        assert_eq!(p1, p2, "{opts:?}");
+    }
+}
