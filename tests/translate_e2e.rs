@@ -127,7 +127,13 @@ fn wave3d_serial_matches_original() {
 }
 
 #[pacc::pipeline(scratch(tmp))]
-fn relax(p: &mut Array3<f32>, tmp: &mut Array3<f32>, rhs: &Array3<f32>, omega: f32, iters: u32) -> f32 {
+fn relax(
+    p: &mut Array3<f32>,
+    tmp: &mut Array3<f32>,
+    rhs: &Array3<f32>,
+    omega: f32,
+    iters: u32,
+) -> f32 {
     let (nz, ny, nx) = p.dim();
     let mut gosa = 0.0f32;
     for _ in 0..iters {
@@ -135,8 +141,13 @@ fn relax(p: &mut Array3<f32>, tmp: &mut Array3<f32>, rhs: &Array3<f32>, omega: f
         for z in 1..nz - 1 {
             for y in 1..ny - 1 {
                 for x in 1..nx - 1 {
-                    let s = (p[[z - 1, y, x]] + p[[z + 1, y, x]] + p[[z, y - 1, x]] + p[[z, y + 1, x]]
-                        + p[[z, y, x - 1]] + p[[z, y, x + 1]]) / 6.0
+                    let s = (p[[z - 1, y, x]]
+                        + p[[z + 1, y, x]]
+                        + p[[z, y - 1, x]]
+                        + p[[z, y + 1, x]]
+                        + p[[z, y, x - 1]]
+                        + p[[z, y, x + 1]])
+                        / 6.0
                         - rhs[[z, y, x]];
                     let ss = s - p[[z, y, x]];
                     gosa += ss * ss;
@@ -161,9 +172,18 @@ fn close(a: f64, b: f64) -> bool {
 
 fn cpu_options() -> Vec<Options> {
     vec![
-        Options::new().backend(BackendChoice::Cpu).chunks(3).block_steps(2),
-        Options::new().backend(BackendChoice::Cpu).chunks(1).block_steps(1),
-        Options::new().backend(BackendChoice::Shuffled(7)).chunks(4).block_steps(3),
+        Options::new()
+            .backend(BackendChoice::Cpu)
+            .chunks(3)
+            .block_steps(2),
+        Options::new()
+            .backend(BackendChoice::Cpu)
+            .chunks(1)
+            .block_steps(1),
+        Options::new()
+            .backend(BackendChoice::Shuffled(7))
+            .chunks(4)
+            .block_steps(3),
     ]
 }
 
@@ -209,4 +229,50 @@ fn relax_cpu_backend_is_bit_identical() {
         assert!(close(g1 as f64, g2 as f64), "{g1} vs {g2} with {opts:?}");
         assert_eq!(p1, p2, "{opts:?}");
     }
+}
+
+/// On a machine with a CUDA device: the CUDA backend runs the generated kernels. Skips (saying
+/// why) where there is none.
+#[test]
+fn cuda_backend_matches_serial() {
+    let opts = Options::new()
+        .backend(BackendChoice::Cuda)
+        .chunks(3)
+        .block_steps(2);
+    let (mut a1, mut b1) = (ramp2(40, 37), Array2::zeros((40, 37)));
+    let (mut a2, mut b2) = (a1.clone(), b1.clone());
+    let r1 = heat2d::serial(&mut a1, &mut b1, 0.1, 7);
+    let (r2, report) = match heat2d::run(&mut a2, &mut b2, 0.1, 7, &opts) {
+        Ok(x) => x,
+        Err(pacc::runtime::Error::NoCuda { reason }) => {
+            eprintln!("skipping the CUDA comparison: {reason}");
+            return;
+        }
+        Err(e) => panic!("{e}"),
+    };
+    eprintln!("{report}");
+    assert_eq!(r1.to_bits(), r2.to_bits());
+    assert_eq!(a1, a2);
+
+    let n = (21, 19, 35);
+    let w: Vec<f32> = (0..5).map(|i| (i as f32 * 0.7).sin()).collect();
+    let vel = ramp3(n, 0.0) + 1.5;
+    let (mut p1, mut c1) = (ramp3(n, 1.0), ramp3(n, 0.5));
+    let (mut p2, mut c2) = (p1.clone(), c1.clone());
+    let r1 = wave3d::serial(&mut p1, &mut c1, &vel, &w, (7, 4, 4), 0.1, 5);
+    let (r2, _) = wave3d::run(&mut p2, &mut c2, &vel, &w, (7, 4, 4), 0.1, 5, &opts).unwrap();
+    assert!(close(r1 as f64, r2 as f64), "{r1} vs {r2}");
+    let d = (&p1 - &p2).iter().fold(0.0f32, |m, v| m.max(v.abs()));
+    assert!(d < 1e-5, "wave3d differs by {d}");
+    assert_eq!(c1, c2);
+
+    let n = (33, 17, 20);
+    let rhs = ramp3(n, 0.01);
+    let (mut p1, mut t1) = (ramp3(n, 1.0), Array3::zeros(n));
+    let (mut p2, mut t2) = (p1.clone(), t1.clone());
+    let g1 = relax::serial(&mut p1, &mut t1, &rhs, 0.8, 4);
+    let (g2, _) = relax::run(&mut p2, &mut t2, &rhs, 0.8, 4, &opts).unwrap();
+    assert!(close(g1 as f64, g2 as f64), "{g1} vs {g2}");
+    let d = (&p1 - &p2).iter().fold(0.0f32, |m, v| m.max(v.abs()));
+    assert!(d < 1e-5, "relax differs by {d}");
 }

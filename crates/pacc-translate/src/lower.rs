@@ -1199,7 +1199,7 @@ impl Ctx<'_> {
                     .filter(|_| !is_assign_op(&b.op))
                     .ok_or_else(|| {
                         err(
-                            &b.op,
+                            b.op,
                             format!("unsupported operator in an expression; {KERNEL_SURFACE}"),
                         )
                     })?;

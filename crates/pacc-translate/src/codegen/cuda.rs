@@ -331,10 +331,9 @@ impl<'a> Gen<'a> {
             );
         }
         let mut guard = vec![format!("{} < pacc_z1", lv[0])];
-        for axis in 1..nd {
-            let r = n.ranges[axis];
-            guard.push(format!("{} >= {}", lv[axis], self.bound(r.lo, axis)));
-            guard.push(format!("{} < {}", lv[axis], self.bound(r.hi, axis)));
+        for (axis, (v, r)) in lv.iter().zip(&n.ranges).enumerate().skip(1) {
+            guard.push(format!("{v} >= {}", self.bound(r.lo, axis)));
+            guard.push(format!("{v} < {}", self.bound(r.hi, axis)));
         }
         let _ = writeln!(
             self.out,

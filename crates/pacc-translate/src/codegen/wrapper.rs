@@ -195,13 +195,13 @@ pub fn generate(f: &Func, an: &Analysis, prog: &Program) -> TokenStream {
                 let __t_like = #t_like;
                 let __t0: i64 = (#t_like) as i64;
                 let __steps: usize = #steps;
-                let __arrays = vec![#(#arrays),*];
-                let __scalars: ::std::vec::Vec<::pacc::runtime::ScalarValue> = vec![#(#scalars),*];
-                let __slices: ::std::vec::Vec<::pacc::runtime::HostSlice> = vec![#(#slices),*];
+                let __arrays = ::std::vec::Vec::from([#(#arrays),*]);
+                let __scalars: ::std::vec::Vec<::pacc::runtime::ScalarValue> = ::std::vec::Vec::from([#(#scalars),*]);
+                let __slices: ::std::vec::Vec<::pacc::runtime::HostSlice> = ::std::vec::Vec::from([#(#slices),*]);
                 #point_eval
-                let __points: ::std::vec::Vec<::std::vec::Vec<i64>> = vec![#(#pvars.to_vec()),*];
-                let __reduction_init: ::std::vec::Vec<f64> = vec![#(#red_init),*];
-                let __reset_values: ::std::vec::Vec<f64> = vec![#(#resets),*];
+                let __points: ::std::vec::Vec<::std::vec::Vec<i64>> = ::std::vec::Vec::from([#(#pvars.to_vec()),*]);
+                let __reduction_init: ::std::vec::Vec<f64> = ::std::vec::Vec::from([#(#red_init),*]);
+                let __reset_values: ::std::vec::Vec<f64> = ::std::vec::Vec::from([#(#resets),*]);
                 let mut __kernels: ::std::vec::Vec<::std::boxed::Box<::pacc::runtime::exec::CpuKernelFn<'_>>> = ::std::vec::Vec::new();
                 #kernels
                 let mut __points_cpu: ::std::vec::Vec<::std::boxed::Box<::pacc::runtime::exec::CpuPointFn<'_>>> = ::std::vec::Vec::new();
