@@ -107,7 +107,9 @@ fn scalar_and_reduction_types_come_from_use() {
                     for y in 0..ny {
                         for x in 0..nx {
                             let s = c * b[[y, x]] + t as f32;
-                            a[[y, x]] = s;
+                            let h = 0.5;
+                            let k = 2;
+                            a[[y, x]] = s * h + (k as f32);
                             m = m.max(s);
                         }
                     }
@@ -127,6 +129,9 @@ fn scalar_and_reduction_types_come_from_use() {
         .cuda
         .contains("const unsigned long long t = (unsigned long long)pacc_t;"));
     assert!(t.cuda.contains("m = fmaxf(m, s);"));
+    // A literal-initialised local takes the type of its use, as in Rust.
+    assert!(t.cuda.contains("float h = 0.5f;"), "{}", t.cuda);
+    assert!(t.cuda.contains("int k = 2;"), "{}", t.cuda);
     assert!(t.cuda.contains("(float)(t)"));
 }
 

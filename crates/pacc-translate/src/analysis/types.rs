@@ -93,6 +93,21 @@ impl Env<'_> {
             .map(|(_, t)| *t)
     }
 
+    /// The type of `let name = init;` without annotation: the initialiser's, or, for a
+    /// literal, the type the following statements (`rest`) use it with, as rustc infers it.
+    pub fn let_type(&self, name: &str, init: &KExpr, rest: &[KStmt]) -> Ty {
+        let t = self.infer(init);
+        if !t.is_lit() {
+            return t;
+        }
+        let mut hint = None;
+        hint_stmts(name, rest, self, &mut hint);
+        match hint {
+            Some(h) if (h.is_float() && t == Ty::FloatLit) || (h.is_int() && t == Ty::IntLit) => h,
+            _ => t.defaulted(),
+        }
+    }
+
     pub fn infer(&self, e: &KExpr) -> Ty {
         match &e.kind {
             KExprKind::Float(_, s) => s.unwrap_or(Ty::FloatLit),
@@ -161,11 +176,11 @@ fn walk_stmts(
     red: &mut HashMap<usize, Ty>,
 ) {
     let depth = env.locals.len();
-    for s in body {
+    for (i, s) in body.iter().enumerate() {
         match s {
             KStmt::Let { name, ty, init } => {
                 walk_expr(init, env, scal);
-                let t = ty.unwrap_or_else(|| env.infer(init).defaulted());
+                let t = ty.unwrap_or_else(|| env.let_type(&name.to_string(), init, &body[i + 1..]));
                 env.locals.push((name.to_string(), t));
             }
             KStmt::Assign { value, .. } | KStmt::Write { value, .. } => walk_expr(value, env, scal),
@@ -358,4 +373,91 @@ mod tests {
         let e: syn::Expr = syn::parse_str("foo(dt)").unwrap();
         assert_eq!(pre_infer(&e, &pre), None);
     }
+}
+
+fn is_local(e: &KExpr, name: &str) -> bool {
+    matches!(&strip(e).kind, KExprKind::Local(n) if n == name)
+}
+
+fn hint_stmts(name: &str, body: &[KStmt], env: &Env<'_>, hint: &mut Option<Ty>) {
+    for s in body {
+        if hint.is_some() {
+            return;
+        }
+        match s {
+            KStmt::Let { name: n, ty, init } => {
+                if let (Some(t), true) = (ty, is_local(init, name)) {
+                    *hint = Some(*t);
+                }
+                hint_expr(name, init, env, hint);
+                if n == name {
+                    return; // shadowed from here on
+                }
+            }
+            KStmt::Assign { value, .. } => hint_expr(name, value, env, hint),
+            KStmt::Write { access, value, .. } => {
+                if is_local(value, name) {
+                    *hint = Some(Ty::from_elem(env.arrays[access.array]));
+                }
+                hint_expr(name, value, env, hint);
+            }
+            KStmt::Reduce {
+                reduction, value, ..
+            } => {
+                if is_local(value, name) && !env.reductions[*reduction].ty.is_lit() {
+                    *hint = Some(env.reductions[*reduction].ty);
+                }
+                hint_expr(name, value, env, hint);
+            }
+            KStmt::If { cond, then, els } => {
+                hint_expr(name, cond, env, hint);
+                hint_stmts(name, then, env, hint);
+                if let Some(e) = els {
+                    hint_stmts(name, e, env, hint);
+                }
+            }
+        }
+    }
+}
+
+fn hint_expr(name: &str, e: &KExpr, env: &Env<'_>, hint: &mut Option<Ty>) {
+    crate::analysis::walk_expr(e, &mut |x| {
+        if hint.is_some() {
+            return;
+        }
+        let mut pair_explicit = None;
+        let mut pair = |a: &KExpr, b: &KExpr| {
+            if is_local(a, name) {
+                let t = env.infer(b);
+                if !t.is_lit() && t != Ty::Bool {
+                    *hint = Some(t);
+                }
+            }
+        };
+        match &x.kind {
+            KExprKind::Bin(op, l, r) if !op.is_logic() && !op.is_shift() => {
+                pair(l, r);
+                pair(r, l);
+            }
+            KExprKind::Method(m, recv, args, explicit) => {
+                if let (Some(t), true) = (explicit, is_local(recv, name)) {
+                    pair_explicit = Some(*t);
+                }
+                if m != "powi" {
+                    for a in args {
+                        pair(recv, a);
+                        pair(a, recv);
+                    }
+                }
+            }
+            KExprKind::If(_, a, b) => {
+                pair(a, b);
+                pair(b, a);
+            }
+            _ => {}
+        }
+        if let (Some(t), None) = (pair_explicit, *hint) {
+            *hint = Some(t);
+        }
+    });
 }

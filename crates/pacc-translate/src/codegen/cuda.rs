@@ -470,12 +470,12 @@ impl<'a> Gen<'a> {
     fn stmts(&mut self, body: &[KStmt], depth: usize) {
         let ind = "    ".repeat(depth);
         let scope = self.env.locals.len();
-        for s in body {
+        for (i, s) in body.iter().enumerate() {
             match s {
                 KStmt::Let { name, ty, init } => {
                     let t = match ty {
                         Some(t) => *t,
-                        None => self.env.infer(init).defaulted(),
+                        None => self.env.let_type(&name.to_string(), init, &body[i + 1..]),
                     };
                     let v = self.expr(init, Some(t));
                     let _ = writeln!(
