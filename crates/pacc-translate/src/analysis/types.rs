@@ -336,45 +336,6 @@ pub fn pre_infer(e: &syn::Expr, pre: &HashMap<String, PreVar>) -> Option<Ty> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn unify_literals() {
-        assert_eq!(unify(Ty::FloatLit, Ty::F32), Ty::F32);
-        assert_eq!(unify(Ty::F64, Ty::FloatLit), Ty::F64);
-        assert_eq!(unify(Ty::IntLit, Ty::Usize), Ty::Usize);
-        assert_eq!(unify(Ty::IntLit, Ty::IntLit), Ty::IntLit);
-        assert_eq!(resolve(Ty::FloatLit, Some(Ty::F32)), Ty::F32);
-        assert_eq!(resolve(Ty::FloatLit, None), Ty::F64);
-        assert_eq!(resolve(Ty::IntLit, Some(Ty::F32)), Ty::I32);
-    }
-
-    #[test]
-    fn pre_loop_inference() {
-        let mut pre = HashMap::new();
-        pre.insert(
-            "dt".to_string(),
-            PreVar::Scalar {
-                ty: Some(Ty::F32),
-                mutable: false,
-            },
-        );
-        pre.insert("nx".to_string(), PreVar::Dim(2));
-        let e: syn::Expr = syn::parse_str("dt * dt * 0.5").unwrap();
-        assert_eq!(pre_infer(&e, &pre), Some(Ty::F32));
-        let e: syn::Expr = syn::parse_str("(nx - 1) as f64").unwrap();
-        assert_eq!(pre_infer(&e, &pre), Some(Ty::F64));
-        let e: syn::Expr = syn::parse_str("nx - 1").unwrap();
-        assert_eq!(pre_infer(&e, &pre), Some(Ty::Usize));
-        let e: syn::Expr = syn::parse_str("dt.sqrt()").unwrap();
-        assert_eq!(pre_infer(&e, &pre), Some(Ty::F32));
-        let e: syn::Expr = syn::parse_str("foo(dt)").unwrap();
-        assert_eq!(pre_infer(&e, &pre), None);
-    }
-}
-
 fn is_local(e: &KExpr, name: &str) -> bool {
     matches!(&strip(e).kind, KExprKind::Local(n) if n == name)
 }
@@ -460,4 +421,43 @@ fn hint_expr(name: &str, e: &KExpr, env: &Env<'_>, hint: &mut Option<Ty>) {
             *hint = Some(t);
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unify_literals() {
+        assert_eq!(unify(Ty::FloatLit, Ty::F32), Ty::F32);
+        assert_eq!(unify(Ty::F64, Ty::FloatLit), Ty::F64);
+        assert_eq!(unify(Ty::IntLit, Ty::Usize), Ty::Usize);
+        assert_eq!(unify(Ty::IntLit, Ty::IntLit), Ty::IntLit);
+        assert_eq!(resolve(Ty::FloatLit, Some(Ty::F32)), Ty::F32);
+        assert_eq!(resolve(Ty::FloatLit, None), Ty::F64);
+        assert_eq!(resolve(Ty::IntLit, Some(Ty::F32)), Ty::I32);
+    }
+
+    #[test]
+    fn pre_loop_inference() {
+        let mut pre = HashMap::new();
+        pre.insert(
+            "dt".to_string(),
+            PreVar::Scalar {
+                ty: Some(Ty::F32),
+                mutable: false,
+            },
+        );
+        pre.insert("nx".to_string(), PreVar::Dim(2));
+        let e: syn::Expr = syn::parse_str("dt * dt * 0.5").unwrap();
+        assert_eq!(pre_infer(&e, &pre), Some(Ty::F32));
+        let e: syn::Expr = syn::parse_str("(nx - 1) as f64").unwrap();
+        assert_eq!(pre_infer(&e, &pre), Some(Ty::F64));
+        let e: syn::Expr = syn::parse_str("nx - 1").unwrap();
+        assert_eq!(pre_infer(&e, &pre), Some(Ty::Usize));
+        let e: syn::Expr = syn::parse_str("dt.sqrt()").unwrap();
+        assert_eq!(pre_infer(&e, &pre), Some(Ty::F32));
+        let e: syn::Expr = syn::parse_str("foo(dt)").unwrap();
+        assert_eq!(pre_infer(&e, &pre), None);
+    }
 }
