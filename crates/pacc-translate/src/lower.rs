@@ -290,6 +290,17 @@ pub fn lower(item: syn::ItemFn, directive: Directive) -> syn::Result<Func> {
             ),
         }
     }
+    for sc in &cx.scalars {
+        if cx.reductions.iter().any(|r| r.name == sc.name) {
+            push(
+                &mut errors,
+                err(
+                    &sc.name,
+                    format!("reduction variable `{}` is read by a kernel; a reduction can be read only after the time loop (inside kernels it is only accumulated)", sc.name),
+                ),
+            );
+        }
+    }
     if let Some(e) = errors {
         return Err(e);
     }

@@ -220,6 +220,28 @@ fn errors_are_spanned_and_combined() {
 }
 
 #[test]
+fn reading_a_reduction_in_a_kernel_is_an_error() {
+    let m = err(
+        quote!(),
+        quote! {
+            fn f(a: &mut Array2<f32>, b: &mut Array2<f32>, n: usize) -> f32 {
+                let (ny, nx) = a.dim();
+                let mut s: f32 = 0.0;
+                for _ in 0..n {
+                    for y in 0..ny { for x in 0..nx { b[[y, x]] = a[[y, x]] * s; } }
+                    for y in 0..ny { for x in 0..nx { s += b[[y, x]]; } }
+                }
+                s
+            }
+        },
+    );
+    assert!(
+        m.contains("reduction variable `s` is read by a kernel"),
+        "{m}"
+    );
+}
+
+#[test]
 fn expand_on_error_keeps_the_function() {
     let out = expand(
         quote!(bogus),
