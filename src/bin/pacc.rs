@@ -13,8 +13,7 @@ use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-#[path = "../cli/translate.rs"]
-mod translate;
+use pacc_translate as translate;
 
 #[derive(Parser, Debug)]
 #[command(

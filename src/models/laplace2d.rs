@@ -33,23 +33,3 @@ pub fn init(ny: usize, nx: usize, hot: f32) -> (Array2<f32>, Array2<f32>) {
 pub fn mean(a: &Array2<f32>) -> f64 {
     a.iter().map(|&v| v as f64).sum::<f64>() / a.len().max(1) as f64
 }
-
-// TEMPORARY stand-in (see `models::standin_run`).
-#[allow(non_snake_case)]
-pub mod jacobi {
-    use super::*;
-    pub fn serial(a: &mut Array2<f32>, b: &mut Array2<f32>, iterations: usize) {
-        super::jacobi(a, b, iterations)
-    }
-    pub fn run(
-        a: &mut Array2<f32>,
-        b: &mut Array2<f32>,
-        iterations: usize,
-        opts: &pacc_runtime::Options,
-    ) -> Result<((), pacc_runtime::Report), pacc_runtime::Error> {
-        let shape = a.shape().to_vec();
-        crate::models::standin_run("jacobi", &shape, iterations, opts, || {
-            serial(a, b, iterations)
-        })
-    }
-}
