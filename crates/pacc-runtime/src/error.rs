@@ -40,7 +40,7 @@ pub enum Error {
         index: Vec<i64>,
         shape: Vec<usize>,
     },
-    #[error("invalid option: {0}")]
+    #[error("invalid option: {0}. Hint: options come from `Options` or the PACC_* environment variables (see `Options::from_env`)")]
     Option(String),
     #[error("cannot plan the run: {0}{hint}", hint = plan_hint(.0))]
     Plan(#[from] PlanError),
