@@ -389,15 +389,25 @@ fn cuda_available() -> Result<(), String> {
 }
 
 /// Whether the CUDA backend can run here (`Ok`), else why not.
-// TODO(cuda): `crate::exec::cuda::available().map(|_| ())` once the CUDA executor lands.
 #[cfg(feature = "cuda")]
 fn cuda_available() -> Result<(), String> {
-    Err("the CUDA executor is not part of this build yet".into())
+    crate::exec::cuda::available().map(|_| ())
 }
 
 /// Runs `plan` on the device; returns the reductions and the report. Only reached when
 /// [`cuda_available`] said yes.
-// TODO(cuda): `let o = crate::exec::cuda::execute(program, plan, inv, opts)?; Ok((o.reductions, o.report))`.
+#[cfg(feature = "cuda")]
+fn execute_cuda(
+    program: &Program,
+    plan: &crate::plan::Plan,
+    inv: &Invocation<'_>,
+    opts: &Options,
+) -> Result<(Vec<f64>, Report), Error> {
+    let o = crate::exec::cuda::execute(program, plan, inv, opts)?;
+    Ok((o.reductions, o.report))
+}
+
+#[cfg(not(feature = "cuda"))]
 fn execute_cuda(
     program: &Program,
     plan: &crate::plan::Plan,
@@ -406,7 +416,7 @@ fn execute_cuda(
 ) -> Result<(Vec<f64>, Report), Error> {
     let _ = (program, plan, inv, opts);
     Err(Error::NoCuda {
-        reason: "the CUDA executor is not part of this build yet".into(),
+        reason: "pacc was built without the `cuda` feature".into(),
     })
 }
 

@@ -1,6 +1,8 @@
 //! Executors: run a [`crate::plan::Plan`] on some hardware.
 
 pub mod cpu;
+#[cfg(feature = "cuda")]
+pub mod cuda;
 mod frame;
 
 pub use frame::{

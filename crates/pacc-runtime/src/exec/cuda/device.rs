@@ -1,0 +1,216 @@
+//! Devices, contexts and the per-process cache of NVRTC-compiled modules.
+
+use crate::error::Error;
+use cudarc::driver::{result, sys, CudaContext, CudaFunction, CudaModule, DriverError};
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// What `available()` found.
+#[derive(Clone, Debug)]
+pub struct DeviceInfo {
+    pub ordinal: usize,
+    pub name: String,
+    pub compute_capability: (i32, i32),
+    pub total_mem: usize,
+    pub count: usize,
+}
+
+impl std::fmt::Display for DeviceInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} (sm_{}{}, {:.1} GiB)",
+            self.name,
+            self.compute_capability.0,
+            self.compute_capability.1,
+            self.total_mem as f64 / (1u64 << 30) as f64
+        )
+    }
+}
+
+pub(crate) fn cuda_err(what: impl Into<String>) -> impl FnOnce(DriverError) -> Error {
+    let what = what.into();
+    move |e| Error::Cuda {
+        what,
+        message: e.to_string(),
+    }
+}
+
+static AVAILABLE: OnceLock<Result<DeviceInfo, String>> = OnceLock::new();
+
+/// Whether the CUDA backend can run here: the driver and NVRTC libraries load and a device is
+/// present. Never panics (cudarc panics on a missing library, so the libraries are probed first).
+/// The answer is computed once per process.
+pub fn available() -> Result<DeviceInfo, String> {
+    AVAILABLE.get_or_init(probe).clone()
+}
+
+fn probe() -> Result<DeviceInfo, String> {
+    // SAFETY: these only try to dlopen the libraries.
+    if !unsafe { sys::is_culib_present() } {
+        return Err("the CUDA driver library (libcuda.so) was not found".into());
+    }
+    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+        return Err(
+            "the NVRTC library (libnvrtc.so) was not found; add the CUDA toolkit's lib64 to LD_LIBRARY_PATH"
+                .into(),
+        );
+    }
+    let r = std::panic::catch_unwind(|| -> Result<DeviceInfo, String> {
+        result::init().map_err(|e| format!("cuInit failed: {e}"))?;
+        let count =
+            CudaContext::device_count().map_err(|e| format!("cuDeviceGetCount failed: {e}"))?;
+        if count < 1 {
+            return Err("no CUDA device found".into());
+        }
+        let ctx = context(0).map_err(|e| e.to_string())?;
+        Ok(DeviceInfo {
+            ordinal: 0,
+            name: ctx.name().map_err(|e| e.to_string())?,
+            compute_capability: ctx.compute_capability().map_err(|e| e.to_string())?,
+            total_mem: ctx.total_mem().map_err(|e| e.to_string())?,
+            count: count as usize,
+        })
+    });
+    match r {
+        Ok(r) => r,
+        Err(_) => Err("the CUDA driver panicked while probing (missing symbol?)".into()),
+    }
+}
+
+/// The primary context of device `ordinal`, created once per process, with cudarc's event
+/// tracking disabled before anything is allocated in it (we order all work with our own events).
+pub(crate) fn context(ordinal: usize) -> Result<Arc<CudaContext>, Error> {
+    static CTX: OnceLock<Mutex<HashMap<usize, Arc<CudaContext>>>> = OnceLock::new();
+    let mut m = CTX
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if let Some(c) = m.get(&ordinal) {
+        c.bind_to_thread()
+            .map_err(cuda_err("binding the context"))?;
+        return Ok(c.clone());
+    }
+    let c = CudaContext::new(ordinal).map_err(cuda_err("creating the CUDA context"))?;
+    // SAFETY: nothing has been allocated in this context by us yet; all pacc work is ordered by
+    // explicit events and stream order.
+    unsafe { c.disable_event_tracking() };
+    m.insert(ordinal, c.clone());
+    Ok(c)
+}
+
+/// A compiled module with its functions looked up by name.
+pub(crate) struct Module {
+    pub module: Arc<CudaModule>,
+    funcs: Mutex<HashMap<String, CudaFunction>>,
+}
+
+impl Module {
+    pub fn function(&self, name: &str) -> Result<sys::CUfunction, Error> {
+        let mut f = self.funcs.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(x) = f.get(name) {
+            return Ok(x.cu_function());
+        }
+        let x = self.module.load_function(name).map_err(|e| {
+            Error::Internal(format!(
+                "kernel `{name}` is not in the generated CUDA source ({e})"
+            ))
+        })?;
+        let raw = x.cu_function();
+        f.insert(name.to_string(), x);
+        Ok(raw)
+    }
+}
+
+fn arch(cc: (i32, i32)) -> &'static str {
+    static ARCH: OnceLock<Mutex<HashMap<(i32, i32), &'static str>>> = OnceLock::new();
+    let mut m = ARCH
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    m.entry(cc)
+        .or_insert_with(|| Box::leak(format!("compute_{}{}", cc.0, cc.1).into_boxed_str()))
+}
+
+/// Compiles `source` with NVRTC for the context's device (once per process, device, program
+/// name, source hash and FMA setting) and loads it. `kernel` names the program in errors.
+pub(crate) fn module(
+    ctx: &Arc<CudaContext>,
+    program: &str,
+    source: &str,
+    fma: bool,
+) -> Result<Arc<Module>, Error> {
+    type Key = (usize, String, u64, bool);
+    static MODS: OnceLock<Mutex<HashMap<Key, Arc<Module>>>> = OnceLock::new();
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    source.hash(&mut h);
+    let key = (ctx.ordinal(), program.to_string(), h.finish(), fma);
+    let mut m = MODS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if let Some(x) = m.get(&key) {
+        return Ok(x.clone());
+    }
+    let cc = ctx
+        .compute_capability()
+        .map_err(cuda_err("querying the compute capability"))?;
+    let opts = cudarc::nvrtc::CompileOptions {
+        fmad: Some(fma),
+        arch: Some(arch(cc)),
+        name: Some(format!("{program}.cu")),
+        ..Default::default()
+    };
+    let ptx = cudarc::nvrtc::compile_ptx_with_opts(source, opts).map_err(|e| Error::Nvrtc {
+        kernel: program.to_string(),
+        log: match e {
+            cudarc::nvrtc::CompileError::CompileError {
+                log,
+                options,
+                nvrtc,
+            } => format!(
+                "{}\n(nvrtc: {nvrtc:?}; options: {})",
+                log.to_string_lossy().trim_end(),
+                options.join(" ")
+            ),
+            other => format!("{other:?}"),
+        },
+    })?;
+    let module = ctx.load_module(ptx).map_err(cuda_err(format!(
+        "loading the compiled module of `{program}`"
+    )))?;
+    let md = Arc::new(Module {
+        module,
+        funcs: Mutex::new(HashMap::new()),
+    });
+    m.insert(key, md.clone());
+    Ok(md)
+}
+
+/// The executor's own kernels: combine a buffer of per-block reduction partials into one value
+/// in a fixed order (one block of 256 threads), so repeated runs give identical reductions.
+pub(crate) const INTERNAL_SOURCE: &str = r#"
+#define PACC_ADD(a, b) ((a) + (b))
+#define PACC_MIN(a, b) fmin((a), (b))
+#define PACC_MAX(a, b) fmax((a), (b))
+#define PACC_COMBINE(NAME, T, INIT, OP) \
+extern "C" __global__ void NAME(const double* in, long long n, double* out) { \
+    __shared__ T s[256]; \
+    T acc = INIT; \
+    for (long long i = threadIdx.x; i < n; i += blockDim.x) { T v = (T)in[i]; acc = OP(acc, v); } \
+    s[threadIdx.x] = acc; \
+    __syncthreads(); \
+    for (int w = blockDim.x / 2; w > 0; w >>= 1) { \
+        if (threadIdx.x < w) { s[threadIdx.x] = OP(s[threadIdx.x], s[threadIdx.x + w]); } \
+        __syncthreads(); \
+    } \
+    if (threadIdx.x == 0) { out[0] = (double)s[0]; } \
+}
+PACC_COMBINE(pacc_combine_sum_f32, float, 0.0f, PACC_ADD)
+PACC_COMBINE(pacc_combine_sum_f64, double, 0.0, PACC_ADD)
+PACC_COMBINE(pacc_combine_min_f32, float, __int_as_float(0x7f800000), PACC_MIN)
+PACC_COMBINE(pacc_combine_min_f64, double, __longlong_as_double(0x7ff0000000000000LL), PACC_MIN)
+PACC_COMBINE(pacc_combine_max_f32, float, __int_as_float(0xff800000), PACC_MAX)
+PACC_COMBINE(pacc_combine_max_f64, double, __longlong_as_double(0xfff0000000000000LL), PACC_MAX)
+"#;

@@ -1,0 +1,270 @@
+//! Host and device memory for CUDA runs: page-locking the user's arrays for a run, pacc's own
+//! pinned arrays, pinned staging buffers and raw device buffers. Every owner frees on drop.
+
+use super::device::{context, cuda_err};
+use crate::error::Error;
+use crate::exec::GridElem;
+use cudarc::driver::{result, sys, CudaContext};
+use ndarray::{ArrayView, ArrayViewMut, Dimension, IntoDimension};
+use std::ffi::c_void;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+/// Whether `ptr` lies in memory the driver already knows as page-locked host memory
+/// (allocated with `cuMemHostAlloc`, e.g. a [`PinnedArray`], or registered).
+pub(crate) fn is_page_locked(ptr: *const u8) -> bool {
+    let mut ty: u32 = 0;
+    // SAFETY: a query; pageable or unknown pointers give an error code, not UB.
+    let r = unsafe {
+        sys::cuPointerGetAttribute(
+            &mut ty as *mut u32 as *mut c_void,
+            sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+            ptr as sys::CUdeviceptr,
+        )
+    };
+    r == sys::CUresult::CUDA_SUCCESS && ty == sys::CUmemorytype::CU_MEMORYTYPE_HOST as u32
+}
+
+/// Host ranges registered (page-locked) for one run; unregistered on drop.
+pub(crate) struct Registration {
+    ctx: Arc<CudaContext>,
+    ranges: Vec<(*mut u8, usize)>,
+    /// How many of the arrays were already page-locked (skipped).
+    pub already_locked: usize,
+}
+
+impl Registration {
+    /// Registers every `(ptr, bytes)` range that is not already page-locked. Ranges are widened
+    /// to whole pages and merged where they touch, so two small arrays sharing a page do not
+    /// collide. On failure, what was registered is undone and the driver's message returned.
+    pub fn new(ctx: &Arc<CudaContext>, arrays: &[(*mut u8, usize)]) -> Result<Self, String> {
+        const PAGE: usize = 4096;
+        let mut reg = Registration {
+            ctx: ctx.clone(),
+            ranges: Vec::new(),
+            already_locked: 0,
+        };
+        let mut want: Vec<(usize, usize)> = Vec::new();
+        for &(p, n) in arrays {
+            if n == 0 {
+                continue;
+            }
+            if is_page_locked(p) && is_page_locked(p.wrapping_add(n - 1)) {
+                reg.already_locked += 1;
+                continue;
+            }
+            let lo = (p as usize) / PAGE * PAGE;
+            let hi = (p as usize + n).div_ceil(PAGE) * PAGE;
+            want.push((lo, hi));
+        }
+        want.sort();
+        let mut merged: Vec<(usize, usize)> = Vec::new();
+        for (lo, hi) in want {
+            match merged.last_mut() {
+                Some(last) if lo <= last.1 => last.1 = last.1.max(hi),
+                _ => merged.push((lo, hi)),
+            }
+        }
+        for (lo, hi) in merged {
+            // SAFETY: the range covers whole pages of live host memory (the user's arrays),
+            // which stay borrowed for the whole run; unregistered in Drop.
+            let r = unsafe {
+                sys::cuMemHostRegister_v2(
+                    lo as *mut c_void,
+                    hi - lo,
+                    sys::CU_MEMHOSTREGISTER_PORTABLE,
+                )
+            };
+            if r != sys::CUresult::CUDA_SUCCESS {
+                return Err(format!(
+                    "cuMemHostRegister of {} bytes failed: {}",
+                    hi - lo,
+                    result::DriverError(r)
+                ));
+            }
+            reg.ranges.push((lo as *mut u8, hi - lo));
+        }
+        Ok(reg)
+    }
+
+    #[allow(dead_code)]
+    pub fn bytes(&self) -> usize {
+        self.ranges.iter().map(|r| r.1).sum()
+    }
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        let _ = self.ctx.bind_to_thread();
+        for &(p, _) in &self.ranges {
+            // SAFETY: registered by us in `new`.
+            unsafe {
+                let _ = sys::cuMemHostUnregister(p as *mut c_void);
+            }
+        }
+    }
+}
+
+/// A raw device allocation.
+pub(crate) struct DeviceBuf {
+    ctx: Arc<CudaContext>,
+    pub ptr: sys::CUdeviceptr,
+    #[allow(dead_code)]
+    pub bytes: usize,
+}
+
+impl DeviceBuf {
+    pub fn new(ctx: &Arc<CudaContext>, bytes: usize, what: &str) -> Result<Self, Error> {
+        if bytes == 0 {
+            return Ok(DeviceBuf {
+                ctx: ctx.clone(),
+                ptr: 0,
+                bytes: 0,
+            });
+        }
+        // SAFETY: plain allocation; freed in Drop.
+        let ptr = unsafe { result::malloc_sync(bytes) }.map_err(cuda_err(format!(
+            "allocating {bytes} bytes of device memory for {what}"
+        )))?;
+        Ok(DeviceBuf {
+            ctx: ctx.clone(),
+            ptr,
+            bytes,
+        })
+    }
+}
+
+impl Drop for DeviceBuf {
+    fn drop(&mut self) {
+        if self.ptr != 0 {
+            let _ = self.ctx.bind_to_thread();
+            // SAFETY: allocated in `new`; all work using it was synchronized by the executor.
+            unsafe {
+                let _ = result::free_sync(self.ptr);
+            }
+        }
+    }
+}
+
+/// Page-locked host memory (cuMemHostAlloc with flags 0: cached, not write-combined, so the
+/// CPU reads it at full speed).
+pub(crate) struct PinnedHost {
+    ctx: Arc<CudaContext>,
+    pub ptr: *mut u8,
+    #[allow(dead_code)]
+    pub bytes: usize,
+}
+
+unsafe impl Send for PinnedHost {}
+unsafe impl Sync for PinnedHost {}
+
+impl PinnedHost {
+    pub fn new(ctx: &Arc<CudaContext>, bytes: usize, what: &str) -> Result<Self, Error> {
+        ctx.bind_to_thread()
+            .map_err(cuda_err("binding the context"))?;
+        if bytes == 0 {
+            return Ok(PinnedHost {
+                ctx: ctx.clone(),
+                ptr: std::ptr::null_mut(),
+                bytes: 0,
+            });
+        }
+        // SAFETY: plain allocation; freed in Drop.
+        let ptr = unsafe { result::malloc_host(bytes, 0) }.map_err(cuda_err(format!(
+            "allocating {bytes} bytes of pinned host memory for {what}"
+        )))?;
+        Ok(PinnedHost {
+            ctx: ctx.clone(),
+            ptr: ptr as *mut u8,
+            bytes,
+        })
+    }
+}
+
+impl Drop for PinnedHost {
+    fn drop(&mut self) {
+        if !self.ptr.is_null() {
+            let _ = self.ctx.bind_to_thread();
+            // SAFETY: allocated in `new`.
+            unsafe {
+                let _ = result::free_host(self.ptr as *mut c_void);
+            }
+        }
+    }
+}
+
+/// An array in page-locked host memory allocated by pacc, for users who call a pipelined
+/// function repeatedly: runs detect that it is already page-locked and skip registering it.
+/// Use it through [`PinnedArray::view`] / [`PinnedArray::view_mut`] (ndarray views).
+/// Dropping it frees the memory.
+pub struct PinnedArray<T: GridElem, D: Dimension> {
+    mem: PinnedHost,
+    dim: D,
+    _t: PhantomData<T>,
+}
+
+impl<T: GridElem, D: Dimension> PinnedArray<T, D> {
+    /// A zero-filled pinned array on CUDA device 0.
+    pub fn zeros<Sh: IntoDimension<Dim = D>>(shape: Sh) -> Result<Self, Error> {
+        super::available().map_err(|reason| Error::NoCuda { reason })?;
+        let ctx = context(0)?;
+        let dim = shape.into_dimension();
+        let bytes = dim.size() * std::mem::size_of::<T>();
+        let mem = PinnedHost::new(&ctx, bytes, "a pinned array")?;
+        if bytes > 0 {
+            // SAFETY: `bytes` bytes were just allocated; all-zero bits are 0.0 for f32/f64.
+            unsafe { std::ptr::write_bytes(mem.ptr, 0, bytes) };
+        }
+        Ok(PinnedArray {
+            mem,
+            dim,
+            _t: PhantomData,
+        })
+    }
+
+    /// A pinned copy of `a` (any layout).
+    pub fn from_array<S: ndarray::Data<Elem = T>>(
+        a: &ndarray::ArrayBase<S, D>,
+    ) -> Result<Self, Error> {
+        let mut p = Self::zeros(a.raw_dim())?;
+        p.view_mut().assign(a);
+        Ok(p)
+    }
+
+    pub fn shape(&self) -> &[usize] {
+        self.dim.slice()
+    }
+
+    fn ptr(&self) -> *mut T {
+        if self.mem.ptr.is_null() {
+            std::ptr::NonNull::<T>::dangling().as_ptr()
+        } else {
+            self.mem.ptr as *mut T
+        }
+    }
+
+    pub fn view(&self) -> ArrayView<'_, T, D> {
+        // SAFETY: the allocation holds dim.size() elements in C order and lives as long as self.
+        unsafe { ArrayView::from_shape_ptr(self.dim.clone(), self.ptr() as *const T) }
+    }
+
+    pub fn view_mut(&mut self) -> ArrayViewMut<'_, T, D> {
+        // SAFETY: as above, borrowed mutably.
+        unsafe { ArrayViewMut::from_shape_ptr(self.dim.clone(), self.ptr()) }
+    }
+
+    pub fn as_slice(&self) -> &[T] {
+        // SAFETY: as above.
+        unsafe { std::slice::from_raw_parts(self.ptr(), self.dim.size()) }
+    }
+
+    pub fn as_mut_slice(&mut self) -> &mut [T] {
+        // SAFETY: as above.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr(), self.dim.size()) }
+    }
+
+    /// An ordinary (pageable) copy.
+    pub fn to_owned(&self) -> ndarray::Array<T, D> {
+        self.view().to_owned()
+    }
+}

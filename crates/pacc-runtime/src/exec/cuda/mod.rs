@@ -1,0 +1,1212 @@
+//! The CUDA backend: runs a [`Plan`] on an NVIDIA GPU through cudarc's driver API.
+//!
+//! * Kernels: the program's `cuda_source` is compiled by NVRTC once per process, device, source
+//!   and FMA setting (`--fmad=false` unless [`Options::fma`]), for the device's compute
+//!   capability (PTX `compute_XY`, JIT-compiled by the driver).
+//! * Host memory: for direct-map and region-sharing, the user's arrays (read-only ones too) are
+//!   page-locked for the run with `cuMemHostRegister` (portable) and unregistered when it ends;
+//!   arrays already page-locked (a [`PinnedArray`]) are not registered again. If registering
+//!   fails, the run is re-planned as staged-copy and the report says so.
+//! * Device memory: `buffer_sets` sets of one buffer per array (`buffer_planes * plane_len`
+//!   elements), plus slices and reduction scratch, checked against `cuMemGetInfo` before anything
+//!   is allocated; a plan that does not fit is re-planned with the smallest chunk count that does.
+//! * Ordering: one CUDA stream per plan stream; every op records a start and an end event (timed);
+//!   an op waits (`cuStreamWaitEvent`) for the end events of its dependencies on other streams.
+//!   Nothing else synchronizes: cudarc's event tracking is off and all memory is raw.
+//! * StageIn/StageOut (staged-copy) are host `memcpy`s enqueued with `cuLaunchHostFunc` on the
+//!   op's stream, so they wait for their events like every other op and the host thread never
+//!   blocks while submitting (the driver runs host functions on its own thread).
+//! * Kernels launch with the ABI of `docs/internals.md` §3. Block shape: the occupancy API's
+//!   suggestion (`cuOccupancyMaxPotentialBlockSize`) capped at 256 threads; 3D: 32 x (n/32) x 1,
+//!   2D: n x 1 x 1 (halved while wider than twice the row). Ops spanning more than 65535 planes
+//!   are split into several launches. Reductions: each block's partial goes into a per-stream
+//!   scratch buffer; a one-block combine kernel on the same stream folds them in a fixed order
+//!   into the op's slot of a results buffer; after the run the host combines slots in chunk
+//!   order per step and walks the steps (`internals.md` §4).
+
+mod device;
+mod memory;
+mod trace;
+
+pub use device::{available, DeviceInfo};
+pub use memory::PinnedArray;
+pub use trace::{trace_json, write_trace};
+
+use crate::error::Error;
+use crate::exec::reduction_identity;
+use crate::invocation::{Invocation, ScalarValue};
+use crate::options::Options;
+use crate::plan::{HostSide, OpKind, Plan, PlanOptions, Scheme};
+use crate::program::{Elem, Program, ReduceOp, Stage};
+use crate::report::{Report, StageTimes, TraceEvent};
+use cudarc::driver::{result, sys, CudaContext};
+use device::cuda_err;
+use memory::{DeviceBuf, PinnedHost, Registration};
+use std::ffi::c_void;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// What a CUDA run returns (the CPU executor's counterpart; `run::run` adds `swap_replays`).
+#[derive(Debug)]
+pub struct CudaOutput {
+    /// Final value of each reduction variable (f64 holding its type exactly).
+    pub reductions: Vec<f64>,
+    pub report: Report,
+    /// The plan that actually ran (differs from the one given when it was re-planned to fit
+    /// device memory or fell back to staged-copy; the report's `adjustments` say why).
+    pub plan: Plan,
+}
+
+static MEMORY_LIMIT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(u64::MAX);
+
+/// Caps the device memory runs may plan for (as if the GPU had only `bytes` free), to try
+/// out-of-core behaviour on a large GPU; `None` lifts the cap. Process-wide.
+pub fn set_device_memory_limit(bytes: Option<u64>) {
+    MEMORY_LIMIT.store(
+        bytes.unwrap_or(u64::MAX),
+        std::sync::atomic::Ordering::Relaxed,
+    );
+}
+
+/// Device memory kept free besides the plan's buffers (context, modules, driver bookkeeping).
+const RESERVE: u64 = 64 << 20;
+/// Largest grid extent along y and z.
+const MAX_GRID_YZ: usize = 65535;
+
+#[derive(Clone, Copy, Debug)]
+struct BlockShape {
+    bx: u32,
+    by: u32,
+}
+
+/// Launch geometry of one kernel op: sub-launches of at most MAX_GRID_YZ planes.
+fn grid_of(plan: &Plan, b: BlockShape, planes: usize) -> (u32, u32, usize) {
+    // (grid x, grid y for 3D or 1, blocks per plane)
+    if plan.shape.len() == 3 {
+        let gx = plan.shape[2].div_ceil(b.bx as usize);
+        let gy = plan.shape[1].div_ceil(b.by as usize);
+        let _ = planes;
+        (gx as u32, gy as u32, gx * gy)
+    } else {
+        let gx = plan.shape[1].div_ceil(b.bx as usize);
+        (gx as u32, 1, gx)
+    }
+}
+
+/// Per-stream reduction scratch (in doubles) and the number of result slots.
+fn reduction_layout(program: &Program, plan: &Plan, blocks: &[BlockShape]) -> (Vec<usize>, usize) {
+    let mut scratch = vec![0usize; plan.streams];
+    let mut slots = 0;
+    for op in &plan.ops {
+        if let OpKind::Kernel { kernel, planes, .. } = &op.kind {
+            let nred = program.kernels[*kernel].reductions.len();
+            if nred == 0 {
+                continue;
+            }
+            let (_, _, per_plane) = grid_of(plan, blocks[*kernel], planes.len());
+            let n = per_plane * planes.len() * nred;
+            scratch[op.stream] = scratch[op.stream].max(n);
+            slots += nred;
+        }
+    }
+    (scratch, slots)
+}
+
+fn device_need(program: &Program, plan: &Plan, blocks: &[BlockShape], slice_bytes: u64) -> u64 {
+    let (scratch, slots) = reduction_layout(program, plan, blocks);
+    plan.device_bytes() + slice_bytes + 8 * (scratch.iter().sum::<usize>() + slots) as u64
+}
+
+fn replan(
+    program: &Program,
+    plan: &Plan,
+    points: &[usize],
+    chunks: usize,
+    scheme: Scheme,
+) -> Result<Plan, crate::plan::PlanError> {
+    crate::plan::build(
+        program,
+        &plan.shape,
+        plan.steps,
+        points,
+        &PlanOptions {
+            chunks,
+            block_steps: plan.block_steps,
+            scheme,
+            buffer_sets: plan.buffer_sets,
+        },
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+/// The plan with the smallest chunk count (at least the given plan's) whose device memory fits
+/// `budget`, or `Error::DeviceMemory`.
+fn fit_plan(
+    program: &Program,
+    plan: Plan,
+    points: &[usize],
+    blocks: &[BlockShape],
+    slice_bytes: u64,
+    budget: u64,
+    free: u64,
+    notes: &mut Vec<String>,
+) -> Result<Plan, Error> {
+    let need0 = device_need(program, &plan, blocks, slice_bytes);
+    if need0 <= budget {
+        return Ok(plan);
+    }
+    let n = plan.shape[0];
+    let try_c = |c: usize| -> Option<Plan> {
+        let p = replan(program, &plan, points, c, plan.scheme).ok()?;
+        (device_need(program, &p, blocks, slice_bytes) <= budget).then_some(p)
+    };
+    // Exponential probe, then binary search for the smallest count that fits.
+    let mut lo = plan.chunks; // does not fit
+    let mut hi = None;
+    let mut c = plan.chunks.max(1);
+    while c < n {
+        c = (c * 2).min(n);
+        if let Some(p) = try_c(c) {
+            hi = Some((c, p));
+            break;
+        }
+        lo = c;
+    }
+    let Some((mut hc, mut hp)) = hi else {
+        // `need` includes the reserve so that it compares directly with `free`.
+        return Err(Error::DeviceMemory {
+            need: need0 + RESERVE,
+            free,
+            sets: plan.buffer_sets,
+        });
+    };
+    while hc - lo > 1 {
+        let mid = lo + (hc - lo) / 2;
+        match try_c(mid) {
+            Some(p) => {
+                hc = mid;
+                hp = p;
+            }
+            None => lo = mid,
+        }
+    }
+    notes.push(format!(
+        "{} chunks need {} bytes of device memory but {} are free ({} kept in reserve); \
+         using {} chunks ({} bytes)",
+        plan.chunks,
+        need0 + RESERVE,
+        free,
+        RESERVE,
+        hp.chunks,
+        device_need(program, &hp, blocks, slice_bytes) + RESERVE
+    ));
+    Ok(hp)
+}
+
+fn validate(program: &Program, plan: &Plan, inv: &Invocation<'_>) -> Result<(), Error> {
+    let bad = |m: String| Err(Error::Internal(m));
+    if inv.arrays.len() != program.arrays.len() {
+        return bad(format!(
+            "{} arrays passed, the program has {}",
+            inv.arrays.len(),
+            program.arrays.len()
+        ));
+    }
+    for (a, d) in inv.arrays.iter().zip(&program.arrays) {
+        if a.elem != d.elem {
+            return bad(format!(
+                "array `{}` has element type {:?}, expected {:?}",
+                d.name, a.elem, d.elem
+            ));
+        }
+        if a.shape() != plan.shape.as_slice() {
+            return Err(Error::ShapeMismatch {
+                name: d.name.clone(),
+                got: a.shape().to_vec(),
+                first: "the plan".into(),
+                want: plan.shape.clone(),
+            });
+        }
+    }
+    for (i, d) in program.arrays.iter().enumerate() {
+        if program.is_written(i) && !inv.arrays[i].writable {
+            return Err(Error::ReadOnly {
+                name: d.name.clone(),
+            });
+        }
+    }
+    if inv.scalars.len() != program.scalars.len() {
+        return bad(format!(
+            "{} scalars passed, the program has {}",
+            inv.scalars.len(),
+            program.scalars.len()
+        ));
+    }
+    for (s, d) in inv.scalars.iter().zip(&program.scalars) {
+        if s.ty() != d.ty {
+            return bad(format!(
+                "scalar `{}` is {:?}, expected {:?}",
+                d.name,
+                s.ty(),
+                d.ty
+            ));
+        }
+    }
+    if inv.slices.len() != program.slices.len() {
+        return bad(format!(
+            "{} slices passed, the program has {}",
+            inv.slices.len(),
+            program.slices.len()
+        ));
+    }
+    for (s, d) in inv.slices.iter().zip(&program.slices) {
+        if s.elem != d.elem {
+            return bad(format!(
+                "slice `{}` has element type {:?}, expected {:?}",
+                d.name, s.elem, d.elem
+            ));
+        }
+    }
+    if inv.points.len() != program.points.len() {
+        return bad(format!(
+            "{} point indices passed, the program has {}",
+            inv.points.len(),
+            program.points.len()
+        ));
+    }
+    if inv.reduction_init.len() != program.reductions.len()
+        || inv.reset_values.len() != program.resets.len()
+    {
+        return bad("reduction initial or reset values do not match the program".into());
+    }
+    if plan.elem_sizes.len() != program.arrays.len() {
+        return bad("the plan and the program disagree on the arrays".into());
+    }
+    Ok(())
+}
+
+/// A launch-argument arena: every argument is at most 8 bytes, stored in its own u64 slot
+/// (little-endian, so a pointer to the slot points at the value's bytes).
+struct Args {
+    slots: Vec<u64>,
+}
+
+impl Args {
+    fn new() -> Self {
+        Args {
+            slots: Vec::with_capacity(64),
+        }
+    }
+    fn i64(&mut self, v: i64) {
+        self.slots.push(v as u64);
+    }
+    fn ptr(&mut self, p: u64) {
+        self.slots.push(p);
+    }
+    fn scalar(&mut self, s: &ScalarValue) {
+        let v: u64 = match *s {
+            ScalarValue::F32(x) => x.to_bits() as u64,
+            ScalarValue::F64(x) => x.to_bits(),
+            ScalarValue::I32(x) => x as u32 as u64,
+            ScalarValue::I64(x) => x as u64,
+            ScalarValue::U32(x) => x as u64,
+            ScalarValue::U64(x) => x,
+            ScalarValue::Usize(x) => x as u64,
+            ScalarValue::Isize(x) => x as i64 as u64,
+            ScalarValue::Bool(x) => x as u64,
+        };
+        self.slots.push(v);
+    }
+    fn params(&mut self) -> Vec<*mut c_void> {
+        self.slots
+            .iter_mut()
+            .map(|s| s as *mut u64 as *mut c_void)
+            .collect()
+    }
+}
+
+/// Payload of a host-function copy (StageIn/StageOut).
+struct HostCopy {
+    src: *const u8,
+    dst: *mut u8,
+    len: usize,
+}
+
+unsafe extern "C" fn host_copy(user: *mut c_void) {
+    let c = &*(user as *const HostCopy);
+    const PIECE: usize = 4 << 20;
+    if c.len >= 4 * PIECE {
+        use rayon::prelude::*;
+        let (src, dst, len) = (c.src as usize, c.dst as usize, c.len);
+        (0..len.div_ceil(PIECE)).into_par_iter().for_each(|i| {
+            let o = i * PIECE;
+            let n = PIECE.min(len - o);
+            // SAFETY: disjoint pieces of the two non-overlapping ranges given by the plan.
+            unsafe {
+                std::ptr::copy_nonoverlapping((src + o) as *const u8, (dst + o) as *mut u8, n)
+            };
+        });
+    } else {
+        std::ptr::copy_nonoverlapping(c.src, c.dst, c.len);
+    }
+}
+
+struct Streams(Vec<sys::CUstream>);
+impl Drop for Streams {
+    fn drop(&mut self) {
+        for &s in &self.0 {
+            // SAFETY: created by us; work was synchronized before this drop.
+            unsafe {
+                let _ = result::stream::destroy(s);
+            }
+        }
+    }
+}
+
+struct Events(Vec<sys::CUevent>);
+impl Drop for Events {
+    fn drop(&mut self) {
+        for &e in &self.0 {
+            // SAFETY: created by us.
+            unsafe {
+                let _ = result::event::destroy(e);
+            }
+        }
+    }
+}
+
+/// Synchronizes the context when dropped: declared after every resource of a run, so it runs
+/// first on every exit path (errors included) and nothing is freed while the GPU may use it.
+struct SyncOnDrop(Arc<CudaContext>);
+impl Drop for SyncOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.bind_to_thread();
+        let _ = self.0.synchronize();
+    }
+}
+
+fn combine(op: ReduceOp, elem: Elem, a: f64, b: f64) -> f64 {
+    match (op, elem) {
+        (ReduceOp::Sum, Elem::F32) => ((a as f32) + (b as f32)) as f64,
+        (ReduceOp::Sum, Elem::F64) => a + b,
+        (ReduceOp::Min, _) => a.min(b),
+        (ReduceOp::Max, _) => a.max(b),
+    }
+}
+
+fn op_label(program: &Program, k: &OpKind) -> (&'static str, String) {
+    let an = |a: &usize| {
+        program
+            .arrays
+            .get(*a)
+            .map(|d| d.name.as_str())
+            .unwrap_or("?")
+    };
+    match k {
+        OpKind::HtoD {
+            array,
+            set,
+            planes,
+            from,
+            ..
+        } => (
+            "htod",
+            format!(
+                "HtoD {} s{set} {planes:?}{}",
+                an(array),
+                if *from == HostSide::Staging {
+                    " (staging)"
+                } else {
+                    ""
+                }
+            ),
+        ),
+        OpKind::DtoH {
+            array,
+            set,
+            planes,
+            to,
+            ..
+        } => (
+            "dtoh",
+            format!(
+                "DtoH {} s{set} {planes:?}{}",
+                an(array),
+                if *to == HostSide::Staging {
+                    " (staging)"
+                } else {
+                    ""
+                }
+            ),
+        ),
+        OpKind::StageIn {
+            array, set, planes, ..
+        } => (
+            "host_copy",
+            format!("StageIn {} s{set} {planes:?}", an(array)),
+        ),
+        OpKind::StageOut {
+            array, set, planes, ..
+        } => (
+            "host_copy",
+            format!("StageOut {} s{set} {planes:?}", an(array)),
+        ),
+        OpKind::DtoD {
+            array,
+            from_set,
+            to_set,
+            planes,
+            ..
+        } => (
+            "dtod",
+            format!("DtoD {} s{from_set}->s{to_set} {planes:?}", an(array)),
+        ),
+        OpKind::Kernel {
+            kernel,
+            set,
+            step,
+            planes,
+            ..
+        } => (
+            "kernel",
+            format!(
+                "{} s{set} t{step} {planes:?}",
+                program
+                    .kernels
+                    .get(*kernel)
+                    .map(|k| k.name.as_str())
+                    .unwrap_or("?")
+            ),
+        ),
+        OpKind::Point {
+            point,
+            set,
+            step,
+            plane,
+            ..
+        } => (
+            "kernel",
+            format!(
+                "{} s{set} t{step} @{plane}",
+                program
+                    .points
+                    .get(*point)
+                    .map(|p| p.name.as_str())
+                    .unwrap_or("?")
+            ),
+        ),
+    }
+}
+
+/// Runs `plan` for `program` on CUDA device 0. See the module documentation.
+pub fn execute(
+    program: &Program,
+    plan: &Plan,
+    inv: &Invocation<'_>,
+    opts: &Options,
+) -> Result<CudaOutput, Error> {
+    let t_start = Instant::now();
+    let info = available().map_err(|reason| Error::NoCuda { reason })?;
+    validate(program, plan, inv)?;
+    let ctx = device::context(info.ordinal)?;
+    let cerr = |w: &str| cuda_err(w.to_string());
+
+    // Compile (cached) and look up every function before any user data is touched.
+    let module = device::module(&ctx, &program.name, &program.cuda_source, opts.fma)?;
+    let internal = device::module(&ctx, "pacc_internal", device::INTERNAL_SOURCE, false)?;
+    let kfuncs = program
+        .kernels
+        .iter()
+        .map(|k| module.function(&k.name))
+        .collect::<Result<Vec<_>, _>>()?;
+    let pfuncs = program
+        .points
+        .iter()
+        .map(|p| module.function(&p.name))
+        .collect::<Result<Vec<_>, _>>()?;
+    let combine_fn = |op: ReduceOp, e: Elem| {
+        let o = match op {
+            ReduceOp::Sum => "sum",
+            ReduceOp::Min => "min",
+            ReduceOp::Max => "max",
+        };
+        internal.function(&format!("pacc_combine_{o}_{}", e.rust_name()))
+    };
+    let rfuncs = program
+        .reductions
+        .iter()
+        .map(|r| combine_fn(r.op, r.elem))
+        .collect::<Result<Vec<_>, _>>()?;
+
+    // Block shapes from occupancy.
+    let ndim = plan.shape.len();
+    let last = *plan.shape.last().unwrap_or(&1);
+    let mut blocks = Vec::with_capacity(kfuncs.len());
+    for &f in &kfuncs {
+        let (mut min_grid, mut bs) = (0i32, 0i32);
+        // SAFETY: a query on a loaded function.
+        let r = unsafe {
+            sys::cuOccupancyMaxPotentialBlockSize(&mut min_grid, &mut bs, f, None, 0, 1024)
+        };
+        let bs = if r == sys::CUresult::CUDA_SUCCESS && bs >= 32 {
+            (bs as u32).min(256) / 32 * 32
+        } else {
+            256
+        };
+        blocks.push(if ndim == 3 {
+            BlockShape {
+                bx: 32,
+                by: (bs / 32).max(1),
+            }
+        } else {
+            let mut bx = bs;
+            while bx > 32 && (bx / 2) as usize >= last {
+                bx /= 2;
+            }
+            BlockShape { bx, by: 1 }
+        });
+    }
+
+    // Device memory: check before allocating; re-plan with more chunks if needed.
+    let mut notes: Vec<String> = Vec::new();
+    let points: Vec<usize> = inv
+        .points
+        .iter()
+        .map(|p| p.first().copied().unwrap_or(0).max(0) as usize)
+        .collect();
+    let slice_bytes: u64 = inv
+        .slices
+        .iter()
+        .map(|s| (s.len * s.elem.size()) as u64)
+        .sum();
+    let (free, _total) = result::mem_get_info().map_err(cerr("cuMemGetInfo"))?;
+    let free = (free as u64).min(MEMORY_LIMIT.load(std::sync::atomic::Ordering::Relaxed));
+    let budget = free.saturating_sub(RESERVE);
+    let mut plan = fit_plan(
+        program,
+        plan.clone(),
+        &points,
+        &blocks,
+        slice_bytes,
+        budget,
+        free,
+        &mut notes,
+    )?;
+
+    // Host memory: page-lock the user's arrays (direct-map, region-sharing).
+    let t_reg = Instant::now();
+    let mut registration = None;
+    if plan.scheme != Scheme::StagedCopy {
+        let ranges: Vec<(*mut u8, usize)> = inv.arrays.iter().map(|a| (a.ptr, a.bytes())).collect();
+        match Registration::new(&ctx, &ranges) {
+            Ok(r) => {
+                if r.already_locked > 0 {
+                    notes.push(format!(
+                        "{} of {} arrays were already page-locked and were not registered",
+                        r.already_locked,
+                        ranges.len()
+                    ));
+                }
+                registration = Some(r);
+            }
+            Err(msg) => {
+                notes.push(format!(
+                    "registering the arrays as page-locked failed ({msg}); fell back to staged-copy"
+                ));
+                let p = replan(
+                    program,
+                    &plan,
+                    &points,
+                    plan.requested_chunks.max(plan.chunks),
+                    Scheme::StagedCopy,
+                )?;
+                plan = fit_plan(
+                    program,
+                    p,
+                    &points,
+                    &blocks,
+                    slice_bytes,
+                    budget,
+                    free,
+                    &mut notes,
+                )?;
+            }
+        }
+    }
+    let register_s = t_reg.elapsed().as_secs_f64();
+
+    // Allocate.
+    let nsets = plan.buffer_sets;
+    let narr = program.arrays.len();
+    let plane_len = plan.plane_len;
+    let pbytes: Vec<usize> = plan.elem_sizes.iter().map(|e| e * plane_len).collect();
+    let mut dev: Vec<Vec<DeviceBuf>> = Vec::with_capacity(nsets);
+    for s in 0..nsets {
+        let mut v = Vec::with_capacity(narr);
+        for (a, pb) in pbytes.iter().enumerate() {
+            v.push(DeviceBuf::new(
+                &ctx,
+                pb * plan.buffer_planes,
+                &format!("buffer set {s} of `{}`", program.arrays[a].name),
+            )?);
+        }
+        dev.push(v);
+    }
+    let uses_staging = plan.ops.iter().any(|o| {
+        matches!(o.kind, OpKind::StageIn { .. } | OpKind::StageOut { .. })
+            || matches!(
+                o.kind,
+                OpKind::HtoD {
+                    from: HostSide::Staging,
+                    ..
+                } | OpKind::DtoH {
+                    to: HostSide::Staging,
+                    ..
+                }
+            )
+    });
+    let mut staging: Vec<Vec<PinnedHost>> = Vec::new();
+    if uses_staging {
+        for s in 0..nsets {
+            let mut v = Vec::with_capacity(narr);
+            for (a, pb) in pbytes.iter().enumerate() {
+                v.push(PinnedHost::new(
+                    &ctx,
+                    pb * plan.buffer_planes,
+                    &format!("staging set {s} of `{}`", program.arrays[a].name),
+                )?);
+            }
+            staging.push(v);
+        }
+    }
+    let mut slices = Vec::with_capacity(inv.slices.len());
+    for (i, s) in inv.slices.iter().enumerate() {
+        let n = s.len * s.elem.size();
+        let b = DeviceBuf::new(&ctx, n, &format!("slice `{}`", program.slices[i].name))?;
+        if n > 0 {
+            // SAFETY: `n` readable bytes at s.ptr (the caller's slice), b holds n bytes.
+            unsafe { sys::cuMemcpyHtoD_v2(b.ptr, s.ptr as *const c_void, n) }
+                .result()
+                .map_err(cerr("copying a slice to the device"))?;
+        }
+        slices.push(b);
+    }
+    let (scratch_len, nslots) = reduction_layout(program, &plan, &blocks);
+    let scratch = scratch_len
+        .iter()
+        .map(|&n| DeviceBuf::new(&ctx, n * 8, "reduction partials"))
+        .collect::<Result<Vec<_>, _>>()?;
+    let results = DeviceBuf::new(&ctx, nslots * 8, "reduction results")?;
+
+    // Streams and events.
+    let mut streams = Streams(Vec::new());
+    for _ in 0..plan.streams.max(1) {
+        streams.0.push(
+            result::stream::create(result::stream::StreamKind::NonBlocking)
+                .map_err(cerr("creating a stream"))?,
+        );
+    }
+    let nops = plan.ops.len();
+    let mut events = Events(Vec::with_capacity(2 * nops + 1));
+    for _ in 0..2 * nops + 1 {
+        events.0.push(
+            result::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT)
+                .map_err(cerr("creating an event"))?,
+        );
+    }
+    let origin = events.0[2 * nops];
+    let ev_start = |i: usize| events.0[2 * i];
+    let ev_end = |i: usize| events.0[2 * i + 1];
+    let mut host_copies: Vec<Box<HostCopy>> = Vec::new();
+    // Everything above is freed only after this guard synchronizes the context.
+    let sync_guard = SyncOnDrop(ctx.clone());
+    let setup_s = t_start.elapsed().as_secs_f64() - register_s;
+
+    // Submit.
+    // SAFETY (whole block): raw driver calls on buffers we allocated with the sizes the plan
+    // gives; host pointers are the caller's arrays (borrowed for the call) or our staging
+    // buffers; `plan::race::check` guarantees that unordered ops never touch the same bytes.
+    unsafe {
+        let s0 = streams.0[0];
+        result::event::record(origin, s0).map_err(cerr("recording an event"))?;
+        for &s in &streams.0[1..] {
+            result::stream::wait_event(s, origin, sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT)
+                .map_err(cerr("cuStreamWaitEvent"))?;
+        }
+        let t_of = |step: usize| inv.t0 + step as i64;
+        let n0 = plan.shape[0] as i64;
+        let n1 = plan.shape[1] as i64;
+        let n2 = if ndim == 3 { plan.shape[2] as i64 } else { 1 };
+        let mut slot = 0usize;
+        let mut op_slot = vec![usize::MAX; nops];
+        for (i, op) in plan.ops.iter().enumerate() {
+            let st = streams.0[op.stream];
+            for &d in &op.deps {
+                if plan.ops[d].stream != op.stream {
+                    result::stream::wait_event(
+                        st,
+                        ev_end(d),
+                        sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+                    )
+                    .map_err(cerr("cuStreamWaitEvent"))?;
+                }
+            }
+            result::event::record(ev_start(i), st).map_err(cerr("recording an event"))?;
+            match &op.kind {
+                OpKind::HtoD {
+                    array,
+                    set,
+                    base,
+                    planes,
+                    from,
+                } => {
+                    let a = *array;
+                    let n = planes.len() * pbytes[a];
+                    let dst = dev[*set][a].ptr + ((planes.start - base) * pbytes[a]) as u64;
+                    let src = match from {
+                        HostSide::User => {
+                            inv.arrays[a].ptr.add(planes.start * pbytes[a]) as *const u8
+                        }
+                        HostSide::Staging => {
+                            staging[*set][a].ptr.add((planes.start - base) * pbytes[a]) as *const u8
+                        }
+                    };
+                    if n > 0 {
+                        sys::cuMemcpyHtoDAsync_v2(dst, src as *const c_void, n, st)
+                            .result()
+                            .map_err(cerr("cuMemcpyHtoDAsync"))?;
+                    }
+                }
+                OpKind::DtoH {
+                    array,
+                    set,
+                    base,
+                    planes,
+                    to,
+                } => {
+                    let a = *array;
+                    let n = planes.len() * pbytes[a];
+                    let src = dev[*set][a].ptr + ((planes.start - base) * pbytes[a]) as u64;
+                    let dst = match to {
+                        HostSide::User => inv.arrays[a].ptr.add(planes.start * pbytes[a]),
+                        HostSide::Staging => {
+                            staging[*set][a].ptr.add((planes.start - base) * pbytes[a])
+                        }
+                    };
+                    if n > 0 {
+                        sys::cuMemcpyDtoHAsync_v2(dst as *mut c_void, src, n, st)
+                            .result()
+                            .map_err(cerr("cuMemcpyDtoHAsync"))?;
+                    }
+                }
+                OpKind::DtoD {
+                    array,
+                    from_set,
+                    from_base,
+                    to_set,
+                    to_base,
+                    planes,
+                } => {
+                    let a = *array;
+                    let n = planes.len() * pbytes[a];
+                    let src =
+                        dev[*from_set][a].ptr + ((planes.start - from_base) * pbytes[a]) as u64;
+                    let dst = dev[*to_set][a].ptr + ((planes.start - to_base) * pbytes[a]) as u64;
+                    if n > 0 {
+                        sys::cuMemcpyDtoDAsync_v2(dst, src, n, st)
+                            .result()
+                            .map_err(cerr("cuMemcpyDtoDAsync"))?;
+                    }
+                }
+                OpKind::StageIn {
+                    array,
+                    set,
+                    base,
+                    planes,
+                }
+                | OpKind::StageOut {
+                    array,
+                    set,
+                    base,
+                    planes,
+                } => {
+                    let a = *array;
+                    let n = planes.len() * pbytes[a];
+                    let user = inv.arrays[a].ptr.add(planes.start * pbytes[a]);
+                    let stg = staging[*set][a].ptr.add((planes.start - base) * pbytes[a]);
+                    let (src, dst) = if matches!(op.kind, OpKind::StageIn { .. }) {
+                        (user as *const u8, stg)
+                    } else {
+                        (stg as *const u8, user)
+                    };
+                    if n > 0 {
+                        let c = Box::new(HostCopy { src, dst, len: n });
+                        let p = &*c as *const HostCopy as *mut c_void;
+                        host_copies.push(c);
+                        sys::cuLaunchHostFunc(st, Some(host_copy), p)
+                            .result()
+                            .map_err(cerr("cuLaunchHostFunc"))?;
+                    }
+                }
+                OpKind::Kernel {
+                    kernel,
+                    set,
+                    base,
+                    step,
+                    planes,
+                    owned,
+                    args,
+                } => {
+                    let kd = &program.kernels[*kernel];
+                    let b = blocks[*kernel];
+                    let nred = kd.reductions.len();
+                    let (gx, gy, per_plane) = grid_of(&plan, b, planes.len());
+                    let total = per_plane * planes.len();
+                    let mut z = planes.start;
+                    while z < planes.end {
+                        let z1 = (z + MAX_GRID_YZ).min(planes.end);
+                        let prefix = per_plane * (z - planes.start);
+                        let mut a = Args::new();
+                        for v in [
+                            z as i64,
+                            z1 as i64,
+                            owned.start as i64,
+                            owned.end as i64,
+                            *base as i64,
+                            n0,
+                            n1,
+                            n2,
+                            t_of(*step),
+                        ] {
+                            a.i64(v);
+                        }
+                        for &phys in args {
+                            a.ptr(dev[*set][phys].ptr);
+                        }
+                        for s in &inv.scalars {
+                            a.scalar(s);
+                        }
+                        for s in &slices {
+                            a.ptr(s.ptr);
+                        }
+                        for j in 0..nred {
+                            a.ptr(scratch[op.stream].ptr + (8 * (j * total + prefix)) as u64);
+                        }
+                        let grid = if ndim == 3 {
+                            (gx, gy, (z1 - z) as u32)
+                        } else {
+                            (gx, (z1 - z) as u32, 1)
+                        };
+                        let mut params = a.params();
+                        result::launch_kernel(
+                            kfuncs[*kernel],
+                            grid,
+                            (b.bx, b.by, 1),
+                            0,
+                            st,
+                            &mut params,
+                        )
+                        .map_err(cerr(&format!("launching `{}`", kd.name)))?;
+                        z = z1;
+                    }
+                    if nred > 0 {
+                        op_slot[i] = slot;
+                        for (j, &r) in kd.reductions.iter().enumerate() {
+                            let mut a = Args::new();
+                            a.ptr(scratch[op.stream].ptr + (8 * j * total) as u64);
+                            a.i64(total as i64);
+                            a.ptr(results.ptr + (8 * (slot + j)) as u64);
+                            let mut params = a.params();
+                            result::launch_kernel(
+                                rfuncs[r],
+                                (1, 1, 1),
+                                (256, 1, 1),
+                                0,
+                                st,
+                                &mut params,
+                            )
+                            .map_err(cerr("launching the reduction combine kernel"))?;
+                        }
+                        slot += nred;
+                    }
+                }
+                OpKind::Point {
+                    point,
+                    set,
+                    base,
+                    step,
+                    args,
+                    ..
+                } => {
+                    let idx = &inv.points[*point];
+                    let mut a = Args::new();
+                    for v in [*base as i64, n0, n1, n2, t_of(*step)] {
+                        a.i64(v);
+                    }
+                    for d in 0..3 {
+                        a.i64(idx.get(d).copied().unwrap_or(0));
+                    }
+                    for &phys in args {
+                        a.ptr(dev[*set][phys].ptr);
+                    }
+                    for s in &inv.scalars {
+                        a.scalar(s);
+                    }
+                    for s in &slices {
+                        a.ptr(s.ptr);
+                    }
+                    let mut params = a.params();
+                    result::launch_kernel(pfuncs[*point], (1, 1, 1), (1, 1, 1), 0, st, &mut params)
+                        .map_err(cerr(&format!(
+                            "launching `{}`",
+                            program.points[*point].name
+                        )))?;
+                }
+            }
+            result::event::record(ev_end(i), st).map_err(cerr("recording an event"))?;
+        }
+        for &s in &streams.0 {
+            result::stream::synchronize(s)
+                .map_err(cerr("running the plan (stream synchronize)"))?;
+        }
+
+        // Timings.
+        let mut stages = StageTimes {
+            register: register_s,
+            setup: setup_s,
+            ..Default::default()
+        };
+        let mut timeline = Vec::with_capacity(nops);
+        for (i, op) in plan.ops.iter().enumerate() {
+            let start_ms =
+                result::event::elapsed(origin, ev_start(i)).map_err(cerr("cuEventElapsedTime"))?;
+            let dur_ms = result::event::elapsed(ev_start(i), ev_end(i))
+                .map_err(cerr("cuEventElapsedTime"))?;
+            let (kind, name) = op_label(program, &op.kind);
+            let d = dur_ms as f64 / 1e3;
+            match kind {
+                "htod" => stages.htod += d,
+                "dtoh" => stages.dtoh += d,
+                "dtod" => stages.dtod += d,
+                "host_copy" => stages.host_copy += d,
+                _ => stages.kernel += d,
+            }
+            timeline.push(TraceEvent {
+                name,
+                stream: op.stream,
+                start_us: start_ms as f64 * 1e3,
+                dur_us: dur_ms as f64 * 1e3,
+            });
+        }
+
+        // Reductions.
+        let mut vals = vec![0f64; nslots];
+        if nslots > 0 {
+            sys::cuMemcpyDtoH_v2(vals.as_mut_ptr() as *mut c_void, results.ptr, nslots * 8)
+                .result()
+                .map_err(cerr("copying reduction results"))?;
+        }
+        drop(sync_guard);
+        let reductions = combine_reductions(program, &plan, inv, &op_slot, &vals);
+
+        let mut adjustments = plan.adjustments.clone();
+        adjustments.extend(notes);
+        let report = Report {
+            program: program.name.clone(),
+            backend: "cuda".into(),
+            device: Some(info.name.clone()),
+            scheme: plan.scheme,
+            shape: plan.shape.clone(),
+            steps: plan.steps,
+            chunks: plan.chunks,
+            requested_chunks: plan.requested_chunks,
+            block_steps: plan.block_steps,
+            bytes_htod: plan.bytes_htod(),
+            bytes_dtoh: plan.bytes_dtoh(),
+            bytes_dtod: plan.bytes_dtod(),
+            device_bytes: plan.device_bytes(),
+            wall_seconds: t_start.elapsed().as_secs_f64(),
+            stages,
+            adjustments,
+            timeline,
+        };
+        let mut report = report;
+        if let Some(path) = &opts.trace {
+            // The run has already updated the arrays: a trace that cannot be written is a note,
+            // not an error.
+            if let Err(e) = write_trace(path, &program.name, &report.timeline) {
+                report.adjustments.push(format!(
+                    "could not write the trace to {}: {e}",
+                    path.display()
+                ));
+            }
+        }
+        drop(registration);
+        Ok(CudaOutput {
+            reductions,
+            report,
+            plan,
+        })
+    }
+}
+
+/// §4: partials combined in chunk order per (step, kernel), then the steps walked in order.
+fn combine_reductions(
+    program: &Program,
+    plan: &Plan,
+    inv: &Invocation<'_>,
+    op_slot: &[usize],
+    vals: &[f64],
+) -> Vec<f64> {
+    use std::collections::BTreeMap;
+    // (step, kernel) -> [(chunk, op index)]
+    let mut by: BTreeMap<(usize, usize), Vec<(usize, usize)>> = BTreeMap::new();
+    for (i, op) in plan.ops.iter().enumerate() {
+        if let OpKind::Kernel { kernel, step, .. } = &op.kind {
+            if op_slot[i] != usize::MAX {
+                by.entry((*step, *kernel)).or_default().push((op.chunk, i));
+            }
+        }
+    }
+    let mut value = inv.reduction_init.clone();
+    for step in 0..plan.steps {
+        for stage in &program.step {
+            match *stage {
+                Stage::Reset(ri) => {
+                    let r = program.resets[ri].reduction;
+                    value[r] = inv.reset_values[ri];
+                }
+                Stage::Kernel(k) => {
+                    let kd = &program.kernels[k];
+                    if kd.reductions.is_empty() {
+                        continue;
+                    }
+                    let mut ops = by.get(&(step, k)).cloned().unwrap_or_default();
+                    ops.sort();
+                    for (j, &r) in kd.reductions.iter().enumerate() {
+                        let rd = &program.reductions[r];
+                        let mut total = reduction_identity(rd.op);
+                        for &(_, i) in &ops {
+                            total = combine(rd.op, rd.elem, total, vals[op_slot[i] + j]);
+                        }
+                        value[r] = combine(rd.op, rd.elem, value[r], total);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    value
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::program::*;
+
+    fn prog() -> Program {
+        let f = |n: &str, role| ArrayDecl {
+            name: n.into(),
+            elem: Elem::F32,
+            role,
+        };
+        Program {
+            name: "p".into(),
+            ndim: 3,
+            arrays: vec![f("a", Role::InOut), f("b", Role::InOut)],
+            scalars: vec![],
+            slices: vec![],
+            reductions: vec![],
+            resets: vec![],
+            kernels: vec![KernelDecl {
+                name: "k".into(),
+                ranges: vec![
+                    AxisRange {
+                        lo: Bound::start(1),
+                        hi: Bound::end(-1)
+                    };
+                    3
+                ],
+                reads: vec![ReadDecl {
+                    array: 0,
+                    lo: vec![-1; 3],
+                    hi: vec![1; 3],
+                }],
+                writes: vec![1],
+                reductions: vec![],
+            }],
+            points: vec![],
+            step: vec![Stage::Kernel(0), Stage::Swap(0, 1)],
+            halo: 1,
+            default_chunks: None,
+            default_block_steps: None,
+            cuda_source: String::new(),
+        }
+    }
+
+    #[test]
+    fn fit_plan_picks_the_smallest_chunk_count_that_fits_or_errors() {
+        let p = prog();
+        let opts = PlanOptions {
+            chunks: 2,
+            block_steps: 2,
+            scheme: Scheme::RegionSharing,
+            buffer_sets: 3,
+        };
+        let plan = crate::plan::build(&p, &[256, 16, 16], 4, &[], &opts).unwrap();
+        let blocks = [BlockShape { bx: 32, by: 8 }];
+        let need = |c: usize| {
+            let q = crate::plan::build(
+                &p,
+                &[256, 16, 16],
+                4,
+                &[],
+                &PlanOptions {
+                    chunks: c,
+                    ..opts.clone()
+                },
+            )
+            .unwrap();
+            device_need(&p, &q, &blocks, 0)
+        };
+        let mut notes = vec![];
+        // Fits as is.
+        let q = fit_plan(
+            &p,
+            plan.clone(),
+            &[],
+            &blocks,
+            0,
+            need(2),
+            need(2),
+            &mut notes,
+        )
+        .unwrap();
+        assert_eq!(q.chunks, 2);
+        assert!(notes.is_empty());
+        // Budget for exactly 11 chunks.
+        let q = fit_plan(
+            &p,
+            plan.clone(),
+            &[],
+            &blocks,
+            0,
+            need(11),
+            need(11),
+            &mut notes,
+        )
+        .unwrap();
+        assert_eq!(q.chunks, 11, "{notes:?}");
+        assert!(need(10) > need(11));
+        assert_eq!(notes.len(), 1);
+        // Nothing fits.
+        match fit_plan(&p, plan, &[], &blocks, 0, 1000, 1000, &mut notes) {
+            Err(Error::DeviceMemory {
+                sets: 3,
+                free: 1000,
+                ..
+            }) => {}
+            other => panic!("{other:?}"),
+        }
+    }
+}
