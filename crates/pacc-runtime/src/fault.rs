@@ -166,37 +166,53 @@ pub fn writes_user_array(kind: &OpKind) -> bool {
     }
 }
 
-/// Follows which operations of a plan have finished, to say how far a failed run got.
+/// Follows which operations of a plan have started and finished, to say how far a failed run
+/// got.
+///
+/// Call [`Tracker::started`] when an operation is issued (for an asynchronous executor: once it
+/// may execute at any moment) and [`Tracker::finished`] once it is known to have completed. A
+/// write-back that started but is not known to have finished counts as possibly written: the
+/// arrays are then reported as touched (and, beyond the complete blocks, torn).
 #[derive(Clone, Debug)]
 pub struct Tracker {
-    /// Per block: write-backs to the user's arrays in the plan.
-    total: Vec<usize>,
-    /// Per block: those not yet finished.
+    /// Per block: write-backs to the user's arrays not yet known to have finished.
     pending: Vec<usize>,
+    /// Per block: whether a write-back may have written (started or finished).
+    touched: Vec<bool>,
     /// Per block: number of time steps.
     steps: Vec<usize>,
 }
 
 impl Tracker {
     pub fn new(plan: &Plan) -> Tracker {
-        let mut total = vec![0; plan.blocks.len()];
+        let mut pending = vec![0; plan.blocks.len()];
         for op in &plan.ops {
             if writes_user_array(&op.kind) {
-                if let Some(p) = total.get_mut(op.block) {
+                if let Some(p) = pending.get_mut(op.block) {
                     *p += 1;
                 }
             }
         }
         Tracker {
-            pending: total.clone(),
-            total,
+            touched: vec![false; pending.len()],
+            pending,
             steps: plan.blocks.iter().map(|b| b.steps).collect(),
         }
     }
 
-    /// Records that operation `op` of the plan has finished (asynchronous executors: is known
-    /// to have completed).
+    /// Records that operation `op` of the plan was issued.
+    pub fn started(&mut self, plan: &Plan, op: usize) {
+        let op = &plan.ops[op];
+        if writes_user_array(&op.kind) {
+            if let Some(t) = self.touched.get_mut(op.block) {
+                *t = true;
+            }
+        }
+    }
+
+    /// Records that operation `op` of the plan has finished (implies [`Tracker::started`]).
     pub fn finished(&mut self, plan: &Plan, op: usize) {
+        self.started(plan, op);
         let op = &plan.ops[op];
         if writes_user_array(&op.kind) {
             if let Some(p) = self.pending.get_mut(op.block) {
@@ -205,25 +221,24 @@ impl Tracker {
         }
     }
 
-    /// Whether any write-back to the user's arrays has finished.
+    /// Whether any write-back to the user's arrays may have written.
     pub fn written(&self) -> bool {
-        self.pending != self.total
+        self.touched.iter().any(|&t| t)
     }
 
     /// Progress within this plan (steps counted from the plan's first step; no checkpoint).
     pub fn progress(&self) -> Progress {
         let blocks = self.pending.iter().take_while(|&&p| p == 0).count();
-        let torn = (blocks..self.pending.len()).any(|b| self.pending[b] < self.total[b]);
         Progress {
             steps_complete: self.steps[..blocks].iter().sum(),
             blocks_complete: blocks,
-            torn,
+            torn: self.touched[blocks..].iter().any(|&t| t),
             checkpoint: None,
         }
     }
 
-    /// The error to return for `cause`: unchanged while no write-back has finished (the arrays
-    /// are untouched), else [`Error::Failed`] with this plan's progress.
+    /// The error to return for `cause`: unchanged while no write-back may have written (the
+    /// arrays are untouched), else [`Error::Failed`] with this plan's progress.
     pub fn fail(&self, cause: Error) -> Error {
         if !self.written() {
             return cause;

@@ -262,3 +262,35 @@ fn faults_are_per_thread() {
     drop(_f);
     case.run(&mut x, 3, &cpu(2, 2)).unwrap();
 }
+
+/// The tracker as an asynchronous executor uses it: an issued write-back counts as possibly
+/// written until it is known to have finished.
+#[test]
+fn tracker_counts_issued_write_backs_as_written() {
+    use pacc_runtime::fault::{writes_user_array, Tracker};
+    let case = Case::new(Kind::Stencil(1), &[9, 4, 5], 3);
+    let prog = case.program();
+    let o = cpu(3, 2);
+    let p = plan::build(&prog, &case.shape, 6, &[], &plan_options(&prog, 9, 6, &o)).unwrap();
+    let wb: Vec<usize> = (0..p.ops.len())
+        .filter(|&i| writes_user_array(&p.ops[i].kind))
+        .collect();
+    let block0: Vec<usize> = wb.iter().copied().filter(|&i| p.ops[i].block == 0).collect();
+    let mut t = Tracker::new(&p);
+    assert!(!t.written());
+    let cause = || Error::Internal("x".into());
+    assert!(matches!(t.fail(cause()), Error::Internal(_)));
+    t.started(&p, block0[0]);
+    assert!(t.written());
+    let pr = t.progress();
+    assert_eq!((pr.steps_complete, pr.blocks_complete, pr.torn), (0, 0, true));
+    for &i in &block0 {
+        t.finished(&p, i);
+    }
+    let pr = t.progress();
+    assert_eq!((pr.steps_complete, pr.blocks_complete, pr.torn), (2, 1, false));
+    let next = wb.iter().copied().find(|&i| p.ops[i].block == 1).unwrap();
+    t.started(&p, next);
+    assert!(t.progress().torn);
+    assert!(matches!(t.fail(cause()), Error::Failed { .. }));
+}
