@@ -235,6 +235,17 @@ fn sync_dir(dir: &Path) -> Result<(), Error> {
         .map_err(|e| io_err(dir, e))
 }
 
+/// Makes sure checkpoints can be written to `cfg.dir` (creates it, writes and removes a probe
+/// file), so that an unusable directory is an error before the run touches any data.
+pub(crate) fn prepare_dir(cfg: &Checkpointing) -> Result<(), Error> {
+    let root = &cfg.dir;
+    fs::create_dir_all(root).map_err(|e| io_err(root, e))?;
+    let probe = root.join(format!("tmp-probe-{}", unique_id()));
+    let r = write_synced(&probe, b"pacc");
+    let _ = fs::remove_file(&probe);
+    r
+}
+
 /// Writes a checkpoint of `arrays` (the call's arguments, physical order) and makes it current.
 pub(crate) fn write(
     cfg: &Checkpointing,
@@ -262,7 +273,11 @@ pub(crate) fn write(
             let n = e.file_name();
             let n = n.to_string_lossy();
             if n != name && (n.starts_with("ckpt-") || n.starts_with("tmp-")) {
-                let _ = fs::remove_dir_all(e.path());
+                if e.path().is_dir() {
+                    let _ = fs::remove_dir_all(e.path());
+                } else {
+                    let _ = fs::remove_file(e.path());
+                }
             } else if n.starts_with("LATEST.tmp-") {
                 let _ = fs::remove_file(e.path());
             }

@@ -31,9 +31,11 @@ pub const DEFAULT_BLOCK_STEPS: usize = 4;
 /// an uninterrupted run.
 ///
 /// **Threads.** `run` may be called from several threads at once, on different arrays: every
-/// call allocates its own buffers (the CPU backend's kernels share rayon's global pool), and the
-/// only process-wide state is the once-per-process message when `auto` falls back to the CPU.
-/// Calls checkpointing to the same directory at once are not supported.
+/// call allocates its own buffers (the CPU backend's kernels share rayon's global pool; CUDA calls
+/// get their own streams on the shared context), and the process-wide state is synchronized (the
+/// once-per-process message when `auto` falls back to the CPU, the CUDA context and module
+/// caches). Calls run side by side, not serialized. Calls checkpointing to the same directory at
+/// once are not supported.
 pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<RunOutput, Error> {
     let start = Instant::now();
     opts.validate()?;
@@ -57,6 +59,9 @@ pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<Run
         (Some(r), Some(fp)) if steps > 0 => checkpoint::find(r, program, &inv, fp)?,
         _ => None,
     };
+    if let (Some(c), true) = (&opts.checkpoint, steps > 0) {
+        checkpoint::prepare_dir(c)?;
+    }
     let first = found.as_ref().map_or(0, |f| f.state.step);
     let mut notes = Vec::new();
     if let Some(f) = &found {

@@ -275,7 +275,11 @@ fn tracker_counts_issued_write_backs_as_written() {
     let wb: Vec<usize> = (0..p.ops.len())
         .filter(|&i| writes_user_array(&p.ops[i].kind))
         .collect();
-    let block0: Vec<usize> = wb.iter().copied().filter(|&i| p.ops[i].block == 0).collect();
+    let block0: Vec<usize> = wb
+        .iter()
+        .copied()
+        .filter(|&i| p.ops[i].block == 0)
+        .collect();
     let mut t = Tracker::new(&p);
     assert!(!t.written());
     let cause = || Error::Internal("x".into());
@@ -283,12 +287,18 @@ fn tracker_counts_issued_write_backs_as_written() {
     t.started(&p, block0[0]);
     assert!(t.written());
     let pr = t.progress();
-    assert_eq!((pr.steps_complete, pr.blocks_complete, pr.torn), (0, 0, true));
+    assert_eq!(
+        (pr.steps_complete, pr.blocks_complete, pr.torn),
+        (0, 0, true)
+    );
     for &i in &block0 {
         t.finished(&p, i);
     }
     let pr = t.progress();
-    assert_eq!((pr.steps_complete, pr.blocks_complete, pr.torn), (2, 1, false));
+    assert_eq!(
+        (pr.steps_complete, pr.blocks_complete, pr.torn),
+        (2, 1, false)
+    );
     let next = wb.iter().copied().find(|&i| p.ops[i].block == 1).unwrap();
     t.started(&p, next);
     assert!(t.progress().torn);

@@ -489,3 +489,23 @@ fn concurrent_checkpoints_resumes_and_faults() {
         }
     });
 }
+
+#[test]
+fn an_unusable_checkpoint_directory_is_refused_before_anything_is_touched() {
+    let dir = TempDir::new("notadir");
+    let file = dir.path().join("file");
+    std::fs::write(&file, b"x").unwrap();
+    let case = Case::new(Kind::Stencil(1), &[8, 4, 4], 1);
+    for bad in [file.clone(), file.join("sub")] {
+        let mut x = case.initial();
+        let e = case
+            .run(&mut x, 5, &cpu(2, 1).checkpoint(&bad, 1))
+            .unwrap_err();
+        assert!(
+            matches!(e, Error::Checkpoint(CheckpointError::Write { .. })),
+            "{e:?}"
+        );
+        assert!(e.progress().is_none() && e.to_string().contains("Hint:"));
+        assert_eq!(x.bits(), case.initial().bits());
+    }
+}
