@@ -52,7 +52,13 @@ fn checkpointed_runs_equal_uninterrupted_runs_bit_for_bit() {
             let base = cpu(chunks, k).scheme(scheme);
             let (want, want_red) = uninterrupted(&case, steps, &base);
             for every in [1, 2, 5] {
-                for backend in [BackendChoice::Cpu, BackendChoice::Shuffled(every as u64)] {
+                let backends = match test_backend() {
+                    BackendChoice::Cpu => {
+                        vec![BackendChoice::Cpu, BackendChoice::Shuffled(every as u64)]
+                    }
+                    b => vec![b],
+                };
+                for backend in backends {
                     let dir = TempDir::new("equal");
                     let o = base.clone().backend(backend).checkpoint(dir.path(), every);
                     let mut x = case.initial();
@@ -464,7 +470,15 @@ except ImportError:
 // with a slow kernel; the parent kills it once a checkpoint exists, then resumes in-process.
 
 const CHILD_ENV: &str = "PACC_TEST_SIGKILL_DIR";
-const KILL_STEPS: usize = 400;
+
+/// Steps of the killed run: on the GPU the slow CPU kernel does not run, so more steps.
+fn kill_steps() -> usize {
+    if test_backend() == BackendChoice::Cpu {
+        400
+    } else {
+        4000
+    }
+}
 
 fn kill_case() -> Case {
     Case::new(Kind::Stencil(1), &[12, 6, 6], 77)
@@ -484,7 +498,7 @@ fn sigkill_child() {
     let mut x = case.initial();
     case.run_slow(
         &mut x,
-        KILL_STEPS,
+        kill_steps(),
         &kill_opts(Path::new(&dir)),
         Some(Duration::from_millis(2)),
     )
@@ -535,7 +549,7 @@ fn sigkill_mid_run_then_resume() {
     let status = child.wait().unwrap();
     assert_eq!(status.signal(), Some(9), "{status}");
     let killed_at = step_of(dir.path()).unwrap();
-    assert!(killed_at < KILL_STEPS, "the child got to the end");
+    assert!(killed_at < kill_steps(), "the child got to the end");
     println!("killed the child with SIGKILL; its last checkpoint is at step {killed_at}");
 
     // Resume with the initial arguments (fast kernel now).
@@ -544,19 +558,19 @@ fn sigkill_mid_run_then_resume() {
     let out = case
         .run(
             &mut x,
-            KILL_STEPS,
+            kill_steps(),
             &kill_opts(dir.path()).resume(dir.path()),
         )
         .unwrap();
     assert!(out.report.adjustments.iter().any(|a| a.contains("resumed")));
     let mut y = case.initial();
-    let want = case.run(&mut y, KILL_STEPS, &cpu(3, 2)).unwrap();
+    let want = case.run(&mut y, kill_steps(), &cpu(3, 2)).unwrap();
     assert_eq!(
         x.bits(),
         y.bits(),
         "resumed arrays differ from the uninterrupted run"
     );
     assert_eq!(red_bits(&out.reductions), red_bits(&want.reductions));
-    let (reference, _) = case.reference(KILL_STEPS);
+    let (reference, _) = case.reference(kill_steps());
     assert_eq!(x.bits(), reference.bits(), "and from the serial function");
 }

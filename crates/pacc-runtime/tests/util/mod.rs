@@ -201,10 +201,19 @@ pub fn red_bits(r: &[f64]) -> Vec<u64> {
     r.iter().map(|v| v.to_bits()).collect()
 }
 
-/// Options for the CPU backend with the given geometry.
+/// The backend the tests run on: the CPU backend, or CUDA when `PACC_TEST_BACKEND=cuda` (for
+/// running `tests/checkpoint.rs` on the GPU machine).
+pub fn test_backend() -> pacc_runtime::BackendChoice {
+    match std::env::var("PACC_TEST_BACKEND").as_deref() {
+        Ok("cuda") => pacc_runtime::BackendChoice::Cuda,
+        _ => pacc_runtime::BackendChoice::Cpu,
+    }
+}
+
+/// Options for the test backend (see [`test_backend`]) with the given geometry.
 pub fn cpu(chunks: usize, block_steps: usize) -> Options {
     Options::new()
-        .backend(pacc_runtime::BackendChoice::Cpu)
+        .backend(test_backend())
         .chunks(chunks)
         .block_steps(block_steps)
 }
