@@ -73,7 +73,8 @@ pub const DEFAULT_CHECKPOINT_EVERY: usize = 10;
 /// [`crate::checkpoint`] for the layout). The run then proceeds in segments of
 /// `every_blocks * block_steps` steps; each segment is its own plan, so on the CUDA backend each
 /// segment pays the set-up (registering the arrays) again: checkpoint every few minutes of
-/// work, not every block. One run at a time per directory.
+/// work, not every block. Arrays the run never writes (inputs) are not saved but checksummed
+/// once per call (a resumed call must pass the same contents). One run at a time per directory.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Checkpointing {
     pub dir: PathBuf,

@@ -92,11 +92,17 @@ impl Case {
     }
 
     pub fn program(&self) -> Program {
-        match self.kind {
+        let mut p = match self.kind {
             Kind::Stencil(r) => stencil_program(r),
             Kind::TwoKernel => two_kernel_program(),
             Kind::Source => source_program(),
-        }
+        };
+        p.cuda_source = match self.kind {
+            Kind::Stencil(r) => format!("#define R {r}\n{STENCIL_CU}"),
+            Kind::Source => SOURCE_CU.into(),
+            Kind::TwoKernel => String::new(),
+        };
+        p
     }
 
     pub fn initial(&self) -> Arrays {
@@ -200,6 +206,81 @@ impl Case {
 pub fn red_bits(r: &[f64]) -> Vec<u64> {
     r.iter().map(|v| v.to_bits()).collect()
 }
+
+/// Whether the tests run on CUDA (`PACC_TEST_BACKEND=cuda`; the two-kernel program has no CUDA
+/// source and is left out there).
+pub fn on_cuda() -> bool {
+    test_backend() == pacc_runtime::BackendChoice::Cuda
+}
+
+/// CUDA C of `stencil_program(R)` (contract §3), the same expression order as `stencil_point`.
+const STENCIL_CU: &str = r#"
+#define A(zz, yy, xx) a_0[(((zz) - base) * n1 + (yy)) * n2 + (xx)]
+extern "C" __global__ void pacc_stencil3d_k0(long long z0, long long z1, long long own0,
+    long long own1, long long base, long long n0, long long n1, long long n2, long long t,
+    double* a_0, double* a_1, double s_0, double* red_0, double* red_1) {
+    long long x = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    long long y = blockIdx.y * (long long)blockDim.y + threadIdx.y;
+    long long z = z0 + blockIdx.z;
+    double e = 0.0, m = __longlong_as_double(0xfff0000000000000ULL);
+    if (z < z1 && z >= R && z < n0 - R && y >= R && y < n1 - R && x >= R && x < n2 - R) {
+        double v = s_0 * A(z, y, x);
+        for (int d = 1; d <= R; d++) {
+            double w = 1.0 / ((double)d + 1.5);
+            v += w * (A(z - d, y, x) + A(z + d, y, x));
+            v += (0.5 * w) * (A(z, y - d, x) - A(z, y + d, x));
+            v += (0.25 * w) * (A(z, y, x - d) + A(z, y, x + d));
+        }
+        v = v * 0.5 + 1e-3 * (double)t;
+        a_1[((z - base) * n1 + y) * n2 + x] = v;
+        if (z >= own0 && z < own1) { e = v * v; m = v; }
+    }
+    __shared__ double se[1024];
+    __shared__ double sm[1024];
+    int tid = threadIdx.y * blockDim.x + threadIdx.x;
+    int nt = blockDim.x * blockDim.y;
+    se[tid] = e; sm[tid] = m;
+    __syncthreads();
+    for (int w = 1; w < nt; w *= 2) {
+        if (tid % (2 * w) == 0 && tid + w < nt) {
+            se[tid] += se[tid + w];
+            sm[tid] = fmax(sm[tid], sm[tid + w]);
+        }
+        __syncthreads();
+    }
+    if (tid == 0) {
+        long long b = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+        red_0[b] = se[0];
+        red_1[b] = sm[0];
+    }
+}
+"#;
+
+/// CUDA C of `source_program()`, the same expression order as `wave_point`.
+const SOURCE_CU: &str = r#"
+#define I3(zz, yy, xx) ((((zz) - base) * n1 + (yy)) * n2 + (xx))
+extern "C" __global__ void pacc_source3d_k0(long long z0, long long z1, long long own0,
+    long long own1, long long base, long long n0, long long n1, long long n2, long long t,
+    double* a_0, double* a_1, double* a_2, unsigned long long s_0, double s_1,
+    const double* sl_0) {
+    long long x = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    long long y = blockIdx.y * (long long)blockDim.y + threadIdx.y;
+    long long z = z0 + blockIdx.z;
+    if (z < z1 && z >= 1 && z < n0 - 1 && y >= 1 && y < n1 - 1 && x >= 1 && x < n2 - 1) {
+        double c = a_0[I3(z, y, x)];
+        double lap = a_0[I3(z - 1, y, x)] + a_0[I3(z + 1, y, x)] + a_0[I3(z, y - 1, x)]
+            + a_0[I3(z, y + 1, x)] + a_0[I3(z, y, x - 1)] + a_0[I3(z, y, x + 1)] - 6.0 * c;
+        double v = a_2[I3(z, y, x)];
+        a_1[I3(z, y, x)] = 2.0 * c - a_1[I3(z, y, x)] + v * v * 0.05 * lap;
+    }
+}
+extern "C" __global__ void pacc_source3d_p0(long long base, long long n0, long long n1,
+    long long n2, long long t, long long i0, long long i1, long long i2,
+    double* a_0, double* a_1, double* a_2, unsigned long long s_0, double s_1,
+    const double* sl_0) {
+    a_1[I3(i0, i1, i2)] = a_1[I3(i0, i1, i2)] + sl_0[t] * s_1;
+}
+"#;
 
 /// The backend the tests run on: the CPU backend, or CUDA when `PACC_TEST_BACKEND=cuda` (for
 /// running `tests/checkpoint.rs` on the GPU machine).
