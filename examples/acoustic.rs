@@ -58,8 +58,67 @@ struct Cli {
     /// Write the middle Z slice of the newest wavefield as a PNG (blue - white - red).
     #[arg(long, value_name = "FILE.png")]
     snapshot: Option<PathBuf>,
+    /// Start from a deterministic pseudo-random field of this amplitude in both time levels
+    /// (inside the zero frame) instead of rest, so every plane carries data; for checking large
+    /// runs plane by plane.
+    #[arg(long, value_name = "AMPLITUDE")]
+    init_noise: Option<f32>,
+    /// After the run, run again from the same start with D chunks and K block steps, and compare
+    /// every plane of both wavefields exactly (by 64-bit hashes, so it needs no second copy of
+    /// the arrays: the check for runs too large to verify against the serial function).
+    #[arg(long, value_name = "D,K")]
+    compare_with: Option<String>,
     #[command(flatten)]
     pipe: PipelineArgs,
+}
+
+/// Both time levels at rest, or filled with reproducible noise inside the zero frame.
+fn initial_field(
+    shape: (usize, usize, usize),
+    noise: Option<f32>,
+    seed: u64,
+) -> ndarray::Array3<f32> {
+    use rayon::prelude::*;
+    let mut a = ndarray::Array3::<f32>::zeros(shape);
+    let Some(amp) = noise else { return a };
+    let (_, ny, nx) = shape;
+    let plane = ny * nx;
+    let slice = a.as_slice_mut().expect("a new array is contiguous");
+    slice.par_chunks_mut(plane).enumerate().for_each(|(z, p)| {
+        if z < HALO || z + HALO >= shape.0 {
+            return;
+        }
+        for y in HALO..ny - HALO {
+            for x in HALO..nx - HALO {
+                let i = ((z * ny + y) * nx + x) as u64;
+                let h = splitmix(i ^ seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+                p[y * nx + x] = amp * ((h >> 40) as f32 / (1u64 << 24) as f32 - 0.5);
+            }
+        }
+    });
+    a
+}
+
+fn splitmix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// A 64-bit FNV-1a hash of every plane's bits, computed in parallel.
+fn plane_hashes(a: &ndarray::Array3<f32>) -> Vec<u64> {
+    use rayon::prelude::*;
+    let plane = a.shape()[1] * a.shape()[2];
+    let slice = a.as_slice().expect("pipelined arrays are contiguous");
+    slice
+        .par_chunks(plane)
+        .map(|p| {
+            p.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, v| {
+                (h ^ v.to_bits() as u64).wrapping_mul(0x0100_0000_01b3)
+            })
+        })
+        .collect()
 }
 
 fn main() {
@@ -107,9 +166,13 @@ fn main() {
     let wavelet = acoustic::ricker(cli.f0, cli.dt, cli.steps);
     let dx2 = (cli.dx * cli.dx) as f32;
     let damp = (cli.sponge > 0).then(|| acoustic::sponge(shape, cli.sponge, cli.sponge_strength));
-    let mut prev = ndarray::Array3::<f32>::zeros(shape);
-    let mut cur = ndarray::Array3::<f32>::zeros(shape);
+    let mut prev = initial_field(shape, cli.init_noise, 1);
+    let mut cur = initial_field(shape, cli.init_noise, 2);
     let (sz, sy, sx) = (src[0], src[1], src[2]);
+    let second = cli.compare_with.as_deref().map(|s| {
+        let v = parse_list::<usize>(s, 2, "--compare-with").unwrap_or_else(|e| fail(e));
+        (v[0], v[1])
+    });
 
     println!(
         "acoustic: {nz}x{ny}x{nx} grid, {} steps, dx {} m, dt {} s, {}, Courant {courant:.3} \
@@ -129,13 +192,15 @@ fn main() {
         }
     );
 
-    let run = |prev: &mut ndarray::Array3<f32>, cur: &mut ndarray::Array3<f32>| match &damp {
-        None => propagate::run(prev, cur, &vel, &wavelet, sz, sy, sx, dx2, cli.steps, &opts),
+    let run = |prev: &mut ndarray::Array3<f32>,
+               cur: &mut ndarray::Array3<f32>,
+               opts: &pacc::Options| match &damp {
+        None => propagate::run(prev, cur, &vel, &wavelet, sz, sy, sx, dx2, cli.steps, opts),
         Some(d) => propagate_sponge::run(
-            prev, cur, &vel, d, &wavelet, sz, sy, sx, dx2, cli.steps, &opts,
+            prev, cur, &vel, d, &wavelet, sz, sy, sx, dx2, cli.steps, opts,
         ),
     };
-    let ((), report) = run(&mut prev, &mut cur).unwrap_or_else(|e| fail(e));
+    let ((), report) = run(&mut prev, &mut cur, &opts).unwrap_or_else(|e| fail(e));
     print!("{report}");
     let norm = acoustic::l2_norm(&cur);
     println!("L2 norm of the newest wavefield: {norm:.9e}");
@@ -150,6 +215,25 @@ fn main() {
     }
 
     let mut verified = None;
+    if let Some((d, k)) = second {
+        let first = (plane_hashes(&prev), plane_hashes(&cur));
+        let mut prev2 = initial_field(shape, cli.init_noise, 1);
+        let mut cur2 = initial_field(shape, cli.init_noise, 2);
+        let opts2 = opts.clone().chunks(d).block_steps(k);
+        let ((), report2) = run(&mut prev2, &mut cur2, &opts2).unwrap_or_else(|e| fail(e));
+        print!("second run: {report2}");
+        let again = (plane_hashes(&prev2), plane_hashes(&cur2));
+        let differ = |a: &[u64], b: &[u64]| a.iter().zip(b).filter(|(x, y)| x != y).count();
+        let (dp, dc) = (differ(&first.0, &again.0), differ(&first.1, &again.1));
+        let same = dp == 0 && dc == 0;
+        println!(
+            "compare with {d} chunks, {k} block steps: {} of {nz} planes differ in prev, {} in cur: {}",
+            dp,
+            dc,
+            if same { "identical" } else { "MISMATCH" }
+        );
+        verified = Some(same);
+    }
     if cli.pipe.verify {
         let mut v = Verifier::new(&report, cli.pipe.tolerance);
         let mut sprev = ndarray::Array3::<f32>::zeros(shape);
@@ -165,7 +249,7 @@ fn main() {
         v.array("cur", diff(&cur, &scur));
         v.array("prev", diff(&prev, &sprev));
         v.finish();
-        verified = Some(v.ok);
+        verified = Some(v.ok && verified.unwrap_or(true));
     }
     if cli.pipe.json {
         println!(

@@ -684,10 +684,19 @@ pub fn execute(
         let n = s.len * s.elem.size();
         let b = DeviceBuf::new(&ctx, n, &format!("slice `{}`", program.slices[i].name))?;
         if n > 0 {
-            // SAFETY: `n` readable bytes at s.ptr (the caller's slice), b holds n bytes.
-            unsafe { sys::cuMemcpyHtoD_v2(b.ptr, s.ptr as *const c_void, n) }
-                .result()
-                .map_err(cerr("copying a slice to the device"))?;
+            // Registration widens the arrays' ranges to whole pages, which may cover part of a
+            // small slice sharing a page with an array; the driver rejects copies from such
+            // half-registered memory. A pinned bounce buffer of the driver's own never shares
+            // a page with user memory.
+            let bounce = PinnedHost::new(&ctx, n, "slice bounce buffer")?;
+            // SAFETY: `n` readable bytes at s.ptr (the caller's slice); bounce holds n bytes;
+            // b holds n bytes on the device.
+            unsafe {
+                std::ptr::copy_nonoverlapping(s.ptr, bounce.ptr, n);
+                sys::cuMemcpyHtoD_v2(b.ptr, bounce.ptr as *const c_void, n)
+            }
+            .result()
+            .map_err(cerr("copying a slice to the device"))?;
         }
         slices.push(b);
     }
@@ -1000,11 +1009,14 @@ pub fn execute(
         }
 
         // Reductions.
+        // Read back through pinned memory for the same reason as the slices' upload.
         let mut vals = vec![0f64; nslots];
         if nslots > 0 {
-            sys::cuMemcpyDtoH_v2(vals.as_mut_ptr() as *mut c_void, results.ptr, nslots * 8)
+            let bounce = PinnedHost::new(&ctx, nslots * 8, "reduction bounce buffer")?;
+            sys::cuMemcpyDtoH_v2(bounce.ptr as *mut c_void, results.ptr, nslots * 8)
                 .result()
                 .map_err(cerr("copying reduction results"))?;
+            std::ptr::copy_nonoverlapping(bounce.ptr as *const f64, vals.as_mut_ptr(), nslots);
         }
         drop(sync_guard);
         let reductions = combine_reductions(program, &plan, inv, &op_slot, &vals);
