@@ -10,6 +10,7 @@ pub mod plan;
 pub mod program;
 pub mod report;
 pub mod run;
+pub mod tune;
 
 pub use error::{Error, Result};
 pub use invocation::{HostArray, HostSlice, Invocation, RunOutput, ScalarValue};

@@ -27,6 +27,11 @@ pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<Run
     let shape = inv.arrays[0].shape().to_vec();
     let steps = inv.steps;
     let popts = plan_options(program, shape[0], steps, opts);
+    // The tuner picks what neither the options nor the directive fix (CUDA backend only).
+    let (popts, tune_note) = match backend {
+        Backend::Cuda => crate::tune::auto_plan_options(program, &inv, opts, popts),
+        Backend::Cpu(_) => (popts, None),
+    };
     let swap_replays = swap_replays(program, steps);
 
     if steps == 0 {
@@ -47,6 +52,7 @@ pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<Run
         Backend::Cuda => {
             let (reductions, mut report) = execute_cuda(program, &plan, &inv, opts)?;
             report.stages.setup += planned;
+            report.adjustments.extend(tune_note);
             report.wall_seconds = start.elapsed().as_secs_f64();
             return Ok(RunOutput {
                 reductions,
