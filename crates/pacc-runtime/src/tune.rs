@@ -219,10 +219,8 @@ fn extra_device_bytes(program: &Program, plan: &Plan) -> u64 {
     (64u64 << 20) + scratch as u64
 }
 
-const CHUNKS: [usize; 18] = [
-    1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 48, 64, 96, 128, 256,
-];
-const STEPS: [usize; 14] = [1, 2, 3, 4, 6, 8, 10, 12, 16, 20, 24, 32, 48, 64];
+const CHUNKS: [usize; 15] = [1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 24, 32, 48, 64, 128];
+const STEPS: [usize; 12] = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64];
 
 /// Chooses chunks and block steps for `steps` steps of `program` over arrays of `shape`.
 pub fn choose(
@@ -278,6 +276,13 @@ pub fn choose(
     for &k in &step_list {
         let k = k.min(steps).max(1);
         for &c in &chunk_list {
+            // Redundant work beyond twice the owned planes never pays: skip without planning
+            // (unless the caller fixed both values).
+            let (back, fwd) = program.axis0_reach();
+            let owned = n0.div_ceil(c.max(1));
+            if inputs.chunks.is_none() && c > 1 && (back + fwd) * k > 2 * owned {
+                continue;
+            }
             let block = match build(c, k, k) {
                 Ok(p) => p,
                 Err(e) => {
