@@ -143,13 +143,17 @@ const ACOUSTIC_C: [f32; 5] = [
 const DX2: f32 = 100.0;
 const OMEGA: f32 = 0.8;
 
-/// Allocates `n` f32 and fills them in parallel by planes (first touch spread over all cores).
-fn par_array(shape: [usize; 3], f: impl Fn(usize, usize, usize) -> f32 + Sync) -> Vec<f32> {
+/// Fills `v` in parallel by planes (first touch spread over all cores), allocating it only if
+/// it does not hold `shape` yet: re-initialising keeps the same memory, so page-locking done
+/// once stays valid.
+fn par_fill(v: &mut Vec<f32>, shape: [usize; 3], f: impl Fn(usize, usize, usize) -> f32 + Sync) {
     let n = shape.iter().product::<usize>();
-    let mut v: Vec<f32> = Vec::with_capacity(n);
+    if v.len() != n {
+        *v = Vec::with_capacity(n);
+        // SAFETY: every element is written below before being read.
+        unsafe { v.set_len(n) };
+    }
     let plane = shape[1] * shape[2];
-    // SAFETY: every element is written below before being read.
-    unsafe { v.set_len(n) };
     v.par_chunks_mut(plane).enumerate().for_each(|(z, p)| {
         for y in 0..shape[1] {
             for x in 0..shape[2] {
@@ -157,7 +161,6 @@ fn par_array(shape: [usize; 3], f: impl Fn(usize, usize, usize) -> f32 + Sync) -
             }
         }
     });
-    v
 }
 
 fn generated_program(model: Model) -> Option<Program> {
@@ -213,19 +216,20 @@ impl Workload {
         let s = self.shape;
         let names: Vec<String> = self.program.arrays.iter().map(|a| a.name.clone()).collect();
         for (i, name) in names.iter().enumerate() {
-            let v = match (self.model, name.as_str()) {
+            let v = &mut self.data[i];
+            match (self.model, name.as_str()) {
                 (Model::Acoustic, "prev") | (Model::Acoustic, "cur") => {
                     let off = if name == "cur" { 1 } else { 0 };
-                    par_array(s, move |z, y, x| {
+                    par_fill(v, s, move |z, y, x| {
                         ((z * 7 + y * 3 + x * 11 + off) % 17) as f32 * 1e-3
                     })
                 }
                 (Model::Acoustic, "vel") => {
-                    par_array(s, move |z, _, _| 0.05 + 0.1 * (z * 4 / s[0]) as f32 / 4.0)
+                    par_fill(v, s, move |z, _, _| 0.05 + 0.1 * (z * 4 / s[0]) as f32 / 4.0)
                 }
                 (Model::Acoustic, "damp") => {
                     let width = 16usize;
-                    par_array(s, move |z, y, x| {
+                    par_fill(v, s, move |z, y, x| {
                         let d = |i: usize, n: usize| i.saturating_sub(4).min((n - 5).saturating_sub(i));
                         let d = d(z, s[0]).min(d(y, s[1])).min(d(x, s[2]));
                         if d >= width {
@@ -238,19 +242,18 @@ impl Workload {
                 }
                 (Model::Himeno, "p") => {
                     let denom = ((s[0] - 1) * (s[0] - 1)) as f32;
-                    par_array(s, move |i, _, _| (i * i) as f32 / denom)
+                    par_fill(v, s, move |i, _, _| (i * i) as f32 / denom)
                 }
                 (Model::Himeno, n) => {
-                    let v = match n {
+                    let c = match n {
                         "a0" | "a1" | "a2" | "c0" | "c1" | "c2" | "bnd" => 1.0,
                         "a3" => (1.0f64 / 6.0) as f32,
                         _ => 0.0,
                     };
-                    par_array(s, move |_, _, _| v)
+                    par_fill(v, s, move |_, _, _| c)
                 }
                 (m, n) => panic!("{m:?} has no array {n}"),
-            };
-            self.data[i] = v;
+            }
         }
     }
 
@@ -1008,7 +1011,7 @@ fn bench_one(
         let staging_budget = avail
             .saturating_sub(res.array_bytes)
             .saturating_sub(12 << 30)
-            .min(24 << 30);
+            .min(16 << 30);
 
         let run_scheme = |w: &mut Workload, name: &str, scheme: Scheme, configs: &mut Vec<Measurement>| {
             let host = (scheme == Scheme::StagedCopy).then_some(staging_budget);
@@ -1615,6 +1618,12 @@ fn write_svgs(out: &Output, stem: &std::path::Path) -> std::io::Result<Vec<Strin
     Ok(written)
 }
 
+fn json_path_of(args: &Args, date: &str, out: &Output) -> String {
+    args.json
+        .clone()
+        .unwrap_or_else(|| format!("bench/results/{}-{}.json", date, slug(&out.device)))
+}
+
 fn slug(s: &str) -> String {
     let mut o = String::new();
     for c in s.chars() {
@@ -1653,10 +1662,28 @@ fn today() -> (String, String) {
 
 fn main() {
     let args = Args::parse();
-    if let Some(p) = &args.from_json {
-        let out: Output = serde_json::from_str(&std::fs::read_to_string(p).expect("read JSON"))
-            .expect("parse JSON");
+    if let Some(list) = &args.from_json {
+        // One file, or several merged (runs concatenated; the first file's header, the others'
+        // commands appended).
+        let mut out: Option<Output> = None;
+        for p in list.split(',') {
+            let o: Output = serde_json::from_str(&std::fs::read_to_string(p).expect("read JSON"))
+                .expect("parse JSON");
+            match &mut out {
+                None => out = Some(o),
+                Some(x) => {
+                    x.command = format!("{} ; {}", x.command, o.command);
+                    x.runs.extend(o.runs);
+                }
+            }
+        }
+        let out = out.expect("at least one JSON file");
         print_tables(&out);
+        let p = args.json.clone().unwrap_or_else(|| list.split(',').next().unwrap().to_string());
+        if args.json.is_some() {
+            std::fs::write(&p, serde_json::to_string_pretty(&out).unwrap()).expect("write JSON");
+            println!("\nwrote {p}");
+        }
         let stem = p.trim_end_matches(".json");
         match write_svgs(&out, std::path::Path::new(stem)) {
             Ok(w) => println!("\nwrote {}", w.join(", ")),
@@ -1748,6 +1775,12 @@ fn main() {
                 }
             };
             bench_one(&args, m, size, shape, link.as_ref(), &mut out);
+            // Keep what is done so far on disk (a run cut short still leaves its results).
+            let p = json_path_of(&args, &date, &out);
+            if let Some(dir) = std::path::Path::new(&p).parent() {
+                let _ = std::fs::create_dir_all(dir);
+            }
+            let _ = std::fs::write(&p, serde_json::to_string_pretty(&out).unwrap());
         }
     }
     if let Some(l) = &out.link {
@@ -1755,9 +1788,7 @@ fn main() {
         let _ = link_of(l);
     }
     print_tables(&out);
-    let json_path = args.json.clone().unwrap_or_else(|| {
-        format!("bench/results/{}-{}.json", date, slug(&out.device))
-    });
+    let json_path = json_path_of(&args, &date, &out);
     if let Some(dir) = std::path::Path::new(&json_path).parent() {
         let _ = std::fs::create_dir_all(dir);
     }
