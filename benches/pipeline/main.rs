@@ -619,6 +619,8 @@ struct RunResult {
     init_seconds: f64,
     register_seconds: Option<f64>,
     kernel_rates: Vec<f64>,
+    #[serde(default)]
+    host_copy_gbps: f64,
     configs: Vec<Measurement>,
     grid: Vec<GridPoint>,
     tuner: Option<TunerResult>,
@@ -989,6 +991,9 @@ fn bench_one(
         );
         let budget = gpu::budget().unwrap_or(0);
         let mut inputs = TuneInputs::new(*link, rates, budget);
+        inputs.host_copy_rate = tune::measure_host_copy_rate(1 << 30);
+        res.host_copy_gbps = inputs.host_copy_rate / 1e9;
+        println!("host memcpy (parallel, 4 MiB pieces): {:.1} GB/s", res.host_copy_gbps);
         inputs.point_planes = w.program.points.iter().map(|_| w.src[0]).collect();
         let prog = w.program.clone();
         let wshape = w.shape;

@@ -379,6 +379,26 @@ pub fn choose(
     }
 }
 
+/// Host memcpy rate in bytes per second, as the staged-copy executor copies (4 MiB pieces in
+/// parallel on rayon's pool): the best of 3 copies of `bytes` bytes between two fresh buffers.
+pub fn measure_host_copy_rate(bytes: usize) -> f64 {
+    use rayon::prelude::*;
+    const PIECE: usize = 4 << 20;
+    let bytes = bytes.max(PIECE);
+    let src = vec![1u8; bytes];
+    let mut dst = vec![0u8; bytes];
+    let mut best = f64::INFINITY;
+    for _ in 0..3 {
+        let t = std::time::Instant::now();
+        dst.par_chunks_mut(PIECE)
+            .zip(src.par_chunks(PIECE))
+            .for_each(|(d, s)| d.copy_from_slice(s));
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    std::hint::black_box(&dst);
+    bytes as f64 / best.max(1e-9)
+}
+
 #[cfg(feature = "cuda")]
 pub use measure::{auto_plan_options, link_rates, measure_inputs, measure_kernel_rates};
 
@@ -606,6 +626,10 @@ mod measure {
         let r = measure_inputs(program, inv, opts).and_then(|mut t| {
             t.scheme = base.scheme;
             t.buffer_sets = base.buffer_sets;
+            if base.scheme == Scheme::StagedCopy {
+                static HOST: OnceLock<f64> = OnceLock::new();
+                t.host_copy_rate = *HOST.get_or_init(|| measure_host_copy_rate(256 << 20));
+            }
             t.chunks = fixed_c;
             t.block_steps = fixed_k;
             choose(program, &shape, inv.steps, &t)
