@@ -1,5 +1,203 @@
+//! The pacc translator: a serial stencil function annotated with `#[pacc::pipeline(...)]`
+//! -> stencil IR -> analyses -> CUDA C, CPU closures, a `Program` description and the wrapper.
+//!
+//! Pipeline: [`parse`] (directive, signature) -> [`lower`] (body -> [`ir`]) -> [`analysis`]
+//! (reach/halo, roles, races, types) -> [`codegen`].
+
+pub mod analysis;
+pub mod codegen;
+pub mod ir;
+pub mod lower;
+pub mod parse;
+
 use proc_macro2::TokenStream;
+use quote::quote;
+
+pub use analysis::Analysis;
+
+/// Everything the translator produced for one function.
+#[derive(Clone, Debug)]
+pub struct Translation {
+    /// The IR (for inspection and tests).
+    pub func: ir::Func,
+    pub analysis: Analysis,
+    /// The program description the generated code hands the runtime.
+    pub program: pacc_runtime::Program,
+    /// CUDA C of every kernel and point statement.
+    pub cuda: String,
+    /// The generated Rust: the wrapper fn and `mod <name>`.
+    pub host: TokenStream,
+}
+
+impl Translation {
+    /// A short human-readable summary of the IR.
+    pub fn summary(&self) -> String {
+        let p = &self.program;
+        let mut s = format!(
+            "fn {}: {}D, halo {}, {} array(s), {} kernel(s), {} point(s), {} reduction(s)\n",
+            p.name,
+            p.ndim,
+            p.halo,
+            p.arrays.len(),
+            p.kernels.len(),
+            p.points.len(),
+            p.reductions.len()
+        );
+        for a in &p.arrays {
+            s += &format!("  array {}: {} {:?}\n", a.name, a.elem.rust_name(), a.role);
+        }
+        for k in &p.kernels {
+            s += &format!(
+                "  kernel {}: writes {:?}, reductions {:?}\n",
+                k.name, k.writes, k.reductions
+            );
+            for r in &k.reads {
+                s += &format!(
+                    "    reads {}: {:?}..={:?}\n",
+                    p.arrays[r.array].name, r.lo, r.hi
+                );
+            }
+        }
+        s
+    }
+}
+
+/// Whether an attribute is `#[pacc::pipeline(..)]` or `#[pipeline(..)]`.
+pub fn is_pipeline_attr(a: &syn::Attribute) -> bool {
+    let segs: Vec<String> = a
+        .path()
+        .segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect();
+    matches!(
+        segs.iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .as_slice(),
+        ["pipeline"] | ["pacc", "pipeline"]
+    )
+}
+
+/// Translates one annotated function (`args`: the attribute's arguments, `item`: the fn).
+pub fn translate(args: TokenStream, item: TokenStream) -> Result<Translation, syn::Error> {
+    let item: syn::ItemFn = syn::parse2(item).map_err(|e| {
+        syn::Error::new(
+            e.span(),
+            format!("#[pacc::pipeline] applies to a function: {e}"),
+        )
+    })?;
+    let directive = parse::args::parse(args);
+    let lowered = lower::lower(item, directive.clone().unwrap_or_default());
+    let (directive, mut func) = match (directive, lowered) {
+        (Ok(d), Ok(f)) => (d, f),
+        (Err(mut a), Err(b)) => {
+            a.combine(b);
+            return Err(a);
+        }
+        (Err(e), _) | (_, Err(e)) => return Err(e),
+    };
+    func.directive = directive;
+    let analysis = analysis::analyse(&mut func)?;
+    let elems: Vec<_> = func.arrays.iter().map(|a| a.elem).collect();
+    let cuda = codegen::cuda::source(&func, &analysis, &elems);
+    let program = codegen::program::build(&func, &analysis, cuda.clone());
+    let host = codegen::wrapper::generate(&func, &analysis, &program);
+    Ok(Translation {
+        func,
+        analysis,
+        program,
+        cuda,
+        host,
+    })
+}
+
+/// The attribute macro's expansion: the generated code, or `compile_error!`s followed by the
+/// unchanged function.
 pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
-    let _ = args;
-    item
+    match translate(args, item.clone()) {
+        Ok(t) => t.host,
+        Err(e) => {
+            let errs = e.to_compile_error();
+            quote!(#errs #item)
+        }
+    }
+}
+
+/// One function of a file, expanded.
+#[derive(Clone, Debug)]
+pub struct FileExpansion {
+    pub name: String,
+    pub cuda: String,
+    /// The generated Rust, pretty-printed.
+    pub host: String,
+    pub program: pacc_runtime::Program,
+}
+
+/// Finds the functions carrying `#[pacc::pipeline(..)]` (or `#[pipeline(..)]`) in a source file
+/// (also inside inline modules) and translates each, or only `function` if given.
+pub fn expand_file(source: &str, function: Option<&str>) -> Result<Vec<FileExpansion>, String> {
+    let file = syn::parse_file(source).map_err(|e| {
+        let s = e.span().start();
+        format!(
+            "cannot parse the file: {e} (line {}, column {})",
+            s.line,
+            s.column + 1
+        )
+    })?;
+    let mut fns = Vec::new();
+    collect_fns(&file.items, &mut fns);
+    let mut out = Vec::new();
+    for (f, attr) in fns {
+        if function.map(|n| f.sig.ident != n).unwrap_or(false) {
+            continue;
+        }
+        let args = match &attr.meta {
+            syn::Meta::List(l) => l.tokens.clone(),
+            _ => TokenStream::new(),
+        };
+        let mut item = f.clone();
+        item.attrs.retain(|a| !is_pipeline_attr(a));
+        let name = f.sig.ident.to_string();
+        let t = translate(args, quote!(#item)).map_err(|e| {
+            let s = e.span().start();
+            format!("`{name}` (line {}, column {}): {e}", s.line, s.column + 1)
+        })?;
+        let host = match syn::parse2::<syn::File>(t.host.clone()) {
+            Ok(f) => prettyplease::unparse(&f),
+            Err(_) => t.host.to_string(),
+        };
+        out.push(FileExpansion {
+            name,
+            cuda: t.cuda,
+            host,
+            program: t.program,
+        });
+    }
+    if let Some(n) = function {
+        if out.is_empty() {
+            return Err(format!(
+                "no function `{n}` with #[pacc::pipeline] in the file"
+            ));
+        }
+    }
+    Ok(out)
+}
+
+fn collect_fns<'a>(items: &'a [syn::Item], out: &mut Vec<(&'a syn::ItemFn, &'a syn::Attribute)>) {
+    for it in items {
+        match it {
+            syn::Item::Fn(f) => {
+                if let Some(a) = f.attrs.iter().find(|a| is_pipeline_attr(a)) {
+                    out.push((f, a));
+                }
+            }
+            syn::Item::Mod(m) => {
+                if let Some((_, items)) = &m.content {
+                    collect_fns(items, out);
+                }
+            }
+            _ => {}
+        }
+    }
 }

@@ -1,0 +1,6 @@
+//! Generation: CUDA C, CPU closures, the `Program` value and the wrapper.
+
+pub mod cpu;
+pub mod cuda;
+pub mod program;
+pub mod wrapper;

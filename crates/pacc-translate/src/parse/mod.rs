@@ -1,0 +1,4 @@
+//! From tokens to the IR's outer shell: the directive and the function's parameters.
+
+pub mod args;
+pub mod sig;

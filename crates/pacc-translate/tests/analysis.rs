@@ -1,0 +1,279 @@
+//! Parsing, analysis and type-inference behaviour, through the public API.
+
+mod programs;
+
+use pacc_runtime::program::{Bound, ReduceOp, Role, ScalarType, Stage};
+use pacc_translate::{expand, translate};
+use quote::quote;
+
+fn tr(
+    args: proc_macro2::TokenStream,
+    item: proc_macro2::TokenStream,
+) -> pacc_translate::Translation {
+    translate(args, item).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn err(args: proc_macro2::TokenStream, item: proc_macro2::TokenStream) -> String {
+    match translate(args, item) {
+        Ok(_) => panic!("expected an error"),
+        Err(e) => e
+            .into_iter()
+            .map(|e| e.to_string())
+            .collect::<Vec<_>>()
+            .join("\n"),
+    }
+}
+
+#[test]
+fn laplace_program() {
+    let t = pacc_translate::expand_file(programs::LAPLACE2D, None)
+        .unwrap()
+        .remove(0);
+    let p = t.program;
+    assert_eq!(p.ndim, 2);
+    assert_eq!(p.halo, 1);
+    assert_eq!(p.default_block_steps, Some(4));
+    assert_eq!(p.arrays[0].role, Role::InOut);
+    assert_eq!(p.arrays[1].role, Role::InOut);
+    assert_eq!(p.kernels[0].ranges[0].lo, Bound::start(1));
+    assert_eq!(p.kernels[0].ranges[1].hi, Bound::end(-1));
+    assert_eq!(p.kernels[0].reads[0].lo, vec![-1, -1]);
+    assert_eq!(p.kernels[0].reads[0].hi, vec![1, 1]);
+    assert_eq!(
+        p.step,
+        vec![Stage::Reset(0), Stage::Kernel(0), Stage::Swap(0, 1)]
+    );
+    assert_eq!(p.reductions[0].op, ReduceOp::Sum);
+    assert_eq!(p.reductions[0].elem, pacc_runtime::program::Elem::F32);
+}
+
+#[test]
+fn acoustic_program() {
+    let p = pacc_translate::expand_file(programs::ACOUSTIC3D, Some("acoustic"))
+        .unwrap()
+        .remove(0)
+        .program;
+    assert_eq!(p.halo, 4);
+    assert_eq!(p.default_chunks, Some(8));
+    // prev is written, cur is swapped with it: both in/out; vel is input.
+    assert_eq!(
+        p.arrays.iter().map(|a| a.role).collect::<Vec<_>>(),
+        vec![Role::InOut, Role::InOut, Role::Input]
+    );
+    assert_eq!(
+        p.kernels[0].reads.iter().find(|r| r.array == 1).unwrap().lo,
+        vec![-4, -4, -4]
+    );
+    assert_eq!(p.points.len(), 1);
+    assert_eq!(p.points[0].array, 0);
+    assert_eq!(p.points[0].reads, vec![2]);
+    assert_eq!(p.slices.len(), 1);
+    assert_eq!(
+        p.step,
+        vec![Stage::Kernel(0), Stage::Point(0), Stage::Swap(0, 1)]
+    );
+    assert_eq!(p.axis0_reach(), (4, 4));
+}
+
+#[test]
+fn himeno_program() {
+    let p = pacc_translate::expand_file(programs::HIMENO, None)
+        .unwrap()
+        .remove(0)
+        .program;
+    assert_eq!(p.kernels.len(), 2);
+    assert_eq!(p.kernels[0].writes, vec![13]);
+    assert_eq!(p.kernels[1].writes, vec![0]);
+    assert_eq!(p.kernels[0].reductions, vec![0]);
+    assert_eq!(
+        p.step,
+        vec![Stage::Reset(0), Stage::Kernel(0), Stage::Kernel(1)]
+    );
+    assert_eq!(p.scalars.len(), 1);
+    assert_eq!(p.scalars[0].ty, ScalarType::F32);
+    assert_eq!(p.arrays[13].role, Role::Scratch);
+}
+
+#[test]
+fn scalar_and_reduction_types_come_from_use() {
+    let t = tr(
+        quote!(),
+        quote! {
+            fn f(a: &mut Array2<f32>, b: &Array2<f32>, n: usize) -> f32 {
+                let (ny, nx) = a.dim();
+                let c = 0.5;
+                let mut m = 0.0;
+                for t in 0..n {
+                    for y in 0..ny {
+                        for x in 0..nx {
+                            let s = c * b[[y, x]] + t as f32;
+                            let h = 0.5;
+                            let k = 2;
+                            a[[y, x]] = s * h + (k as f32);
+                            m = m.max(s);
+                        }
+                    }
+                }
+                m
+            }
+        },
+    );
+    assert_eq!(t.program.scalars[0].ty, ScalarType::F32);
+    assert_eq!(t.program.reductions[0].op, ReduceOp::Max);
+    assert_eq!(
+        t.program.reductions[0].elem,
+        pacc_runtime::program::Elem::F32
+    );
+    assert!(t.cuda.contains("float s = c * b["), "{}", t.cuda);
+    assert!(t
+        .cuda
+        .contains("const unsigned long long t = (unsigned long long)pacc_t;"));
+    assert!(t.cuda.contains("m = fmaxf(m, s);"));
+    // A literal-initialised local takes the type of its use, as in Rust.
+    assert!(t.cuda.contains("float h = 0.5f;"), "{}", t.cuda);
+    assert!(t.cuda.contains("int k = 2;"), "{}", t.cuda);
+    assert!(t.cuda.contains("(float)(t)"));
+}
+
+#[test]
+fn f64_literals_and_methods() {
+    let t = tr(
+        quote!(),
+        quote! {
+            fn f(a: &mut Array3<f64>, b: ArrayView3<f64>, n: usize) {
+                let (nz, ny, nx) = a.dim();
+                for _ in 0..n {
+                    for z in 1..=nz - 2 {
+                        for y in 0..ny {
+                            for x in 0..nx {
+                                let v = b[[z - 1, y, x]].abs().sqrt().mul_add(2.0, 1.0);
+                                a[[z, y, x]] = if v > 1.0 { v.powi(2) } else { f64::max(v, 0.5) };
+                            }
+                        }
+                    }
+                }
+            }
+        },
+    );
+    assert!(t.cuda.contains("fma(sqrt(fabs(b["), "{}", t.cuda);
+    assert!(t.cuda.contains(", 2.0, 1.0)"));
+    assert!(t.cuda.contains("((v) * (v))"));
+    assert!(t.cuda.contains("fmax(v, 0.5)"));
+    assert_eq!(t.program.kernels[0].ranges[0].hi, Bound::end(-1));
+    assert_eq!(t.program.arrays[1].role, Role::Input);
+}
+
+#[test]
+fn errors_are_spanned_and_combined() {
+    let m = err(
+        quote!(halo = 1, tiles = 2),
+        quote! {
+            fn f(a: &mut Array2<f32>, b: &Array2<f32>, n: usize) {
+                let (ny, nx) = a.dim();
+                for _ in 0..n {
+                    for y in 0..ny { for x in 0..nx { a[[y, x]] = b[[y, x]]; } }
+                }
+            }
+        },
+    );
+    assert!(m.contains("unknown clause `tiles`"), "{m}");
+
+    let m = err(
+        quote!(),
+        quote! {
+            fn f(a: &mut Array2<f32>, b: &Array2<f32>, n: usize) {
+                let (ny, nx) = a.dim();
+                for _ in 0..n {
+                    for y in 0..ny { for x in 0..nx { a[[y, x]] = b[[y, x]].foo() + b[[y, x, 1]]; } }
+                }
+            }
+        },
+    );
+    assert!(m.contains("unsupported method `foo`"), "{m}");
+
+    let m = err(
+        quote!(),
+        quote! {
+            fn f(a: &mut Array2<f32>, b: &Array2<f32>, n: usize) {
+                let (ny, nx) = a.dim();
+                for _ in 0..n {
+                    for y in 0..ny { for x in 0..nx { a[[y, x]] = b[[x, y]]; } }
+                }
+            }
+        },
+    );
+    assert!(m.contains("`x` indexes axis 0"), "{m}");
+
+    let m = err(
+        quote!(scratch(a)),
+        quote! {
+            fn f(a: &mut Array2<f32>, b: &mut Array2<f32>, n: usize) {
+                let (ny, nx) = a.dim();
+                for _ in 0..n {
+                    for y in 0..ny { for x in 0..nx { a[[y, x]] = b[[y, x]]; } }
+                    std::mem::swap(a, b);
+                }
+            }
+        },
+    );
+    assert!(m.contains("same role"), "{m}");
+}
+
+#[test]
+fn reading_a_reduction_in_a_kernel_is_an_error() {
+    let m = err(
+        quote!(),
+        quote! {
+            fn f(a: &mut Array2<f32>, b: &mut Array2<f32>, n: usize) -> f32 {
+                let (ny, nx) = a.dim();
+                let mut s: f32 = 0.0;
+                for _ in 0..n {
+                    for y in 0..ny { for x in 0..nx { b[[y, x]] = a[[y, x]] * s; } }
+                    for y in 0..ny { for x in 0..nx { s += b[[y, x]]; } }
+                }
+                s
+            }
+        },
+    );
+    assert!(
+        m.contains("reduction variable `s` is read by a kernel"),
+        "{m}"
+    );
+}
+
+#[test]
+fn expand_on_error_keeps_the_function() {
+    let out = expand(
+        quote!(bogus),
+        quote!(
+            fn f(a: &mut Array2<f32>) {
+                let _ = a;
+            }
+        ),
+    );
+    let s = out.to_string();
+    assert!(s.contains("compile_error"), "{s}");
+    assert!(s.contains("fn f"), "{s}");
+    let out = expand(
+        quote!(),
+        quote!(
+            struct S;
+        ),
+    );
+    assert!(out.to_string().contains("compile_error"));
+}
+
+/// No input makes the translator panic: every program with one word removed.
+#[test]
+fn never_panics_on_mutilated_programs() {
+    for src in [programs::LAPLACE2D, programs::ACOUSTIC3D, programs::HIMENO] {
+        let words: Vec<&str> = src.split_whitespace().collect();
+        for i in 0..words.len() {
+            let mut w = words.clone();
+            w.remove(i);
+            let s = w.join(" ");
+            let _ = std::panic::catch_unwind(|| pacc_translate::expand_file(&s, None))
+                .unwrap_or_else(|_| panic!("panicked without word {i} `{}`", words[i]));
+        }
+    }
+}

@@ -1,0 +1,278 @@
+//! End to end: annotated functions expand, compile, and their serial path equals the original.
+
+use ndarray::{Array2, Array3};
+use pacc::runtime::{BackendChoice, Options};
+
+#[pacc::pipeline]
+fn heat2d(a: &mut Array2<f64>, b: &mut Array2<f64>, alpha: f64, steps: usize) -> f64 {
+    let (ny, nx) = a.dim();
+    let mut peak = f64::NEG_INFINITY;
+    for _t in 0..steps {
+        for y in 1..ny - 1 {
+            for x in 1..nx - 1 {
+                let c = a[[y, x]];
+                let v = c + alpha
+                    * (a[[y - 1, x]] + a[[y + 1, x]] + a[[y, x - 1]] + a[[y, x + 1]] - 4.0 * c);
+                b[[y, x]] = if v > 0.0 { v } else { 0.0 };
+                peak = peak.max(v);
+            }
+        }
+        std::mem::swap(a, b);
+    }
+    peak
+}
+
+#[pacc::pipeline(halo = 2)]
+#[allow(clippy::too_many_arguments)]
+fn wave3d(
+    prev: &mut Array3<f32>,
+    cur: &mut Array3<f32>,
+    vel: &Array3<f32>,
+    w: &[f32],
+    src: (usize, usize, usize),
+    r: f32,
+    steps: usize,
+) -> f32 {
+    let (nz, ny, nx) = cur.dim();
+    let (sz, sy, sx) = src;
+    let c = [-5.0f32 / 2.0, 4.0 / 3.0, -1.0 / 12.0];
+    let (c0, c1, c2): (f32, f32, f32) = (c[0], c[1], c[2]);
+    let mut total: f32 = 0.0;
+    for t in 0..steps {
+        for z in 2..nz - 2 {
+            for y in 2..ny - 2 {
+                for x in 2..nx - 2 {
+                    let lap: f32 = 3.0 * c0 * cur[[z, y, x]]
+                        + c1 * (cur[[z + 1, y, x]]
+                            + cur[[z - 1, y, x]]
+                            + cur[[z, y + 1, x]]
+                            + cur[[z, y - 1, x]]
+                            + cur[[z, y, x + 1]]
+                            + cur[[z, y, x - 1]])
+                        + c2 * (cur[[z + 2, y, x]]
+                            + cur[[z - 2, y, x]]
+                            + cur[[z, y + 2, x]]
+                            + cur[[z, y - 2, x]]
+                            + cur[[z, y, x + 2]]
+                            + cur[[z, y, x - 2]]);
+                    let v = vel[[z, y, x]];
+                    prev[[z, y, x]] = 2.0 * cur[[z, y, x]] - prev[[z, y, x]] + v * v * r * lap;
+                    total += prev[[z, y, x]].abs() * (t as f32 + 1.0).sqrt();
+                }
+            }
+        }
+        prev[[sz, sy, sx]] += w[t] * vel[[sz, sy, sx]];
+        std::mem::swap(prev, cur);
+    }
+    total
+}
+
+fn ramp2(ny: usize, nx: usize) -> Array2<f64> {
+    Array2::from_shape_fn((ny, nx), |(y, x)| ((y * 7 + x * 3) % 11) as f64 / 11.0)
+}
+
+fn ramp3(n: (usize, usize, usize), k: f32) -> Array3<f32> {
+    Array3::from_shape_fn(n, |(z, y, x)| {
+        (((z * 5 + y * 3 + x) % 13) as f32 / 13.0 - 0.5) * k
+    })
+}
+
+fn set_serial() {
+    std::env::set_var("PACC_BACKEND", "serial");
+}
+
+#[test]
+fn heat2d_serial_matches_original() {
+    set_serial();
+    let (mut a1, mut b1) = (ramp2(17, 13), Array2::zeros((17, 13)));
+    let (mut a2, mut b2) = (a1.clone(), b1.clone());
+    let r1 = heat2d::serial(&mut a1, &mut b1, 0.1, 5);
+    let r2 = heat2d(&mut a2, &mut b2, 0.1, 5);
+    assert_eq!(r1.to_bits(), r2.to_bits());
+    assert_eq!(a1, a2);
+    assert_eq!(b1, b2);
+    let (_, report) = heat2d::run(
+        &mut a2,
+        &mut b2,
+        0.1,
+        2,
+        &Options::new().backend(BackendChoice::Serial),
+    )
+    .unwrap();
+    assert_eq!(report.backend, "serial");
+    assert_eq!(report.steps, 2);
+    let p = heat2d::program();
+    assert_eq!(p.ndim, 2);
+    assert_eq!(p.halo, 1);
+    assert!(heat2d::CUDA_SOURCE.contains("pacc_heat2d_k0"));
+}
+
+#[test]
+fn wave3d_serial_matches_original() {
+    set_serial();
+    let n = (12, 10, 9);
+    let w: Vec<f32> = (0..6).map(|i| (i as f32 * 0.7).sin()).collect();
+    let vel = ramp3(n, 0.0) + 1.5;
+    let (mut p1, mut c1) = (ramp3(n, 1.0), ramp3(n, 0.5));
+    let (mut p2, mut c2) = (p1.clone(), c1.clone());
+    let r1 = wave3d::serial(&mut p1, &mut c1, &vel, &w, (6, 5, 4), 0.1, 6);
+    let r2 = wave3d(&mut p2, &mut c2, &vel, &w, (6, 5, 4), 0.1, 6);
+    assert_eq!(r1.to_bits(), r2.to_bits());
+    assert_eq!(p1, p2);
+    assert_eq!(c1, c2);
+    let p = wave3d::program();
+    assert_eq!(p.halo, 2);
+    assert_eq!(p.points.len(), 1);
+    assert_eq!(p.slices.len(), 1);
+}
+
+#[pacc::pipeline(scratch(tmp))]
+fn relax(
+    p: &mut Array3<f32>,
+    tmp: &mut Array3<f32>,
+    rhs: &Array3<f32>,
+    omega: f32,
+    iters: u32,
+) -> f32 {
+    let (nz, ny, nx) = p.dim();
+    let mut gosa = 0.0f32;
+    for _ in 0..iters {
+        gosa = 0.0;
+        for z in 1..nz - 1 {
+            for y in 1..ny - 1 {
+                for x in 1..nx - 1 {
+                    let s = (p[[z - 1, y, x]]
+                        + p[[z + 1, y, x]]
+                        + p[[z, y - 1, x]]
+                        + p[[z, y + 1, x]]
+                        + p[[z, y, x - 1]]
+                        + p[[z, y, x + 1]])
+                        / 6.0
+                        - rhs[[z, y, x]];
+                    let ss = s - p[[z, y, x]];
+                    gosa += ss * ss;
+                    tmp[[z, y, x]] = p[[z, y, x]] + omega * ss;
+                }
+            }
+        }
+        for z in 1..nz - 1 {
+            for y in 1..ny - 1 {
+                for x in 1..nx - 1 {
+                    p[[z, y, x]] = tmp[[z, y, x]];
+                }
+            }
+        }
+    }
+    gosa
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-4 * a.abs().max(b.abs()).max(1e-30)
+}
+
+fn cpu_options() -> Vec<Options> {
+    vec![
+        Options::new()
+            .backend(BackendChoice::Cpu)
+            .chunks(3)
+            .block_steps(2),
+        Options::new()
+            .backend(BackendChoice::Cpu)
+            .chunks(1)
+            .block_steps(1),
+        Options::new()
+            .backend(BackendChoice::Shuffled(7))
+            .chunks(4)
+            .block_steps(3),
+    ]
+}
+
+#[test]
+fn heat2d_cpu_backend_is_bit_identical() {
+    for opts in cpu_options() {
+        let (mut a1, mut b1) = (ramp2(23, 11), Array2::zeros((23, 11)));
+        let (mut a2, mut b2) = (a1.clone(), b1.clone());
+        let r1 = heat2d::serial(&mut a1, &mut b1, 0.1, 7);
+        let (r2, report) = heat2d::run(&mut a2, &mut b2, 0.1, 7, &opts).unwrap();
+        assert_eq!(r1.to_bits(), r2.to_bits(), "{opts:?}");
+        assert_eq!(a1, a2, "{opts:?}");
+        assert_eq!(b1, b2, "{opts:?}");
+        assert_eq!(report.steps, 7);
+    }
+}
+
+#[test]
+fn wave3d_cpu_backend_is_bit_identical() {
+    for opts in cpu_options() {
+        let n = (14, 9, 8);
+        let w: Vec<f32> = (0..5).map(|i| (i as f32 * 0.7).sin()).collect();
+        let vel = ramp3(n, 0.0) + 1.5;
+        let (mut p1, mut c1) = (ramp3(n, 1.0), ramp3(n, 0.5));
+        let (mut p2, mut c2) = (p1.clone(), c1.clone());
+        let r1 = wave3d::serial(&mut p1, &mut c1, &vel, &w, (7, 4, 4), 0.1, 5);
+        let (r2, _) = wave3d::run(&mut p2, &mut c2, &vel, &w, (7, 4, 4), 0.1, 5, &opts).unwrap();
+        assert!(close(r1 as f64, r2 as f64), "{r1} vs {r2} with {opts:?}");
+        assert_eq!(p1, p2, "{opts:?}");
+        assert_eq!(c1, c2, "{opts:?}");
+    }
+}
+
+#[test]
+fn relax_cpu_backend_is_bit_identical() {
+    for opts in cpu_options() {
+        let n = (13, 7, 6);
+        let rhs = ramp3(n, 0.01);
+        let (mut p1, mut t1) = (ramp3(n, 1.0), Array3::zeros(n));
+        let (mut p2, mut t2) = (p1.clone(), t1.clone());
+        let g1 = relax::serial(&mut p1, &mut t1, &rhs, 0.8, 4);
+        let (g2, _) = relax::run(&mut p2, &mut t2, &rhs, 0.8, 4, &opts).unwrap();
+        assert!(close(g1 as f64, g2 as f64), "{g1} vs {g2} with {opts:?}");
+        assert_eq!(p1, p2, "{opts:?}");
+    }
+}
+
+/// On a machine with a CUDA device: the CUDA backend runs the generated kernels. Skips (saying
+/// why) where there is none.
+#[test]
+fn cuda_backend_matches_serial() {
+    let opts = Options::new()
+        .backend(BackendChoice::Cuda)
+        .chunks(3)
+        .block_steps(2);
+    let (mut a1, mut b1) = (ramp2(40, 37), Array2::zeros((40, 37)));
+    let (mut a2, mut b2) = (a1.clone(), b1.clone());
+    let r1 = heat2d::serial(&mut a1, &mut b1, 0.1, 7);
+    let (r2, report) = match heat2d::run(&mut a2, &mut b2, 0.1, 7, &opts) {
+        Ok(x) => x,
+        Err(pacc::runtime::Error::NoCuda { reason }) => {
+            eprintln!("skipping the CUDA comparison: {reason}");
+            return;
+        }
+        Err(e) => panic!("{e}"),
+    };
+    eprintln!("{report}");
+    assert_eq!(r1.to_bits(), r2.to_bits());
+    assert_eq!(a1, a2);
+
+    let n = (21, 19, 35);
+    let w: Vec<f32> = (0..5).map(|i| (i as f32 * 0.7).sin()).collect();
+    let vel = ramp3(n, 0.0) + 1.5;
+    let (mut p1, mut c1) = (ramp3(n, 1.0), ramp3(n, 0.5));
+    let (mut p2, mut c2) = (p1.clone(), c1.clone());
+    let r1 = wave3d::serial(&mut p1, &mut c1, &vel, &w, (7, 4, 4), 0.1, 5);
+    let (r2, _) = wave3d::run(&mut p2, &mut c2, &vel, &w, (7, 4, 4), 0.1, 5, &opts).unwrap();
+    assert!(close(r1 as f64, r2 as f64), "{r1} vs {r2}");
+    let d = (&p1 - &p2).iter().fold(0.0f32, |m, v| m.max(v.abs()));
+    assert!(d < 1e-5, "wave3d differs by {d}");
+    assert_eq!(c1, c2);
+
+    let n = (33, 17, 20);
+    let rhs = ramp3(n, 0.01);
+    let (mut p1, mut t1) = (ramp3(n, 1.0), Array3::zeros(n));
+    let (mut p2, mut t2) = (p1.clone(), t1.clone());
+    let g1 = relax::serial(&mut p1, &mut t1, &rhs, 0.8, 4);
+    let (g2, _) = relax::run(&mut p2, &mut t2, &rhs, 0.8, 4, &opts).unwrap();
+    assert!(close(g1 as f64, g2 as f64), "{g1} vs {g2}");
+    let d = (&p1 - &p2).iter().fold(0.0f32, |m, v| m.max(v.abs()));
+    assert!(d < 1e-5, "relax differs by {d}");
+}

@@ -1,0 +1,17 @@
+use ndarray::Array3;
+
+#[pacc::pipeline]
+fn f(a: &mut Array3<i32>, steps: usize) {
+    let (nz, ny, nx) = a.dim();
+    for _t in 0..steps {
+        for z in 0..nz {
+            for y in 0..ny {
+                for x in 0..nx {
+                    a[[z, y, x]] += 1;
+                }
+            }
+        }
+    }
+}
+
+fn main() {}

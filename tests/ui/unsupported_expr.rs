@@ -1,0 +1,19 @@
+use ndarray::Array2;
+
+fn helper(v: f32) -> f32 {
+    v * 2.0
+}
+
+#[pacc::pipeline]
+fn f(a: &mut Array2<f32>, b: &Array2<f32>, steps: usize) {
+    let (ny, nx) = a.dim();
+    for _t in 0..steps {
+        for y in 0..ny {
+            for x in 0..nx {
+                a[[y, x]] = helper(b[[y, x]]);
+            }
+        }
+    }
+}
+
+fn main() {}

@@ -1,0 +1,19 @@
+use ndarray::Array2;
+
+#[pacc::pipeline]
+fn f(a: &mut Array2<f32>, b: &Array2<f32>, steps: usize) {
+    let (ny, nx) = a.dim();
+    for _t in 0..steps {
+        for y in 0..ny {
+            for x in 0..nx {
+                let mut v = b[[y, x]];
+                while v > 1.0 {
+                    v *= 0.5;
+                }
+                a[[y, x]] = v;
+            }
+        }
+    }
+}
+
+fn main() {}
