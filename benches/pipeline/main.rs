@@ -571,6 +571,15 @@ struct Measurement {
     stages: Stages,
     /// Tuner's prediction for this configuration (s), if any.
     predicted_seconds: Option<f64>,
+    /// The model's link time (bytes / measured rates) and kernel time (points computed /
+    /// slab-measured rate) of the plan that ran, in seconds for the whole run.
+    #[serde(default)]
+    model_link_seconds: f64,
+    #[serde(default)]
+    model_kernel_seconds: f64,
+    /// Kernel points computed / points the serial loop computes (redundant halo work).
+    #[serde(default)]
+    redundancy: f64,
     device_bytes: u64,
     setup_seconds: f64,
     checksum: Option<f64>,
@@ -716,12 +725,15 @@ mod gpu {
         steps: usize,
         fma: bool,
         link: &LinkRates,
+        inputs: Option<&TuneInputs>,
     ) -> Result<Measurement, String> {
         let points: Vec<usize> = w.program.points.iter().map(|_| w.src[0]).collect();
         let plan = plan::build(&w.program, &w.shape, steps, &points, po).map_err(|e| e.to_string())?;
         let inv = w.invocation(steps);
         let out = cuda::execute(&w.program, &plan, &inv, &Options::default().fma(fma))
             .map_err(|e| e.to_string())?;
+        let pred = inputs.map(|i| tune::predict(&w.program, &out.plan, i));
+        let useful = tune::useful_points(&w.program, &w.shape, steps);
         let r = &out.report;
         let span = r
             .timeline
@@ -748,6 +760,11 @@ mod gpu {
             notes: r.adjustments.clone(),
             ..Default::default()
         };
+        if let Some(p) = pred {
+            m.model_link_seconds = p.link_seconds;
+            m.model_kernel_seconds = p.kernel_seconds;
+            m.redundancy = p.kernel_points as f64 / useful.max(1) as f64;
+        }
         finish(&mut m, Some(link));
         Ok(m)
     }
@@ -820,6 +837,7 @@ mod gpu {
         _: usize,
         _: bool,
         _: &LinkRates,
+        _: Option<&TuneInputs>,
     ) -> Result<Measurement, String> {
         Err("no GPU".into())
     }
@@ -1029,7 +1047,7 @@ fn bench_one(
                         scheme,
                         buffer_sets: 3,
                     };
-                    match gpu::run_plan(w, name, &po, steps, fma, link) {
+                    match gpu::run_plan(w, name, &po, steps, fma, link, Some(&inputs)) {
                         Ok(mut m) => {
                             m.predicted_seconds = Some(c.predicted_seconds);
                             if verify {
@@ -1071,7 +1089,7 @@ fn bench_one(
                 res.skipped.push(why);
             } else {
                 reinit(&mut w);
-                match gpu::run_plan(&mut w, "in-core", &po, steps, fma, link) {
+                match gpu::run_plan(&mut w, "in-core", &po, steps, fma, link, Some(&inputs)) {
                     Ok(mut m) => {
                         m.predicted_seconds = predict_for_incore(&w, steps, &inputs);
                         m.notes.push("1 chunk, 1 buffer set, block steps = steps: upload, all steps resident, download".into());
@@ -1131,7 +1149,7 @@ fn bench_one(
                         println!("  d={d:<3} k={k:<3} does not fit / cannot be planned; skipped");
                         continue;
                     };
-                    match gpu::run_plan(&mut w, "grid", &po, steps, fma, link) {
+                    match gpu::run_plan(&mut w, "grid", &po, steps, fma, link, None) {
                         Ok(m) => {
                             if m.chunks != d {
                                 println!("  d={d:<3} k={k:<3} re-planned to {} chunks; skipped", m.chunks);
@@ -1408,13 +1426,13 @@ fn print_tables(out: &Output) {
             continue;
         }
         println!(
-            "| config | d | k | steps | s/step | GB in | GB out | GB d2d | link GB/s | floor s/step | eff | htod | dtoh | dtod | kernel | host copy | predicted s/step |"
+            "| config | d | k | steps | s/step | GB in | GB out | GB d2d | link GB/s | floor s/step | eff | htod | dtoh | dtod | kernel | host copy | predicted s/step | model link | model kernel | redundancy |"
         );
-        println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+        println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
         for m in &r.configs {
             let st = m.steps.max(1) as f64;
             println!(
-                "| {} | {} | {} | {} | {:.5} | {:.2} | {:.2} | {:.2} | {:.1} | {} | {} | {:.4} | {:.4} | {:.4} | {:.4} | {:.4} | {} |",
+                "| {} | {} | {} | {} | {:.5} | {:.2} | {:.2} | {:.2} | {:.1} | {} | {} | {:.4} | {:.4} | {:.4} | {:.4} | {:.4} | {} | {} | {} | {} |",
                 m.config,
                 m.chunks,
                 m.block_steps,
@@ -1431,10 +1449,13 @@ fn print_tables(out: &Output) {
                 m.stages.dtod / st,
                 m.stages.kernel / st,
                 m.stages.host_copy / st,
-                m.predicted_seconds.map(|p| format!("{:.5}", p / st)).unwrap_or("-".into())
+                m.predicted_seconds.map(|p| format!("{:.5}", p / st)).unwrap_or("-".into()),
+                if m.model_link_seconds > 0.0 { format!("{:.4}", m.model_link_seconds / st) } else { "-".into() },
+                if m.model_kernel_seconds > 0.0 { format!("{:.4}", m.model_kernel_seconds / st) } else { "-".into() },
+                if m.redundancy > 0.0 { format!("{:.2}", m.redundancy) } else { "-".into() }
             );
         }
-        println!("(stage columns: busy seconds per step summed over streams; they overlap)");
+        println!("(stage columns: busy seconds per step summed over streams; they overlap. model link/kernel: the tuner's model of the plan that ran, s/step; redundancy: kernel points computed / points of the serial loop)");
         let names: Vec<&String> = r.speedups.keys().collect();
         if names.len() > 1 {
             println!("\nspeedup of row over column (column s/step / row s/step):");

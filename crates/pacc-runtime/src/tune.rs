@@ -159,8 +159,21 @@ impl TuneChoice {
     }
 }
 
+/// Points the serial loop computes in `steps` steps (every kernel's full ranges): the work
+/// without any redundancy, to compare a plan's [`Prediction::kernel_points`] with.
+pub fn useful_points(program: &Program, shape: &[usize], steps: usize) -> u64 {
+    (0..program.kernels.len())
+        .map(|k| {
+            let r = &program.kernels[k].ranges[0];
+            let planes = (r.hi.eval(shape[0]) - r.lo.eval(shape[0])).max(0) as u64;
+            planes * plane_points(program, shape, k)
+        })
+        .sum::<u64>()
+        * steps as u64
+}
+
 /// Points of one plane a kernel computes (its inner loop ranges).
-fn plane_points(program: &Program, shape: &[usize], kernel: usize) -> u64 {
+pub fn plane_points(program: &Program, shape: &[usize], kernel: usize) -> u64 {
     let kd = &program.kernels[kernel];
     kd.ranges
         .iter()
