@@ -1,4 +1,22 @@
 //! pacc: write the serial stencil loop nest, add `#[pacc::pipeline]`, run it out of core.
+//!
+//! See the README for a tour. The three examples of the repository live in [`models`], so that
+//! the examples, the tests and `pacc expand` all use the same annotated functions.
+
+// Generated code names the runtime as `::pacc::runtime`; this alias makes that path resolve
+// inside this crate too (the models below are annotated with `#[pacc::pipeline]`).
+extern crate self as pacc;
+
 pub use pacc_macros::pipeline;
 pub use pacc_runtime as runtime;
 pub use pacc_runtime::{BackendChoice, Error, Options, Plan, Program, Report, Scheme};
+
+pub mod models;
+
+/// `use pacc::prelude::*;` brings the attribute, the option and report types and the `ndarray`
+/// array types a pipelined function is written with.
+pub mod prelude {
+    pub use crate::pipeline;
+    pub use ndarray::{Array2, Array3, ArrayView2, ArrayView3, ArrayViewMut2, ArrayViewMut3};
+    pub use pacc_runtime::{BackendChoice, Error, Options, Report, Scheme};
+}

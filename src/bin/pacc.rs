@@ -1,1 +1,274 @@
-fn main() {}
+//! `pacc`: read what the translator generates and how a run is planned.
+//!
+//! ```text
+//! pacc expand src/models/acoustic.rs --function propagate
+//! pacc plan src/models/acoustic.rs --function propagate --shape 1160,1160,1160 \
+//!     --chunks 8 --block-steps 12 --scheme region-sharing
+//! ```
+
+use clap::{Parser, Subcommand};
+use pacc_runtime::plan::{self, PlanOptions, Scheme};
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use pacc_translate as translate;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "pacc",
+    version,
+    about = "Inspect what #[pacc::pipeline] generates and how a run is planned"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand, Debug)]
+enum Cmd {
+    /// Print the CUDA C and the host Rust generated for the annotated functions of a file.
+    Expand {
+        /// A Rust source file with `#[pacc::pipeline]` functions.
+        file: PathBuf,
+        /// Only this function (default: every annotated function of the file).
+        #[arg(long)]
+        function: Option<String>,
+        /// Print only the CUDA C.
+        #[arg(long, conflicts_with = "host")]
+        cuda: bool,
+        /// Print only the host Rust.
+        #[arg(long)]
+        host: bool,
+        /// Also print the program description (arrays, roles, kernels, reaches) as JSON.
+        #[arg(long)]
+        program: bool,
+    },
+    /// Translate a function and print the plan of a run: planes crossing the link per array
+    /// and block, device memory per buffer set, operations per stream.
+    Plan {
+        /// A Rust source file with `#[pacc::pipeline]` functions.
+        file: PathBuf,
+        /// The function to plan (may be left out when the file has only one).
+        #[arg(long)]
+        function: Option<String>,
+        /// Array shape, outermost axis first: Z,Y,X (3D) or Y,X (2D).
+        #[arg(long, value_name = "Z,Y,X")]
+        shape: String,
+        /// Chunks the outermost axis is split into (default: the directive's, else 4).
+        #[arg(long)]
+        chunks: Option<usize>,
+        /// Time steps per block (default: the directive's, else 4).
+        #[arg(long)]
+        block_steps: Option<usize>,
+        /// staged-copy, direct-map or region-sharing.
+        #[arg(long, default_value = "region-sharing")]
+        scheme: Scheme,
+        /// Time steps of the run (default: one block).
+        #[arg(long)]
+        steps: Option<usize>,
+        /// Device buffer sets in flight.
+        #[arg(long, default_value_t = 3)]
+        buffer_sets: usize,
+        /// Plane (outermost index) written by each point statement, comma-separated
+        /// (default: the middle plane).
+        #[arg(long, value_name = "P,...")]
+        points: Option<String>,
+        /// Print the plan as JSON (every operation) instead of the summary.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let mut out = String::new();
+    match run(Cli::parse(), &mut out) {
+        Ok(()) => {
+            // A closed pipe (`pacc expand ... | head`) is not an error.
+            let mut stdout = std::io::stdout().lock();
+            match stdout
+                .write_all(out.as_bytes())
+                .and_then(|()| stdout.flush())
+            {
+                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                    eprintln!("error: writing the output: {e}");
+                    ExitCode::FAILURE
+                }
+                _ => ExitCode::SUCCESS,
+            }
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn read(file: &PathBuf) -> Result<String, String> {
+    std::fs::read_to_string(file).map_err(|e| format!("cannot read {}: {e}", file.display()))
+}
+
+fn run(cli: Cli, out: &mut String) -> Result<(), String> {
+    match cli.cmd {
+        Cmd::Expand {
+            file,
+            function,
+            cuda,
+            host,
+            program,
+        } => {
+            let src = read(&file)?;
+            let fns = translate::expand_file(&src, function.as_deref())?;
+            if fns.is_empty() {
+                return Err(format!(
+                    "no function with #[pacc::pipeline] in {}",
+                    file.display()
+                ));
+            }
+            for f in &fns {
+                if !host {
+                    let _ = writeln!(
+                        out,
+                        "// ===== `{}`: CUDA C (`{}::CUDA_SOURCE`) =====",
+                        f.name, f.name
+                    );
+                    let _ = writeln!(out, "{}", f.cuda.trim_end());
+                    let _ = writeln!(out);
+                }
+                if !cuda {
+                    let _ = writeln!(
+                        out,
+                        "// ===== `{}`: host Rust (the wrapper and `mod {}`) =====",
+                        f.name, f.name
+                    );
+                    let _ = writeln!(out, "{}", f.host.trim_end());
+                    let _ = writeln!(out);
+                }
+                if program {
+                    let _ = writeln!(out, "// ===== `{}`: program description =====", f.name);
+                    let _ = writeln!(
+                        out,
+                        "{}",
+                        serde_json::to_string_pretty(&f.program).map_err(|e| e.to_string())?
+                    );
+                    let _ = writeln!(out);
+                }
+            }
+            Ok(())
+        }
+        Cmd::Plan {
+            file,
+            function,
+            shape,
+            chunks,
+            block_steps,
+            scheme,
+            steps,
+            buffer_sets,
+            points,
+            json,
+        } => {
+            let src = read(&file)?;
+            let mut fns = translate::expand_file(&src, function.as_deref())?;
+            let f = match (fns.len(), &function) {
+                (1, _) => fns.remove(0),
+                (0, _) => {
+                    return Err(format!(
+                        "no function with #[pacc::pipeline] in {}",
+                        file.display()
+                    ))
+                }
+                _ => {
+                    let names: Vec<_> = fns.iter().map(|f| f.name.as_str()).collect();
+                    return Err(format!(
+                        "{} has several pipelined functions ({}); pick one with --function",
+                        file.display(),
+                        names.join(", ")
+                    ));
+                }
+            };
+            let program = f.program;
+            let shape: Vec<usize> = shape
+                .split(',')
+                .map(|s| s.trim().parse::<usize>())
+                .collect::<Result<_, _>>()
+                .map_err(|_| format!("--shape `{shape}`: expected numbers like 512,512,512"))?;
+            let chunks = chunks.or(program.default_chunks).unwrap_or(4);
+            let block_steps = block_steps.or(program.default_block_steps).unwrap_or(4);
+            let steps = steps.unwrap_or(block_steps);
+            let point_planes: Vec<usize> = match points {
+                Some(p) => p
+                    .split(',')
+                    .map(|s| s.trim().parse::<usize>())
+                    .collect::<Result<_, _>>()
+                    .map_err(|_| format!("--points `{p}`: expected plane numbers"))?,
+                None => vec![shape.first().copied().unwrap_or(0) / 2; program.points.len()],
+            };
+            if point_planes.len() != program.points.len() {
+                return Err(format!(
+                    "`{}` has {} point statement(s) but --points gives {}",
+                    program.name,
+                    program.points.len(),
+                    point_planes.len()
+                ));
+            }
+            let opts = PlanOptions {
+                chunks,
+                block_steps,
+                scheme,
+                buffer_sets,
+            };
+            let plan = plan::build(&program, &shape, steps, &point_planes, &opts)
+                .map_err(|e| format!("cannot plan the run: {e}"))?;
+            if json {
+                let _ = writeln!(
+                    out,
+                    "{}",
+                    serde_json::to_string(&plan).map_err(|e| e.to_string())?
+                );
+                return Ok(());
+            }
+            out.push_str(&plan.summary(&program));
+            print_link_per_block(out, &program, &plan);
+            match plan::race::check(&program, &plan) {
+                Ok(()) => {
+                    let _ = writeln!(
+                        out,
+                        "race check: passed (every two conflicting operations are ordered)"
+                    );
+                }
+                Err(e) => return Err(format!("race check FAILED: {e}")),
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Planes per block crossing the link, summed over arrays and compared with the extent of the
+/// outermost axis (region sharing moves every array that is read once per block).
+fn print_link_per_block(
+    out: &mut String,
+    program: &pacc_runtime::Program,
+    plan: &pacc_runtime::Plan,
+) {
+    let n0 = plan.shape.first().copied().unwrap_or(0).max(1);
+    for b in 0..plan.blocks.len() {
+        let mut parts = Vec::new();
+        for (a, decl) in program.arrays.iter().enumerate() {
+            let h = plan.planes_htod(b, a);
+            if h > 0 {
+                parts.push(format!("{} {h} ({:.2}x)", decl.name, h as f64 / n0 as f64));
+            }
+        }
+        let _ = writeln!(
+            out,
+            "block {b}: planes to device per array (x the {n0} planes of axis 0): {}",
+            if parts.is_empty() {
+                "none".to_string()
+            } else {
+                parts.join(", ")
+            }
+        );
+    }
+}

@@ -1,0 +1,233 @@
+//! What the three example programs share: the pipeline options on the command line, the
+//! comparison with the serial function, and the one-line JSON summary.
+
+#![allow(dead_code)] // each example uses a different subset
+
+use clap::Args;
+use pacc::{BackendChoice, Options, Report, Scheme};
+use std::path::PathBuf;
+
+/// Options of the pipelined run (every one falls back to the `PACC_*` environment variables,
+/// then to the directive's clauses and pacc's defaults).
+#[derive(Args, Debug, Clone)]
+pub struct PipelineArgs {
+    /// Backend: auto (CUDA when a device is present, else the CPU backend), cuda, cpu, serial
+    /// (the untouched serial function) or shuffled[:SEED] (the CPU backend running the plan's
+    /// operations in a random order its dependencies allow).
+    #[arg(long)]
+    pub backend: Option<String>,
+    /// Number of chunks the outermost axis is split into.
+    #[arg(long)]
+    pub chunks: Option<usize>,
+    /// Time steps per block (temporal blocking depth).
+    #[arg(long)]
+    pub block_steps: Option<usize>,
+    /// How data moves between host and device: staged-copy, direct-map or region-sharing.
+    #[arg(long)]
+    pub scheme: Option<String>,
+    /// Let the CUDA compiler contract multiply-adds into FMAs (results then match the serial
+    /// function within rounding only).
+    #[arg(long)]
+    pub fma: bool,
+    /// Also run the serial function on a copy of the inputs and compare (exit status 1 on a
+    /// mismatch).
+    #[arg(long)]
+    pub verify: bool,
+    /// Largest difference allowed by --verify for the CUDA backend, relative to the largest
+    /// magnitude of the serial result (other backends must match bit for bit).
+    #[arg(long, default_value_t = 1e-4)]
+    pub tolerance: f64,
+    /// Print one JSON object with the results on the last line of standard output.
+    #[arg(long)]
+    pub json: bool,
+    /// Write a Chrome/Perfetto trace of the streams to this file (CUDA backend).
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+}
+
+impl PipelineArgs {
+    pub fn options(&self) -> Result<Options, String> {
+        let mut o = Options::from_env().map_err(|e| e.to_string())?;
+        if let Some(b) = &self.backend {
+            o.backend = b.parse::<BackendChoice>().map_err(|e| e.to_string())?;
+        }
+        if let Some(d) = self.chunks {
+            o.chunks = Some(d);
+        }
+        if let Some(k) = self.block_steps {
+            o.block_steps = Some(k);
+        }
+        if let Some(s) = &self.scheme {
+            o.scheme = Some(s.parse::<Scheme>()?);
+        }
+        o.fma |= self.fma;
+        if let Some(t) = &self.trace {
+            o.trace = Some(t.clone());
+        }
+        Ok(o)
+    }
+}
+
+/// Prints `error: msg` and exits with status 2.
+pub fn fail(msg: impl std::fmt::Display) -> ! {
+    eprintln!("error: {msg}");
+    std::process::exit(2)
+}
+
+/// Where a result differs from the serial function's.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Diff {
+    /// Elements whose bits differ.
+    pub differing: usize,
+    pub max_abs: f64,
+    /// `max_abs` over the largest magnitude of the reference.
+    pub max_rel: f64,
+}
+
+impl Diff {
+    pub fn identical(&self) -> bool {
+        self.differing == 0
+    }
+}
+
+/// Compares two arrays of the same shape element by element.
+pub fn diff<'a>(
+    got: impl IntoIterator<Item = &'a f32>,
+    want: impl IntoIterator<Item = &'a f32>,
+) -> Diff {
+    let mut d = Diff::default();
+    let mut scale = 0f64;
+    for (g, w) in got.into_iter().zip(want) {
+        if g.to_bits() != w.to_bits() {
+            d.differing += 1;
+        }
+        let e = (*g as f64 - *w as f64).abs();
+        d.max_abs = if e.is_nan() {
+            f64::INFINITY
+        } else {
+            d.max_abs.max(e)
+        };
+        scale = scale.max((*w as f64).abs());
+    }
+    d.max_rel = if scale > 0.0 {
+        d.max_abs / scale
+    } else {
+        d.max_abs
+    };
+    d
+}
+
+/// Collects the verdicts of `--verify`.
+pub struct Verifier {
+    /// Bit-for-bit equality required (every backend but CUDA).
+    pub exact: bool,
+    pub tolerance: f64,
+    pub ok: bool,
+}
+
+impl Verifier {
+    pub fn new(report: &Report, tolerance: f64) -> Verifier {
+        let exact = report.backend != "cuda";
+        println!(
+            "verify: comparing with the serial function ({})",
+            if exact {
+                "arrays must match bit for bit".to_string()
+            } else {
+                format!("arrays within {tolerance:e} relative")
+            }
+        );
+        Verifier {
+            exact,
+            tolerance,
+            ok: true,
+        }
+    }
+
+    pub fn array(&mut self, name: &str, d: Diff) {
+        let pass = if self.exact {
+            d.identical()
+        } else {
+            d.max_rel <= self.tolerance
+        };
+        println!(
+            "verify: {name:<6} {}: {} elements differ, max abs diff {:e}, max rel diff {:e}",
+            if pass { "ok" } else { "MISMATCH" },
+            d.differing,
+            d.max_abs,
+            d.max_rel
+        );
+        self.ok &= pass;
+    }
+
+    /// A reduction value: equal up to the rounding of a different summation order.
+    pub fn value(&mut self, name: &str, got: f64, want: f64, rel_tol: f64) {
+        let rel = if want != 0.0 {
+            ((got - want) / want).abs()
+        } else {
+            got.abs()
+        };
+        let pass = rel <= rel_tol;
+        println!(
+            "verify: {name:<6} {}: {got:e} vs serial {want:e} (rel diff {rel:e}, allowed {rel_tol:e})",
+            if pass { "ok" } else { "MISMATCH" }
+        );
+        self.ok &= pass;
+    }
+
+    /// Exits with status 1 if anything mismatched.
+    pub fn finish(&self) {
+        if self.ok {
+            println!("verify: PASSED");
+        } else {
+            eprintln!("verify: FAILED: the pipelined result differs from the serial function's");
+        }
+    }
+}
+
+/// Prints what ran, as the report says.
+pub fn print_report(report: &Report) {
+    print!("{report}");
+}
+
+/// The JSON summary every example prints last with `--json`.
+pub fn json_summary(
+    example: &str,
+    report: &Report,
+    merit_name: &str,
+    merit: f64,
+    verified: Option<bool>,
+    extra: serde_json::Value,
+) -> String {
+    let mut v = serde_json::json!({
+        "example": example,
+        "backend": report.backend,
+        "device": report.device,
+        "shape": report.shape,
+        "steps": report.steps,
+        "chunks": report.chunks,
+        "block_steps": report.block_steps,
+        "scheme": report.scheme.name(),
+        "wall_seconds": report.wall_seconds,
+        "bytes_htod": report.bytes_htod,
+        "bytes_dtoh": report.bytes_dtoh,
+        "bytes_dtod": report.bytes_dtod,
+        "device_bytes": report.device_bytes,
+        "figure_of_merit": { "name": merit_name, "value": merit },
+        "verified": verified,
+    });
+    if let (Some(obj), serde_json::Value::Object(more)) = (v.as_object_mut(), extra) {
+        obj.extend(more);
+    }
+    v.to_string()
+}
+
+/// Parses `A,B,C` into numbers.
+pub fn parse_list<T: std::str::FromStr>(s: &str, n: usize, what: &str) -> Result<Vec<T>, String> {
+    let v: Result<Vec<T>, _> = s.split(',').map(|p| p.trim().parse::<T>()).collect();
+    match v {
+        Ok(v) if v.len() == n => Ok(v),
+        _ => Err(format!(
+            "{what}: expected {n} comma-separated numbers, got `{s}`"
+        )),
+    }
+}
