@@ -82,6 +82,10 @@ struct Args {
     /// Host memory (GiB) the benchmark may use for arrays plus staging buffers.
     #[arg(long, default_value_t = 110.0)]
     max_host_gib: f64,
+    /// Check the hand-written CPU configuration against the models' serial functions at the
+    /// given size (default 48^3 / 40x40x72), bit for bit, and exit.
+    #[arg(long)]
+    check_serial: bool,
     /// Only re-render the table and plots from an earlier JSON file.
     #[arg(long)]
     from_json: Option<String>,
@@ -163,9 +167,12 @@ fn par_fill(v: &mut Vec<f32>, shape: [usize; 3], f: impl Fn(usize, usize, usize)
     });
 }
 
+/// The translator's program for the model (`#[pacc::pipeline]` on `src/models/*.rs`).
 fn generated_program(model: Model) -> Option<Program> {
-    let _ = model;
-    None
+    Some(match model {
+        Model::Acoustic => pacc::models::acoustic::propagate_sponge::program().clone(),
+        Model::Himeno => pacc::models::himeno::jacobi::program().clone(),
+    })
 }
 
 impl Workload {
@@ -968,6 +975,16 @@ fn bench_one(
         res.init_seconds,
         if verify { "; verifying results" } else { "" }
     );
+    {
+        // The call must satisfy the program (types, counts) before any configuration runs.
+        let inv = w.invocation(steps);
+        if let Err(e) = pacc_runtime::run::validate(&w.program, &inv) {
+            println!("the benchmark's call does not match the program: {e}");
+            res.skipped.push(format!("invalid call: {e}"));
+            out.runs.push(res);
+            return;
+        }
+    }
     let reinit = |w: &mut Workload| {
         if verify {
             w.init();
@@ -1248,6 +1265,68 @@ fn bench_one(
     out.runs.push(res);
 }
 
+fn check_serial(args: &Args) {
+    use ndarray::Array3;
+    let steps = args.steps.unwrap_or(6);
+    let mut all_ok = true;
+    for m in [Model::Acoustic, Model::Himeno] {
+        let shape = match m {
+            Model::Acoustic => [48, 40, 44],
+            Model::Himeno => [40, 40, 72],
+        };
+        let mut w = Workload::new(m, shape, "generated", steps);
+        let arr = |w: &Workload, n: &str| {
+            Array3::from_shape_vec((shape[0], shape[1], shape[2]), w.data[w.phys(n)].clone()).unwrap()
+        };
+        let mut serial: Vec<Vec<f32>> = Vec::new();
+        match m {
+            Model::Acoustic => {
+                let (mut prev, mut cur) = (arr(&w, "prev"), arr(&w, "cur"));
+                let (vel, damp) = (arr(&w, "vel"), arr(&w, "damp"));
+                pacc::models::acoustic::propagate_sponge::serial(
+                    &mut prev, &mut cur, &vel, &damp, &w.wavelet, w.src[0], w.src[1], w.src[2], DX2,
+                    steps,
+                );
+                // After `steps` swaps the names refer to the other buffer when steps is odd.
+                if steps % 2 == 1 {
+                    std::mem::swap(&mut prev, &mut cur);
+                }
+                serial.push(prev.into_raw_vec_and_offset().0);
+                serial.push(cur.into_raw_vec_and_offset().0);
+            }
+            Model::Himeno => {
+                let a: Vec<Array3<f32>> = kernels::HIMENO_ARRAYS.iter().map(|n| arr(&w, n)).collect();
+                let mut p = a[0].clone();
+                let mut wrk2 = a[13].clone();
+                pacc::models::himeno::jacobi::serial(
+                    &mut p, &a[1], &a[2], &a[3], &a[4], &a[5], &a[6], &a[7], &a[8], &a[9], &a[10],
+                    &a[11], &a[12], &mut wrk2, OMEGA, steps,
+                );
+                serial.push(p.into_raw_vec_and_offset().0);
+            }
+        }
+        w.cpu_steps(steps);
+        let mine: Vec<&Vec<f32>> = match m {
+            Model::Acoustic => vec![&w.data[w.phys("prev")], &w.data[w.phys("cur")]],
+            Model::Himeno => vec![&w.data[w.phys("p")]],
+        };
+        let same = serial
+            .iter()
+            .zip(&mine)
+            .all(|(a, b)| a.iter().zip(b.iter()).all(|(x, y)| x.to_bits() == y.to_bits()));
+        all_ok &= same;
+        println!(
+            "{} {:?}, {steps} steps: hand-written CPU loops {} the serial function bit for bit",
+            m.name(),
+            shape,
+            if same { "equal" } else { "DIFFER FROM" }
+        );
+    }
+    if !all_ok {
+        std::process::exit(1);
+    }
+}
+
 fn plan_only(args: &Args) {
     let link = LinkRates {
         htod: 54e9,
@@ -1258,9 +1337,13 @@ fn plan_only(args: &Args) {
     for size in args.size.as_deref().unwrap_or("incore,ooc").split(',') {
         for m in [Model::Acoustic, Model::Himeno] {
             let shape = m.preset(size).expect("preset size");
-            let prog = match m {
-                Model::Acoustic => kernels::acoustic(),
-                Model::Himeno => kernels::himeno(),
+            let prog = if args.kernels == "hand" {
+                match m {
+                    Model::Acoustic => kernels::acoustic(),
+                    Model::Himeno => kernels::himeno(),
+                }
+            } else {
+                generated_program(m).expect("generated program")
             };
             let steps = args.steps.unwrap_or_else(|| default_steps(m, size, args.quick));
             for scheme in Scheme::ALL {
@@ -1715,6 +1798,10 @@ fn main() {
             Ok(w) => println!("\nwrote {}", w.join(", ")),
             Err(e) => println!("could not write the plots: {e}"),
         }
+        return;
+    }
+    if args.check_serial {
+        check_serial(&args);
         return;
     }
     if args.plan_only {
