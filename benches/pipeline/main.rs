@@ -231,13 +231,14 @@ impl Workload {
                         ((z * 7 + y * 3 + x * 11 + off) % 17) as f32 * 1e-3
                     })
                 }
-                (Model::Acoustic, "vel") => {
-                    par_fill(v, s, move |z, _, _| 0.05 + 0.1 * (z * 4 / s[0]) as f32 / 4.0)
-                }
+                (Model::Acoustic, "vel") => par_fill(v, s, move |z, _, _| {
+                    0.05 + 0.1 * (z * 4 / s[0]) as f32 / 4.0
+                }),
                 (Model::Acoustic, "damp") => {
                     let width = 16usize;
                     par_fill(v, s, move |z, y, x| {
-                        let d = |i: usize, n: usize| i.saturating_sub(4).min((n - 5).saturating_sub(i));
+                        let d =
+                            |i: usize, n: usize| i.saturating_sub(4).min((n - 5).saturating_sub(i));
                         let d = d(z, s[0]).min(d(y, s[1])).min(d(x, s[2]));
                         if d >= width {
                             0.0
@@ -319,7 +320,11 @@ impl Workload {
     fn invocation(&mut self, steps: usize) -> Invocation<'static> {
         let arrays = self.host_arrays();
         let p = &self.program;
-        let scalars = p.scalars.iter().map(|s| self.scalar(&s.name, s.ty)).collect();
+        let scalars = p
+            .scalars
+            .iter()
+            .map(|s| self.scalar(&s.name, s.ty))
+            .collect();
         let slices = p
             .slices
             .iter()
@@ -348,9 +353,11 @@ impl Workload {
                     .kernels
                     .iter()
                     .map(|_| {
-                        Box::new(|_: &pacc_runtime::exec::KernelFrame<'_>, _: usize, _: &mut [f64]| {
-                            unreachable!("the benchmark never runs pacc's CPU backend")
-                        }) as Box<pacc_runtime::exec::CpuKernelFn<'static>>
+                        Box::new(
+                            |_: &pacc_runtime::exec::KernelFrame<'_>, _: usize, _: &mut [f64]| {
+                                unreachable!("the benchmark never runs pacc's CPU backend")
+                            },
+                        ) as Box<pacc_runtime::exec::CpuKernelFn<'static>>
                     })
                     .collect(),
                 points: p
@@ -375,7 +382,11 @@ impl Workload {
             .filter(|(d, _)| d.role == Role::InOut)
             .map(|(_, v)| {
                 v.par_chunks(1 << 20)
-                    .map(|c| c.iter().map(|&x| x as f64 + (x as f64) * (x as f64)).sum::<f64>())
+                    .map(|c| {
+                        c.iter()
+                            .map(|&x| x as f64 + (x as f64) * (x as f64))
+                            .sum::<f64>()
+                    })
                     .sum::<f64>()
             })
             .sum()
@@ -443,7 +454,10 @@ impl Workload {
                             let dz = m * plane;
                             let dy = m * nx;
                             lap += cm
-                                * (cur[i - dz] + cur[i + dz] + cur[i - dy] + cur[i + dy]
+                                * (cur[i - dz]
+                                    + cur[i + dz]
+                                    + cur[i - dy]
+                                    + cur[i + dy]
                                     + cur[i - m]
                                     + cur[i + m]);
                         }
@@ -478,9 +492,8 @@ impl Workload {
                     return 0.0f32;
                 }
                 // SAFETY: the 13 arrays read here are distinct from wrk2, the one written.
-                let g = |a: usize| unsafe {
-                    std::slice::from_raw_parts(ptrs[a] as *const f32, total)
-                };
+                let g =
+                    |a: usize| unsafe { std::slice::from_raw_parts(ptrs[a] as *const f32, total) };
                 let (p, a0, a1, a2, a3) = (g(0), g(1), g(2), g(3), g(4));
                 let (b0, b1, b2, c0, c1, c2) = (g(5), g(6), g(7), g(8), g(9), g(10));
                 let (bnd, wrk1) = (g(11), g(12));
@@ -492,12 +505,13 @@ impl Workload {
                         let s0 = a0[c] * p[c + di]
                             + a1[c] * p[c + dj]
                             + a2[c] * p[c + 1]
-                            + b0[c] * (p[c + di + dj] - p[c + di - dj] - p[c - di + dj]
-                                + p[c - di - dj])
-                            + b1[c] * (p[c + dj + 1] - p[c - dj + 1] - p[c + dj - 1]
-                                + p[c - dj - 1])
-                            + b2[c] * (p[c + di + 1] - p[c - di + 1] - p[c + di - 1]
-                                + p[c - di - 1])
+                            + b0[c]
+                                * (p[c + di + dj] - p[c + di - dj] - p[c - di + dj]
+                                    + p[c - di - dj])
+                            + b1[c]
+                                * (p[c + dj + 1] - p[c - dj + 1] - p[c + dj - 1] + p[c - dj - 1])
+                            + b2[c]
+                                * (p[c + di + 1] - p[c - di + 1] - p[c + di - 1] + p[c - di - 1])
                             + c0[c] * p[c - di]
                             + c1[c] * p[c - dj]
                             + c2[c] * p[c - 1]
@@ -735,7 +749,8 @@ mod gpu {
         inputs: Option<&TuneInputs>,
     ) -> Result<Measurement, String> {
         let points: Vec<usize> = w.program.points.iter().map(|_| w.src[0]).collect();
-        let plan = plan::build(&w.program, &w.shape, steps, &points, po).map_err(|e| e.to_string())?;
+        let plan =
+            plan::build(&w.program, &w.shape, steps, &points, po).map_err(|e| e.to_string())?;
         let inv = w.invocation(steps);
         let out = cuda::execute(&w.program, &plan, &inv, &Options::default().fma(fma))
             .map_err(|e| e.to_string())?;
@@ -871,7 +886,11 @@ fn mem_available() -> u64 {
         .and_then(|s| {
             s.lines()
                 .find(|l| l.starts_with("MemAvailable:"))
-                .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse::<u64>().ok()))
+                .and_then(|l| {
+                    l.split_whitespace()
+                        .nth(1)
+                        .and_then(|v| v.parse::<u64>().ok())
+                })
         })
         .map(|kb| kb * 1024)
         .unwrap_or(u64::MAX)
@@ -1001,8 +1020,9 @@ fn bench_one(
                 Some(l)
             }
             Err(e) => {
-                res.skipped
-                    .push(format!("page-locking failed ({e}); runs register themselves"));
+                res.skipped.push(format!(
+                    "page-locking failed ({e}); runs register themselves"
+                ));
                 None
             }
         };
@@ -1028,7 +1048,10 @@ fn bench_one(
         let mut inputs = TuneInputs::new(*link, rates, budget);
         inputs.host_copy_rate = tune::measure_host_copy_rate(1 << 30);
         res.host_copy_gbps = inputs.host_copy_rate / 1e9;
-        println!("host memcpy (parallel, 4 MiB pieces): {:.1} GB/s", res.host_copy_gbps);
+        println!(
+            "host memcpy (parallel, 4 MiB pieces): {:.1} GB/s",
+            res.host_copy_gbps
+        );
         inputs.point_planes = w.program.points.iter().map(|_| w.src[0]).collect();
         let prog = w.program.clone();
         let wshape = w.shape;
@@ -1053,34 +1076,40 @@ fn bench_one(
             .saturating_sub(12 << 30)
             .min(16 << 30);
 
-        let run_scheme = |w: &mut Workload, name: &str, scheme: Scheme, configs: &mut Vec<Measurement>| {
-            let host = (scheme == Scheme::StagedCopy).then_some(staging_budget);
-            match tuned(scheme, host) {
-                Ok(c) => {
-                    reinit(w);
-                    let po = PlanOptions {
-                        chunks: c.chunks,
-                        block_steps: c.block_steps,
-                        scheme,
-                        buffer_sets: 3,
-                    };
-                    match gpu::run_plan(w, name, &po, steps, fma, link, Some(&inputs)) {
-                        Ok(mut m) => {
-                            m.predicted_seconds = Some(c.predicted_seconds);
-                            if verify {
-                                m.checksum = Some(w.checksum());
+        let run_scheme =
+            |w: &mut Workload, name: &str, scheme: Scheme, configs: &mut Vec<Measurement>| {
+                let host = (scheme == Scheme::StagedCopy).then_some(staging_budget);
+                match tuned(scheme, host) {
+                    Ok(c) => {
+                        reinit(w);
+                        let po = PlanOptions {
+                            chunks: c.chunks,
+                            block_steps: c.block_steps,
+                            scheme,
+                            buffer_sets: 3,
+                        };
+                        match gpu::run_plan(w, name, &po, steps, fma, link, Some(&inputs)) {
+                            Ok(mut m) => {
+                                m.predicted_seconds = Some(c.predicted_seconds);
+                                if verify {
+                                    m.checksum = Some(w.checksum());
+                                }
+                                println!("{}", line(&m));
+                                configs.push(m);
                             }
-                            println!("{}", line(&m));
-                            configs.push(m);
+                            Err(e) => println!("{name}: failed: {e}"),
                         }
-                        Err(e) => println!("{name}: failed: {e}"),
                     }
+                    Err(e) => println!("{name}: the tuner found nothing: {e}"),
                 }
-                Err(e) => println!("{name}: the tuner found nothing: {e}"),
-            }
-        };
+            };
         if has(args, "region-sharing") {
-            run_scheme(&mut w, "region-sharing", Scheme::RegionSharing, &mut configs);
+            run_scheme(
+                &mut w,
+                "region-sharing",
+                Scheme::RegionSharing,
+                &mut configs,
+            );
         }
         if has(args, "direct-map") {
             run_scheme(&mut w, "direct-map", Scheme::DirectMap, &mut configs);
@@ -1149,7 +1178,9 @@ fn bench_one(
             let (dc, kc) = grid_defaults(model, size, args.quick);
             let dl = args.grid_chunks.clone().unwrap_or(dc);
             let kl = args.grid_steps.clone().unwrap_or(kc);
-            println!("grid search, region-sharing, {steps} steps: chunks {dl:?} x block steps {kl:?}");
+            println!(
+                "grid search, region-sharing, {steps} steps: chunks {dl:?} x block steps {kl:?}"
+            );
             for &k in &kl {
                 if k > steps {
                     continue;
@@ -1169,7 +1200,10 @@ fn bench_one(
                     match gpu::run_plan(&mut w, "grid", &po, steps, fma, link, None) {
                         Ok(m) => {
                             if m.chunks != d {
-                                println!("  d={d:<3} k={k:<3} re-planned to {} chunks; skipped", m.chunks);
+                                println!(
+                                    "  d={d:<3} k={k:<3} re-planned to {} chunks; skipped",
+                                    m.chunks
+                                );
                                 continue;
                             }
                             println!(
@@ -1255,7 +1289,10 @@ fn bench_one(
                     if ok { "(agree)" } else { "(DISAGREE)" }
                 ));
                 if !ok {
-                    println!("WARNING: {} disagrees with the first configuration: rel {rel:.2e}", m.config);
+                    println!(
+                        "WARNING: {} disagrees with the first configuration: rel {rel:.2e}",
+                        m.config
+                    );
                 }
             }
         }
@@ -1276,7 +1313,8 @@ fn check_serial(args: &Args) {
         };
         let mut w = Workload::new(m, shape, "generated", steps);
         let arr = |w: &Workload, n: &str| {
-            Array3::from_shape_vec((shape[0], shape[1], shape[2]), w.data[w.phys(n)].clone()).unwrap()
+            Array3::from_shape_vec((shape[0], shape[1], shape[2]), w.data[w.phys(n)].clone())
+                .unwrap()
         };
         let mut serial: Vec<Vec<f32>> = Vec::new();
         match m {
@@ -1284,8 +1322,8 @@ fn check_serial(args: &Args) {
                 let (mut prev, mut cur) = (arr(&w, "prev"), arr(&w, "cur"));
                 let (vel, damp) = (arr(&w, "vel"), arr(&w, "damp"));
                 pacc::models::acoustic::propagate_sponge::serial(
-                    &mut prev, &mut cur, &vel, &damp, &w.wavelet, w.src[0], w.src[1], w.src[2], DX2,
-                    steps,
+                    &mut prev, &mut cur, &vel, &damp, &w.wavelet, w.src[0], w.src[1], w.src[2],
+                    DX2, steps,
                 );
                 // After `steps` swaps the names refer to the other buffer when steps is odd.
                 if steps % 2 == 1 {
@@ -1295,7 +1333,8 @@ fn check_serial(args: &Args) {
                 serial.push(cur.into_raw_vec_and_offset().0);
             }
             Model::Himeno => {
-                let a: Vec<Array3<f32>> = kernels::HIMENO_ARRAYS.iter().map(|n| arr(&w, n)).collect();
+                let a: Vec<Array3<f32>> =
+                    kernels::HIMENO_ARRAYS.iter().map(|n| arr(&w, n)).collect();
                 let mut p = a[0].clone();
                 let mut wrk2 = a[13].clone();
                 pacc::models::himeno::jacobi::serial(
@@ -1310,10 +1349,11 @@ fn check_serial(args: &Args) {
             Model::Acoustic => vec![&w.data[w.phys("prev")], &w.data[w.phys("cur")]],
             Model::Himeno => vec![&w.data[w.phys("p")]],
         };
-        let same = serial
-            .iter()
-            .zip(&mine)
-            .all(|(a, b)| a.iter().zip(b.iter()).all(|(x, y)| x.to_bits() == y.to_bits()));
+        let same = serial.iter().zip(&mine).all(|(a, b)| {
+            a.iter()
+                .zip(b.iter())
+                .all(|(x, y)| x.to_bits() == y.to_bits())
+        });
         all_ok &= same;
         println!(
             "{} {:?}, {steps} steps: hand-written CPU loops {} the serial function bit for bit",
@@ -1345,7 +1385,9 @@ fn plan_only(args: &Args) {
             } else {
                 generated_program(m).expect("generated program")
             };
-            let steps = args.steps.unwrap_or_else(|| default_steps(m, size, args.quick));
+            let steps = args
+                .steps
+                .unwrap_or_else(|| default_steps(m, size, args.quick));
             for scheme in Scheme::ALL {
                 let mut i = TuneInputs::new(link, vec![50e9], 78_000_000_000);
                 i.scheme = scheme;
@@ -1511,7 +1553,9 @@ fn print_tables(out: &Output) {
         println!(
             "| config | d | k | steps | s/step | GB in | GB out | GB d2d | link GB/s | floor s/step | eff | htod | dtoh | dtod | kernel | host copy | predicted s/step | model link | model kernel | redundancy |"
         );
-        println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+        println!(
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+        );
         for m in &r.configs {
             let st = m.steps.max(1) as f64;
             println!(
@@ -1651,7 +1695,13 @@ fn write_svgs(out: &Output, stem: &std::path::Path) -> std::io::Result<Vec<Strin
         groups.push(svg::Group { title, bars });
     }
     let title = format!("Seconds per time step: {} ({})", out.device, out.date);
-    let time = svg::hbars(&title, "seconds per time step (log scale)", &groups, true, &[]);
+    let time = svg::hbars(
+        &title,
+        "seconds per time step (log scale)",
+        &groups,
+        true,
+        &[],
+    );
     // Stage breakdown.
     let stage_colors = [
         ("htod", "#1f77b4"),
@@ -1711,7 +1761,10 @@ fn write_svgs(out: &Output, stem: &std::path::Path) -> std::io::Result<Vec<Strin
         }
     }
     let stages = svg::hbars(
-        &format!("Stage breakdown per time step (busy time summed over streams; stages overlap): {}", out.device),
+        &format!(
+            "Stage breakdown per time step (busy time summed over streams; stages overlap): {}",
+            out.device
+        ),
         "seconds per time step (log scale)",
         &sgroups,
         true,
@@ -1765,7 +1818,12 @@ fn today() -> (String, String) {
     let t = secs % 86400;
     (
         format!("{y:04}-{m:02}-{d:02}"),
-        format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", t / 3600, t / 60 % 60, t % 60),
+        format!(
+            "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+            t / 3600,
+            t / 60 % 60,
+            t % 60
+        ),
     )
 }
 
@@ -1788,7 +1846,10 @@ fn main() {
         }
         let out = out.expect("at least one JSON file");
         print_tables(&out);
-        let p = args.json.clone().unwrap_or_else(|| list.split(',').next().unwrap().to_string());
+        let p = args
+            .json
+            .clone()
+            .unwrap_or_else(|| list.split(',').next().unwrap().to_string());
         if args.json.is_some() {
             std::fs::write(&p, serde_json::to_string_pretty(&out).unwrap()).expect("write JSON");
             println!("\nwrote {p}");
@@ -1851,9 +1912,7 @@ fn main() {
             }
         }
         Err(reason) => {
-            out.note = format!(
-                "no CUDA device ({reason}): only the CPU configuration ran"
-            );
+            out.note = format!("no CUDA device ({reason}): only the CPU configuration ran");
             println!("{}", out.note);
             None
         }

@@ -22,7 +22,13 @@ fn esc(s: &str) -> String {
 }
 
 /// Horizontal bars, groups stacked vertically, one shared x axis (log10 if `log`).
-pub fn hbars(title: &str, xlabel: &str, groups: &[Group], log: bool, legend: &[(&str, &str)]) -> String {
+pub fn hbars(
+    title: &str,
+    xlabel: &str,
+    groups: &[Group],
+    log: bool,
+    legend: &[(&str, &str)],
+) -> String {
     let label_w = 230.0;
     let plot_w = 560.0;
     let right = 120.0;

@@ -574,9 +574,9 @@ mod measure {
                     .ops
                     .iter()
                     .filter_map(|op| match &op.kind {
-                        OpKind::Kernel { kernel, planes, .. } if *kernel == k => Some(
-                            planes.len() as u64 * plane_points(program, &out.plan.shape, k),
-                        ),
+                        OpKind::Kernel { kernel, planes, .. } if *kernel == k => {
+                            Some(planes.len() as u64 * plane_points(program, &out.plan.shape, k))
+                        }
                         _ => None,
                     })
                     .sum();
@@ -682,7 +682,11 @@ mod tests {
         Program {
             name: "p".into(),
             ndim: 3,
-            arrays: vec![f("a", Role::InOut), f("b", Role::InOut), f("v", Role::Input)],
+            arrays: vec![
+                f("a", Role::InOut),
+                f("b", Role::InOut),
+                f("v", Role::Input),
+            ],
             scalars: vec![],
             slices: vec![],
             reductions: vec![],

@@ -2,7 +2,7 @@
 //!
 //! * [`measure_link`]: host <-> device bandwidth with pinned buffers (each way, and both ways at
 //!   once on two streams), timed with events.
-//! * [`free_memory`]: `cuMemGetInfo`.
+//! * [`free_memory`]: free and total device memory (`cuMemGetInfo`).
 //! * [`lock_host`]: page-locks the caller's arrays until the guard drops, so that several runs
 //!   over the same arrays register them once (runs skip arrays that are already page-locked).
 //! * [`run_managed`]: the unified-memory baseline: the program's own kernels launched over the
@@ -69,7 +69,7 @@ pub fn measure_link(bytes: usize, reps: usize) -> Result<LinkRates, Error> {
     // SAFETY: copies between buffers we allocated, of their size; synchronized before reading
     // the events and before the buffers drop.
     unsafe {
-        for mode in 0..3 {
+        for (mode, best) in best.iter_mut().enumerate() {
             for rep in 0..=reps {
                 result::event::record(e0, s0).map_err(cerr("recording an event"))?;
                 result::stream::wait_event(s1, e0, sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT)
@@ -98,7 +98,7 @@ pub fn measure_link(bytes: usize, reps: usize) -> Result<LinkRates, Error> {
                 let ms = result::event::elapsed(e0, e3).map_err(cerr("cuEventElapsedTime"))?;
                 if rep > 0 {
                     // rep 0 warms up
-                    best[mode] = best[mode].min(ms as f64 / 1e3);
+                    *best = best.min(ms as f64 / 1e3);
                 }
             }
         }
@@ -276,7 +276,10 @@ pub fn run_managed(
     let grid_xy = |k: usize| -> (u32, u32) {
         let (bx, by) = blocks[k];
         if ndim == 3 {
-            (last.div_ceil(bx as usize) as u32, n1.div_ceil(by as usize) as u32)
+            (
+                last.div_ceil(bx as usize) as u32,
+                n1.div_ceil(by as usize) as u32,
+            )
         } else {
             (last.div_ceil(bx as usize) as u32, 1)
         }
