@@ -1,10 +1,17 @@
-//! Typed run-time errors. Every variant says what went wrong and how to fix it.
+//! Typed run-time errors. Every variant says what went wrong and how to fix it (a hint sentence).
+//!
+//! **What an error means for your arrays.** Any error other than [`Error::Failed`] is returned
+//! before the run wrote to the arrays: they hold exactly what was passed in. [`Error::Failed`]
+//! wraps the error of a run that had already written results back (or loaded a checkpoint into
+//! the arrays); its [`Progress`] says which steps are complete and where the last checkpoint is.
 
+use crate::fault::Site;
 use crate::plan::PlanError;
+use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error("array `{name}` has shape {got:?}, but `{first}` has shape {want:?}; all arrays of a pipeline must have the same shape")]
+    #[error("array `{name}` has shape {got:?}, but `{first}` has shape {want:?}; all arrays of a pipeline must have the same shape. Hint: allocate every array with the shape of `{first}`")]
     ShapeMismatch {
         name: String,
         got: Vec<usize>,
@@ -13,32 +20,172 @@ pub enum Error {
     },
     #[error("array `{name}` is not contiguous in standard (C) order; pass `.as_standard_layout()` or a copy made with `.to_owned()`")]
     NotContiguous { name: String },
-    #[error("arrays `{a}` and `{b}` overlap in memory; pass separate arrays")]
+    #[error("arrays `{a}` and `{b}` overlap in memory; pass separate arrays (e.g. `.to_owned()` copies of the views)")]
     Overlap { a: String, b: String },
     #[error("array `{name}` is written by the kernels but was passed read-only; pass it as `&mut` or a mutable view")]
     ReadOnly { name: String },
-    #[error("array `{name}` is empty (shape {shape:?}); nothing to compute")]
+    #[error("array `{name}` is empty (shape {shape:?}); nothing to compute. Hint: every axis needs at least one point")]
     Empty { name: String, shape: Vec<usize> },
-    #[error("point statement `{point}` writes index {index:?}, outside the array shape {shape:?}; the serial code would panic here")]
+    #[error("axis {axis} of the arrays has {extent} points, fewer than the {need} the stencil needs to update a single point (its reach along that axis, {reach_lo} before and {reach_hi} after, plus one); the serial loop would do nothing or panic. Hint: make the arrays at least {need} points long along axis {axis}, or check the order of the axes")]
+    SmallerThanHalo {
+        axis: usize,
+        extent: usize,
+        need: usize,
+        reach_lo: usize,
+        reach_hi: usize,
+    },
+    #[error("point statement `{point}` writes index {index:?}, outside the array shape {shape:?}; the serial code would panic here. Hint: check the index expression against the array shape")]
     PointOutOfBounds {
         point: String,
         index: Vec<i64>,
         shape: Vec<usize>,
     },
-    #[error("invalid option: {0}")]
+    #[error("invalid option: {0}. Hint: options come from `Options` or the PACC_* environment variables (see `Options::from_env`)")]
     Option(String),
-    #[error("cannot plan the run: {0}")]
+    #[error("cannot plan the run: {0}{hint}", hint = plan_hint(.0))]
     Plan(#[from] PlanError),
     #[error("the CUDA backend was requested but is not available: {reason}. Hint: unset PACC_BACKEND (or set it to `auto` or `cpu`) to run on the CPU backend")]
     NoCuda { reason: String },
     #[error("not enough device memory: the plan needs {need} bytes for {sets} buffer sets, but only {free} bytes are free; use more chunks (fewer planes per chunk) or fewer block steps")]
     DeviceMemory { need: u64, free: u64, sets: usize },
-    #[error("NVRTC failed to compile `{kernel}`:\n{log}")]
+    #[error("NVRTC failed to compile `{kernel}`:\n{log}\nHint: this is the generated CUDA source (`f::CUDA_SOURCE`); please report it")]
     Nvrtc { kernel: String, log: String },
-    #[error("CUDA error in {what}: {message}")]
+    #[error("CUDA error in {what}: {message}. Hint: check `nvidia-smi` for the device's state, or run on the CPU backend with PACC_BACKEND=cpu")]
     Cuda { what: String, message: String },
+    #[error("injected fault: {site} operation #{index} failed ({op}). Hint: this comes from the test-only hook `pacc_runtime::fault`; drop the guard `fault::inject` returned to run normally")]
+    Fault {
+        site: Site,
+        /// 0-based count of the operations of this kind the thread had started.
+        index: usize,
+        /// The operation, as the executor describes it.
+        op: String,
+    },
+    #[error(transparent)]
+    Checkpoint(#[from] CheckpointError),
+    /// A run that had already written to the arrays failed; `progress` says how far it got.
+    #[error("the run failed after it had started writing to the arrays: {cause}\n{progress}")]
+    Failed {
+        cause: Box<Error>,
+        progress: Progress,
+    },
     #[error("internal error: the translator's description and the call disagree: {0}. Please report this")]
     Internal(String),
+}
+
+impl Error {
+    /// The error that stopped the run, looking through [`Error::Failed`].
+    pub fn cause(&self) -> &Error {
+        match self {
+            Error::Failed { cause, .. } => cause.cause(),
+            e => e,
+        }
+    }
+
+    /// How far the run got, if it had written to the arrays (`None`: the arrays are untouched).
+    pub fn progress(&self) -> Option<&Progress> {
+        match self {
+            Error::Failed { progress, .. } => Some(progress),
+            _ => None,
+        }
+    }
+}
+
+fn plan_hint(e: &PlanError) -> &'static str {
+    match e {
+        PlanError::ZeroChunks(_) => ". Hint: set PACC_CHUNKS (or `Options::chunks`) to 1 or more",
+        PlanError::ZeroBlockSteps(_) => {
+            ". Hint: set PACC_BLOCK_STEPS (or `Options::block_steps`) to 1 or more"
+        }
+        PlanError::ZeroBufferSets(_) => ". Hint: use at least 1 buffer set (3 is the default)",
+        PlanError::PointOutside { .. } => {
+            ". Hint: check the point statement's index against the array shape"
+        }
+        PlanError::Rank { .. } | PlanError::PointCount { .. } => {
+            ". Hint: the translator's description and the call disagree; please report this"
+        }
+        PlanError::TooSmall { .. }
+        | PlanError::TooManyChunks { .. }
+        | PlanError::TooThin { .. } => "",
+    }
+}
+
+/// A checkpoint that a run wrote or resumed from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckpointRef {
+    /// The checkpoint directory (what `Options::checkpoint` / `Options::resume` name).
+    pub dir: PathBuf,
+    /// The time steps it holds the results of (counted from the call's first step).
+    pub step: usize,
+}
+
+/// How far a failed run got (see [`Error::Failed`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Progress {
+    /// Time steps (from the call's first step) whose results are completely in the arrays.
+    pub steps_complete: usize,
+    /// Temporal blocks this call finished (counted from where it started: step 0, or the step
+    /// it resumed at).
+    pub blocks_complete: usize,
+    /// True when the failing block had already written some of its planes back: the arrays then
+    /// mix the state after `steps_complete` steps with later ones, and only a checkpoint gives a
+    /// consistent state. False: the arrays hold exactly the state after `steps_complete` steps
+    /// (with the names bound as after that many steps of the time loop).
+    pub torn: bool,
+    /// The last checkpoint written (or resumed from) by this call; it is complete and intact:
+    /// later checkpoints replace it only once they are fully on disk.
+    pub checkpoint: Option<CheckpointRef>,
+}
+
+impl std::fmt::Display for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Progress: {} blocks of this call complete; the arrays hold the results of the first {} steps",
+            self.blocks_complete, self.steps_complete
+        )?;
+        if self.torn {
+            write!(
+                f,
+                ", partly overwritten by the next block (they are not a consistent state)"
+            )?;
+        }
+        match &self.checkpoint {
+            Some(c) => write!(
+                f,
+                ". The last checkpoint, at step {}, is intact in `{}`. Hint: call again with \
+                 `Options::resume` (or PACC_RESUME) naming that directory, and the same initial \
+                 arguments, to continue from it",
+                c.step,
+                c.dir.display()
+            ),
+            None => write!(
+                f,
+                ". No checkpoint was written. Hint: enable `Options::checkpoint` (or \
+                 PACC_CHECKPOINT_DIR) so that a failed run can be resumed"
+            ),
+        }
+    }
+}
+
+/// Writing or resuming from a checkpoint went wrong. Errors while resuming are returned before
+/// anything is loaded: the arrays are untouched.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckpointError {
+    #[error("cannot write the checkpoint in `{path}`: {message}. Hint: check that the directory is writable and that the disk has room for every array the run writes")]
+    Write { path: PathBuf, message: String },
+    #[error("cannot read the checkpoint `{path}`: {message}; the arrays are untouched. Hint: check the path and its permissions")]
+    Read { path: PathBuf, message: String },
+    #[error("`{dir}` holds no checkpoint (no LATEST file); the arrays are untouched. Hint: run once with `Options::checkpoint` (PACC_CHECKPOINT_DIR) to write one, or use `Options::resume_if_present` (PACC_RESUME=auto) to start from the beginning when there is none")]
+    Missing { dir: PathBuf },
+    #[error("checkpoint file `{path}` is corrupt: {reason}. Hint: the file changed after pacc wrote it (disk error, truncation, editing); restore the directory from a copy or start the run from the beginning")]
+    Corrupt { path: PathBuf, reason: String },
+    #[error("the checkpoint in `{dir}` does not belong to this call: {what} is {saved} in the checkpoint but {call} in this call; the arrays are untouched. Hint: resume with the same program, array shapes, input arrays, scalars and start time as the run that wrote it, or point the resume option at the right directory")]
+    Mismatch {
+        dir: PathBuf,
+        what: String,
+        saved: String,
+        call: String,
+    },
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

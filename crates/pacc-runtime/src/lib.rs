@@ -1,8 +1,10 @@
 //! The runtime behind `#[pacc::pipeline]`: the [`Program`] description that generated code hands
 //! over, the [`plan`] that schedules an out-of-core run, and the executors that carry it out.
 
+pub mod checkpoint;
 pub mod error;
 pub mod exec;
+pub mod fault;
 pub mod host;
 pub mod invocation;
 pub mod options;
@@ -12,9 +14,9 @@ pub mod report;
 pub mod run;
 pub mod tune;
 
-pub use error::{Error, Result};
+pub use error::{CheckpointError, CheckpointRef, Error, Progress, Result};
 pub use invocation::{HostArray, HostSlice, Invocation, RunOutput, ScalarValue};
-pub use options::{BackendChoice, Options};
+pub use options::{BackendChoice, Checkpointing, Options, Resume};
 pub use plan::{Plan, PlanOptions, Scheme};
 pub use program::Program;
 pub use report::Report;

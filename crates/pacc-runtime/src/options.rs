@@ -59,6 +59,44 @@ pub struct Options {
     pub fma: bool,
     /// Write a Chrome/Perfetto trace of the streams here (CUDA backend).
     pub trace: Option<PathBuf>,
+    /// Write a checkpoint every so many blocks (see [`Checkpointing`]).
+    pub checkpoint: Option<Checkpointing>,
+    /// Resume from a checkpoint instead of starting at the first step (see [`Resume`]).
+    pub resume: Option<Resume>,
+}
+
+/// Default for `PACC_CHECKPOINT_EVERY`: blocks between checkpoints.
+pub const DEFAULT_CHECKPOINT_EVERY: usize = 10;
+
+/// Checkpointing: after every `every_blocks` blocks of `block_steps` time steps, the arrays the
+/// run writes, the step counter and the reductions are written to `dir` (see
+/// [`crate::checkpoint`] for the layout). The run then proceeds in segments of
+/// `every_blocks * block_steps` steps; each segment is its own plan, so on the CUDA backend each
+/// segment pays the set-up (registering the arrays) again: checkpoint every few minutes of
+/// work, not every block. Arrays the run never writes (inputs) are not saved but checksummed
+/// once per call (a resumed call must pass the same contents). One run at a time per directory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Checkpointing {
+    pub dir: PathBuf,
+    pub every_blocks: usize,
+}
+
+/// Where a run resumes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Resume {
+    /// Resume from the checkpoint in this directory; it is an error if there is none.
+    From(PathBuf),
+    /// Resume from the checkpoint in this directory if it holds one, else start at the first
+    /// step (the idiom for a job script that is simply restarted after a crash).
+    IfPresent(PathBuf),
+}
+
+impl Resume {
+    pub fn dir(&self) -> &std::path::Path {
+        match self {
+            Resume::From(d) | Resume::IfPresent(d) => d,
+        }
+    }
 }
 
 impl Options {
@@ -67,7 +105,13 @@ impl Options {
     }
 
     /// Options from `PACC_BACKEND`, `PACC_CHUNKS`, `PACC_BLOCK_STEPS`, `PACC_SCHEME`,
-    /// `PACC_FMA` (0/1) and `PACC_TRACE`.
+    /// `PACC_FMA` (0/1), `PACC_TRACE`, and for checkpoints:
+    ///
+    /// - `PACC_CHECKPOINT_DIR=DIR`: checkpoint to `DIR` every `PACC_CHECKPOINT_EVERY` blocks
+    ///   (default [`DEFAULT_CHECKPOINT_EVERY`]);
+    /// - `PACC_RESUME=DIR`: resume from the checkpoint in `DIR` (an error if there is none);
+    /// - `PACC_RESUME=auto`: resume from `PACC_CHECKPOINT_DIR` if it holds a checkpoint, else
+    ///   start from the beginning.
     pub fn from_env() -> Result<Self, Error> {
         let mut o = Options::default();
         if let Ok(v) = std::env::var("PACC_BACKEND") {
@@ -82,7 +126,60 @@ impl Options {
             o.fma = matches!(v.as_str(), "1" | "true" | "yes");
         }
         o.trace = std::env::var_os("PACC_TRACE").map(PathBuf::from);
+        let every = env_usize("PACC_CHECKPOINT_EVERY")?;
+        let dir = std::env::var_os("PACC_CHECKPOINT_DIR")
+            .filter(|d| !d.is_empty())
+            .map(PathBuf::from);
+        match (&dir, every) {
+            (Some(d), every) => {
+                o.checkpoint = Some(Checkpointing {
+                    dir: d.clone(),
+                    every_blocks: every.unwrap_or(DEFAULT_CHECKPOINT_EVERY),
+                })
+            }
+            (None, Some(_)) => {
+                return Err(Error::Option(
+                    "PACC_CHECKPOINT_EVERY is set but PACC_CHECKPOINT_DIR is not; set the \
+                     directory the checkpoints go to"
+                        .into(),
+                ))
+            }
+            (None, None) => {}
+        }
+        match std::env::var_os("PACC_RESUME").filter(|v| !v.is_empty()) {
+            Some(v) if v == "auto" => {
+                match dir {
+                    Some(d) => o.resume = Some(Resume::IfPresent(d)),
+                    None => return Err(Error::Option(
+                        "PACC_RESUME=auto resumes from PACC_CHECKPOINT_DIR, which is not set; set \
+                         it, or name the directory: PACC_RESUME=DIR"
+                            .into(),
+                    )),
+                }
+            }
+            Some(v) => o.resume = Some(Resume::From(PathBuf::from(v))),
+            None => {}
+        }
+        o.validate()?;
         Ok(o)
+    }
+
+    /// Checks the options that can be checked without a call.
+    pub fn validate(&self) -> Result<(), Error> {
+        if let Some(c) = &self.checkpoint {
+            if c.every_blocks == 0 {
+                return Err(Error::Option(
+                    "checkpoint every 0 blocks; use 1 or more (PACC_CHECKPOINT_EVERY)".into(),
+                ));
+            }
+            if c.dir.as_os_str().is_empty() {
+                return Err(Error::Option(
+                    "the checkpoint directory is empty; name a directory (PACC_CHECKPOINT_DIR)"
+                        .into(),
+                ));
+            }
+        }
+        Ok(())
     }
 
     pub fn backend(mut self, b: BackendChoice) -> Self {
@@ -109,14 +206,35 @@ impl Options {
         self.trace = Some(path.into());
         self
     }
+    /// Checkpoint to `dir` every `every_blocks` blocks (see [`Checkpointing`]).
+    pub fn checkpoint(mut self, dir: impl Into<PathBuf>, every_blocks: usize) -> Self {
+        self.checkpoint = Some(Checkpointing {
+            dir: dir.into(),
+            every_blocks,
+        });
+        self
+    }
+    /// Resume from the checkpoint in `dir` (an error if there is none). The call must pass the
+    /// same initial arguments as the run that wrote it; the arrays it writes are overwritten
+    /// with the checkpoint's contents.
+    pub fn resume(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.resume = Some(Resume::From(dir.into()));
+        self
+    }
+    /// Resume from the checkpoint in `dir` if there is one, else start from the beginning.
+    pub fn resume_if_present(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.resume = Some(Resume::IfPresent(dir.into()));
+        self
+    }
 }
 
 fn env_usize(key: &str) -> Result<Option<usize>, Error> {
     match std::env::var(key) {
-        Ok(v) => v
-            .parse()
-            .map(Some)
-            .map_err(|_| Error::Option(format!("{key}={v}: expected a positive integer"))),
+        Ok(v) => v.parse().map(Some).map_err(|_| {
+            Error::Option(format!(
+                "{key}={v}: expected a non-negative integer; fix or unset it"
+            ))
+        }),
         Err(_) => Ok(None),
     }
 }

@@ -1,6 +1,7 @@
 //! The entry point generated wrappers call: validate, plan, pick a backend, execute, report.
 
-use crate::error::Error;
+use crate::checkpoint;
+use crate::error::{CheckpointRef, Error, Progress};
 use crate::exec::cpu::{self, Order};
 use crate::invocation::{Invocation, RunOutput};
 use crate::options::{BackendChoice, Options};
@@ -17,11 +18,27 @@ pub const DEFAULT_BLOCK_STEPS: usize = 4;
 
 /// Runs one call of a translated function.
 ///
-/// Everything about the call is validated before any data is touched; on an error the arrays are
-/// unchanged. With zero steps nothing is planned or moved and the reductions keep their initial
-/// values.
+/// Everything about the call is validated, and the run planned, before any data is touched; on
+/// an error other than [`Error::Failed`] the arrays are unchanged. With zero steps nothing is
+/// planned or moved and the reductions keep their initial values.
+///
+/// **Checkpoints.** With [`Options::checkpoint`] the time loop runs in segments of
+/// `every_blocks * block_steps` steps (each its own plan); after every segment but the last, the
+/// arrays, step counter and reductions are written to the directory atomically (see
+/// [`crate::checkpoint`]). With [`Options::resume`] the call first checks the checkpoint against
+/// the program and its own arguments (shape, element types, inputs, scalars, checksums), then
+/// loads it into the arrays and runs the remaining steps: the results are bit for bit those of
+/// an uninterrupted run.
+///
+/// **Threads.** `run` may be called from several threads at once, on different arrays: every
+/// call allocates its own buffers (the CPU backend's kernels share rayon's global pool; CUDA calls
+/// get their own streams on the shared context), and the process-wide state is synchronized (the
+/// once-per-process message when `auto` falls back to the CPU, the CUDA context and module
+/// caches). Calls run side by side, not serialized. Calls checkpointing to the same directory at
+/// once are not supported.
 pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<RunOutput, Error> {
     let start = Instant::now();
+    opts.validate()?;
     validate(program, &inv)?;
     let backend = choose_backend(opts.backend)?;
     let shape = inv.arrays[0].shape().to_vec();
@@ -34,44 +51,184 @@ pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<Run
     };
     let swap_replays = swap_replays(program, steps);
 
-    if steps == 0 {
+    // What a resumed call must agree with, and the checkpoint to resume from: checked against
+    // the call and verified, nothing loaded yet.
+    let durable = opts.checkpoint.is_some() || opts.resume.is_some();
+    let fp = durable.then(|| {
+        let saved = (0..program.arrays.len())
+            .map(|a| written_physically(program, a))
+            .collect();
+        checkpoint::fingerprint(program, &inv, saved)
+    });
+    let found = match (&opts.resume, &fp) {
+        (Some(r), Some(fp)) if steps > 0 => checkpoint::find(r, program, &inv, fp)?,
+        _ => None,
+    };
+    if let (Some(c), true) = (&opts.checkpoint, steps > 0) {
+        checkpoint::prepare_dir(c)?;
+    }
+    let first = found.as_ref().map_or(0, |f| f.state.step);
+    let mut notes: Vec<String> = tune_note.into_iter().collect();
+    if let Some(f) = &found {
+        notes.push(format!(
+            "resumed from the checkpoint in `{}` at step {} of {steps}",
+            f.at.dir.display(),
+            f.at.step
+        ));
+    }
+
+    // Plan every segment before any data is touched: full segments share one plan, the last one
+    // may be shorter (with the same chunks, so reductions add up in the same order).
+    let remaining = steps - first;
+    let seg_len = match &opts.checkpoint {
+        Some(c) => c.every_blocks.saturating_mul(popts.block_steps.max(1)),
+        None => remaining,
+    }
+    .min(remaining)
+    .max(1);
+    let point_planes: Vec<usize> = inv.points.iter().map(|p| p[0] as usize).collect();
+    let plans = if remaining > 0 {
+        let full = plan::build(program, &shape, seg_len, &point_planes, &popts)?;
+        let tail = remaining % seg_len;
+        let tail = if tail > 0 {
+            let o = PlanOptions {
+                chunks: full.chunks,
+                ..popts.clone()
+            };
+            Some(plan::build(program, &shape, tail, &point_planes, &o)?)
+        } else {
+            None
+        };
+        Some((full, tail))
+    } else {
+        None
+    };
+    let planned = start.elapsed().as_secs_f64();
+
+    let user_arrays = inv.arrays.clone();
+    let mut reductions = inv.reduction_init.clone();
+    let mut last_checkpoint = None;
+    if let Some(f) = &found {
+        checkpoint::load(f, &user_arrays).map_err(|e| Error::Failed {
+            cause: Box::new(e),
+            progress: Progress {
+                steps_complete: 0,
+                blocks_complete: 0,
+                torn: true,
+                checkpoint: None,
+            },
+        })?;
+        reductions = f.reductions();
+        last_checkpoint = Some(f.at.clone());
+    }
+    let Some((full, tail)) = plans else {
         let mut report = empty_report(program, backend.name(), &shape, &popts);
+        report.steps = steps;
+        report.adjustments = notes;
         report.stages.setup = start.elapsed().as_secs_f64();
         report.wall_seconds = start.elapsed().as_secs_f64();
         return Ok(RunOutput {
-            reductions: inv.reduction_init.clone(),
+            reductions,
             swap_replays,
             report,
         });
-    }
+    };
 
-    let point_planes: Vec<usize> = inv.points.iter().map(|p| p[0] as usize).collect();
-    let plan = plan::build(program, &shape, steps, &point_planes, &popts)?;
-    let planned = start.elapsed().as_secs_f64();
-    let order = match backend {
-        Backend::Cuda => {
-            let (reductions, mut report) = execute_cuda(program, &plan, &inv, opts)?;
-            report.stages.setup += planned;
-            report.adjustments.extend(tune_note);
-            report.wall_seconds = start.elapsed().as_secs_f64();
-            return Ok(RunOutput {
-                reductions,
-                swap_replays,
-                report,
-            });
+    let mut inv = inv;
+    let t0 = inv.t0;
+    let (mut done, mut blocks_done) = (first, 0usize);
+    let mut report: Option<Report> = None;
+    let (mut written, mut ckpt_seconds) = (0usize, 0.0f64);
+    while done < steps {
+        let plan = match &tail {
+            Some(t) if steps - done < seg_len => t,
+            _ => &full,
+        };
+        // The segment's plan starts from the identity binding: hand it the arrays the names
+        // refer to after `done` steps.
+        let binding = checkpoint::binding_at(program, done);
+        inv.arrays = binding.iter().map(|&p| user_arrays[p]).collect();
+        inv.t0 = t0 + done as i64;
+        inv.steps = plan.steps;
+        inv.reduction_init = reductions.clone();
+        let (r, seg) = execute(backend, program, plan, &inv, opts)
+            .map_err(|e| in_context(e, done, blocks_done, last_checkpoint.as_ref()))?;
+        reductions = r;
+        match &mut report {
+            None => report = Some(seg),
+            Some(total) => merge(total, seg),
         }
+        done += plan.steps;
+        blocks_done += plan.blocks.len();
+        if let (Some(c), Some(fp)) = (&opts.checkpoint, &fp) {
+            if done < steps {
+                let t = Instant::now();
+                let at = checkpoint::At {
+                    t0,
+                    step: done,
+                    steps_total: steps,
+                    block_steps: plan.block_steps,
+                    reductions: &reductions,
+                };
+                match checkpoint::write(c, program, &user_arrays, fp, at) {
+                    Ok(r) => last_checkpoint = Some(r),
+                    Err(e) => {
+                        return Err(Error::Failed {
+                            cause: Box::new(e),
+                            progress: Progress {
+                                steps_complete: done,
+                                blocks_complete: blocks_done,
+                                torn: false,
+                                checkpoint: last_checkpoint,
+                            },
+                        })
+                    }
+                }
+                written += 1;
+                ckpt_seconds += t.elapsed().as_secs_f64();
+            }
+        }
+    }
+    let mut report = report.expect("at least one segment ran");
+    if let Some(c) = &opts.checkpoint {
+        notes.push(format!(
+            "checkpointed every {} blocks to `{}`: {written} checkpoints, {ckpt_seconds:.3} s",
+            c.every_blocks,
+            c.dir.display()
+        ));
+    }
+    report.steps = steps;
+    report.stages.setup += planned;
+    report.adjustments.extend(notes);
+    report.wall_seconds = start.elapsed().as_secs_f64();
+    Ok(RunOutput {
+        reductions,
+        swap_replays,
+        report,
+    })
+}
+
+/// Runs one plan on the chosen backend; returns the reductions and the segment's report.
+fn execute(
+    backend: Backend,
+    program: &Program,
+    plan: &crate::plan::Plan,
+    inv: &Invocation<'_>,
+    opts: &Options,
+) -> Result<(Vec<f64>, Report), Error> {
+    let order = match backend {
+        Backend::Cuda => return execute_cuda(program, plan, inv, opts),
         Backend::Cpu(order) => order,
     };
-    let out = cpu::execute(program, &plan, &inv, order)?;
-    let mut stages = out.stages;
-    stages.setup += planned;
+    let start = Instant::now();
+    let out = cpu::execute(program, plan, inv, order)?;
     let report = Report {
         program: program.name.clone(),
         backend: backend.name().into(),
         device: Some(cpu_device()),
         scheme: plan.scheme,
-        shape: shape.clone(),
-        steps,
+        shape: plan.shape.clone(),
+        steps: plan.steps,
         chunks: plan.chunks,
         requested_chunks: plan.requested_chunks,
         block_steps: plan.block_steps,
@@ -80,15 +237,61 @@ pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<Run
         bytes_dtod: plan.bytes_dtod(),
         device_bytes: plan.device_bytes(),
         wall_seconds: start.elapsed().as_secs_f64(),
-        stages,
+        stages: out.stages,
         adjustments: plan.adjustments.clone(),
         timeline: Vec::new(),
     };
-    Ok(RunOutput {
-        reductions: out.reductions,
-        swap_replays,
-        report,
-    })
+    Ok((out.reductions, report))
+}
+
+/// An error of a segment that started after `done` steps (`blocks` blocks of this call) as the
+/// caller sees it: progress counted over the whole call, with the last checkpoint. Errors of a
+/// segment that found the arrays already written (or loaded from a checkpoint) say so.
+fn in_context(e: Error, done: usize, blocks: usize, last: Option<&CheckpointRef>) -> Error {
+    match e {
+        Error::Failed {
+            cause,
+            mut progress,
+        } => {
+            progress.steps_complete += done;
+            progress.blocks_complete += blocks;
+            progress.checkpoint = last.cloned();
+            Error::Failed { cause, progress }
+        }
+        e if done > 0 => Error::Failed {
+            cause: Box::new(e),
+            progress: Progress {
+                steps_complete: done,
+                blocks_complete: blocks,
+                torn: false,
+                checkpoint: last.cloned(),
+            },
+        },
+        e => e,
+    }
+}
+
+/// Adds a later segment's report to the run's.
+fn merge(total: &mut Report, seg: Report) {
+    total.bytes_htod += seg.bytes_htod;
+    total.bytes_dtoh += seg.bytes_dtoh;
+    total.bytes_dtod += seg.bytes_dtod;
+    total.device_bytes = total.device_bytes.max(seg.device_bytes);
+    total.wall_seconds += seg.wall_seconds;
+    let (t, s) = (&mut total.stages, &seg.stages);
+    t.htod += s.htod;
+    t.dtoh += s.dtoh;
+    t.dtod += s.dtod;
+    t.kernel += s.kernel;
+    t.host_copy += s.host_copy;
+    t.register += s.register;
+    t.setup += s.setup;
+    for a in seg.adjustments {
+        if !total.adjustments.contains(&a) {
+            total.adjustments.push(a);
+        }
+    }
+    total.timeline.extend(seg.timeline);
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -329,6 +532,9 @@ pub fn validate(program: &Program, inv: &Invocation<'_>) -> Result<(), Error> {
             });
         }
     }
+    if inv.steps > 0 {
+        check_halo(program, first.shape())?;
+    }
     for (a, (h, d)) in inv.arrays.iter().zip(&program.arrays).enumerate() {
         if !h.writable && written_physically(program, a) {
             return Err(Error::ReadOnly {
@@ -423,9 +629,43 @@ pub fn validate(program: &Program, inv: &Invocation<'_>) -> Result<(), Error> {
     Ok(())
 }
 
+/// Refuses arrays too small along some axis for the widest stencil to update a single point
+/// (its nest is then empty; the serial loop would do nothing or panic on a `usize` underflow).
+fn check_halo(program: &Program, shape: &[usize]) -> Result<(), Error> {
+    for (axis, &extent) in shape.iter().enumerate() {
+        for k in &program.kernels {
+            let reach_lo = k
+                .reads
+                .iter()
+                .filter_map(|r| r.lo.get(axis))
+                .map(|&l| (-l).max(0) as usize)
+                .max()
+                .unwrap_or(0);
+            let reach_hi = k
+                .reads
+                .iter()
+                .filter_map(|r| r.hi.get(axis))
+                .map(|&h| h.max(0) as usize)
+                .max()
+                .unwrap_or(0);
+            let need = reach_lo + reach_hi + 1;
+            if extent < need {
+                return Err(Error::SmallerThanHalo {
+                    axis,
+                    extent,
+                    need,
+                    reach_lo,
+                    reach_hi,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Whether physical array `a` is ever written: it is written by name, or it trades places through
 /// swaps with a name that is.
-fn written_physically(program: &Program, a: usize) -> bool {
+pub(crate) fn written_physically(program: &Program, a: usize) -> bool {
     // Arrays connected to `a` by swap statements (the orbit under the step's permutation).
     let mut group = vec![a];
     let mut changed = true;

@@ -9,6 +9,7 @@
 
 use crate::error::{Error, Result};
 use crate::exec::{reduction_identity, BufView, KernelFrame};
+use crate::fault::{self, Site, Tracker};
 use crate::invocation::Invocation;
 use crate::plan::{HostSide, Op, OpKind, Plan};
 use crate::program::{Elem, Program, ReduceOp, Stage};
@@ -38,6 +39,10 @@ pub struct ExecOutput {
 
 /// Runs `plan` for `program` on the CPU. Host arrays of `inv` are read and written in place.
 ///
+/// The user's arrays are written only by `DtoH` (to the user side) and `StageOut` operations.
+/// Every operation first passes the fault hook ([`crate::fault::hit`]); an error after the first
+/// write-back comes back as [`Error::Failed`] saying which blocks are complete.
+///
 /// The invocation must already be validated against the program (see [`crate::run::run`]); the
 /// plan is checked here against the invocation before any data is touched, so a malformed plan is
 /// an [`Error::Internal`] rather than an out-of-bounds access.
@@ -49,6 +54,12 @@ pub fn execute(
 ) -> Result<ExecOutput> {
     let setup = Instant::now();
     check_plan(program, plan, inv)?;
+    fault::hit(Site::Alloc, || {
+        format!(
+            "{} buffer sets of {} planes",
+            plan.buffer_sets, plan.buffer_planes
+        )
+    })?;
     let mut mem = Memory::new(program, plan);
     let order = match order {
         Order::Submission => (0..plan.ops.len()).collect(),
@@ -60,12 +71,15 @@ pub fn execute(
     };
     let mut partials = Partials::new(program, plan.steps);
     let shape = &plan.shape;
+    let mut tracker = Tracker::new(plan);
     for i in order {
         let op = &plan.ops[i];
+        fault::hit(Site::of(&op.kind), || describe(i, op)).map_err(|e| tracker.fail(e))?;
         let start = Instant::now();
         let slot = run_op(program, plan, inv, &mut mem, shape, op, &mut partials);
         let secs = start.elapsed().as_secs_f64();
         *slot(&mut stages) += secs;
+        tracker.finished(plan, i);
     }
     Ok(ExecOutput {
         reductions: partials.finish(program, inv, plan.steps),
@@ -74,6 +88,23 @@ pub fn execute(
 }
 
 type StageSlot = fn(&mut StageTimes) -> &mut f64;
+
+/// An operation for error messages: index, kind, block, chunk.
+fn describe(i: usize, op: &Op) -> String {
+    let name = match &op.kind {
+        OpKind::HtoD { .. } => "HtoD",
+        OpKind::DtoH { .. } => "DtoH",
+        OpKind::StageIn { .. } => "StageIn",
+        OpKind::StageOut { .. } => "StageOut",
+        OpKind::DtoD { .. } => "DtoD",
+        OpKind::Kernel { .. } => "Kernel",
+        OpKind::Point { .. } => "Point",
+    };
+    format!(
+        "plan operation {i}, {name} of block {} chunk {}",
+        op.block, op.chunk
+    )
+}
 
 fn run_op(
     program: &Program,

@@ -1,0 +1,872 @@
+//! Checkpoints: what a run writes every N blocks so that it can be resumed after a crash.
+//!
+//! # Layout
+//!
+//! ```text
+//! DIR/LATEST                      "ckpt-<step>-<id>\n<crc32 of its state.json, 8 hex digits>\n"
+//! DIR/ckpt-<step>-<id>/state.json program, shape, t0, step counter, binding, reductions,
+//!                                 scalars, checksums (see `State`)
+//! DIR/ckpt-<step>-<id>/<arg>.npy  one per array the run writes, named after the function's
+//!                                 argument: the contents of that argument's memory
+//! ```
+//!
+//! Every `.npy` is numpy format 1.0 (`numpy.load` reads it): C order, little-endian `<f4`/`<f8`
+//! (the machine's byte order), the arrays' shape. A file holds the memory of the argument it is
+//! named after; after `step` steps the *name* `a` of the loop refers to the argument
+//! `binding[a]` (swaps trade arrays between names). `state.json` says so in each array's
+//! `bound_to` entry: the loop variable that refers to that memory at the checkpoint's step. Arrays
+//! the run never writes (inputs such as a velocity model) are not saved: their checksum is, and a
+//! resumed call must pass the same contents.
+//!
+//! # Atomicity
+//!
+//! A checkpoint is written into `DIR/tmp-<id>`, each file fsynced, then the directory is renamed
+//! to `ckpt-<step>-<id>` and `LATEST` is replaced (write `LATEST.tmp-<id>`, fsync, rename) —
+//! the rename of `LATEST` is the commit point. A crash at any moment leaves `LATEST` naming a
+//! complete checkpoint (or no `LATEST` before the first commit). Older `ckpt-*` and stray
+//! `tmp-*` entries are removed after the commit. Every file's CRC-32 is in `state.json`, and
+//! `state.json`'s CRC-32 is in `LATEST`; resuming checks them all before it touches the arrays.
+//!
+//! One run at a time may use a directory.
+
+use crate::error::{CheckpointError, CheckpointRef, Error};
+use crate::fault::{self, Site};
+use crate::invocation::{HostArray, Invocation};
+use crate::options::{Checkpointing, Resume};
+use crate::program::{Elem, Program, Stage};
+use serde::{Deserialize, Serialize};
+use std::fs::{self, File};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+/// `state.json`'s `format` field.
+pub const FORMAT: &str = "pacc-checkpoint";
+/// `state.json`'s `version` field; a checkpoint of another version is refused.
+pub const VERSION: u32 = 1;
+/// Name of the pointer file.
+pub const LATEST: &str = "LATEST";
+const STATE: &str = "state.json";
+/// Bytes read or written at a time.
+const PIECE: usize = 16 << 20;
+
+/// The contents of `state.json`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct State {
+    pub format: String,
+    pub version: u32,
+    pub program: String,
+    pub shape: Vec<usize>,
+    /// Value of the time variable at the call's first step.
+    pub t0: i64,
+    /// Time steps done (counted from the call's first step).
+    pub step: usize,
+    /// Steps of the call that wrote it (for information; a resumed call may run more).
+    pub steps_total: usize,
+    pub block_steps: usize,
+    pub every_blocks: usize,
+    /// Logical -> physical: the loop's array name `a` refers to the argument `binding[a]`.
+    pub binding: Vec<usize>,
+    pub arrays: Vec<SavedArray>,
+    pub reductions: Vec<SavedReduction>,
+    pub scalars: Vec<SavedScalar>,
+    pub slices: Vec<SavedSlice>,
+}
+
+/// One argument array (physical array = argument position).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SavedArray {
+    /// The argument's name.
+    pub name: String,
+    pub elem: String,
+    /// The `.npy` file, for arrays the run writes; `None` for inputs (not saved).
+    pub file: Option<String>,
+    /// CRC-32 of the whole `.npy` file; for inputs, of the array's contents.
+    pub crc32: u32,
+    /// Size of the `.npy` file (inputs: of the contents), in bytes.
+    pub bytes: u64,
+    /// The loop's array name that refers to this memory at `step`.
+    pub bound_to: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SavedReduction {
+    pub name: String,
+    /// `f64::to_bits` of the value (an f64 holding the reduction's type exactly).
+    pub bits: u64,
+    /// The value, for people reading the file.
+    pub value: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SavedScalar {
+    pub name: String,
+    /// `{:?}` of the `ScalarValue` (exact: Rust prints floats round-trip).
+    pub value: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SavedSlice {
+    pub name: String,
+    pub len: usize,
+    pub crc32: u32,
+}
+
+/// The binding of names to physical arrays after `steps` steps: `b[a]` is the argument the
+/// name `a` refers to.
+pub fn binding_at(program: &Program, steps: usize) -> Vec<usize> {
+    let n = program.arrays.len();
+    let start: Vec<usize> = (0..n).collect();
+    let one = |b: &[usize]| {
+        let mut b = b.to_vec();
+        for stage in &program.step {
+            if let Stage::Swap(x, y) = *stage {
+                b.swap(x, y);
+            }
+        }
+        b
+    };
+    let mut period = 1;
+    let mut b = one(&start);
+    while b != start {
+        b = one(&b);
+        period += 1;
+    }
+    let mut b = start;
+    for _ in 0..steps % period {
+        b = one(&b);
+    }
+    b
+}
+
+/// What a resumed call must agree with, computed once per call (reads the input arrays).
+pub(crate) struct Fingerprint {
+    /// Per physical array: whether it is saved (the run may write it).
+    saved: Vec<bool>,
+    /// Per physical array: CRC-32 of the contents of the arrays that are not saved.
+    inputs: Vec<Option<u32>>,
+    scalars: Vec<SavedScalar>,
+    slices: Vec<SavedSlice>,
+}
+
+pub(crate) fn fingerprint(
+    program: &Program,
+    inv: &Invocation<'_>,
+    saved: Vec<bool>,
+) -> Fingerprint {
+    let inputs = inv
+        .arrays
+        .iter()
+        .zip(&saved)
+        .map(|(h, &s)| (!s).then(|| crc32fast::hash(unsafe { host_bytes(h) })))
+        .collect();
+    let scalars = inv
+        .scalars
+        .iter()
+        .zip(&program.scalars)
+        .map(|(v, d)| SavedScalar {
+            name: d.name.clone(),
+            value: format!("{v:?}"),
+        })
+        .collect();
+    let slices = inv
+        .slices
+        .iter()
+        .zip(&program.slices)
+        .map(|(s, d)| SavedSlice {
+            name: d.name.clone(),
+            len: s.len,
+            // SAFETY: the wrapper made the slice from a live `&[T]` of `len` elements.
+            crc32: crc32fast::hash(unsafe {
+                std::slice::from_raw_parts(s.ptr, s.len * s.elem.size())
+            }),
+        })
+        .collect();
+    Fingerprint {
+        saved,
+        inputs,
+        scalars,
+        slices,
+    }
+}
+
+/// The bytes of a host array.
+///
+/// # Safety
+/// The array must be alive and not written concurrently (the run holds the caller's borrows and
+/// no executor runs while checkpoints are read or written).
+unsafe fn host_bytes(h: &HostArray) -> &[u8] {
+    std::slice::from_raw_parts(h.ptr, h.bytes())
+}
+
+/// Where a run stands when it writes a checkpoint.
+pub(crate) struct At<'a> {
+    pub t0: i64,
+    pub step: usize,
+    pub steps_total: usize,
+    pub block_steps: usize,
+    pub reductions: &'a [f64],
+}
+
+fn io_err(path: &Path, e: impl std::fmt::Display) -> Error {
+    Error::Checkpoint(CheckpointError::Write {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })
+}
+
+fn unique_id() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!(
+        "{}-{:x}-{}",
+        std::process::id(),
+        nanos,
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+fn sync_dir(dir: &Path) -> Result<(), Error> {
+    File::open(dir)
+        .and_then(|f| f.sync_all())
+        .map_err(|e| io_err(dir, e))
+}
+
+/// Makes sure checkpoints can be written to `cfg.dir` (creates it, writes and removes a probe
+/// file), so that an unusable directory is an error before the run touches any data.
+pub(crate) fn prepare_dir(cfg: &Checkpointing) -> Result<(), Error> {
+    let root = &cfg.dir;
+    fs::create_dir_all(root).map_err(|e| io_err(root, e))?;
+    let probe = root.join(format!("tmp-probe-{}", unique_id()));
+    let r = write_synced(&probe, b"pacc");
+    let _ = fs::remove_file(&probe);
+    r
+}
+
+/// Writes a checkpoint of `arrays` (the call's arguments, physical order) and makes it current.
+pub(crate) fn write(
+    cfg: &Checkpointing,
+    program: &Program,
+    arrays: &[HostArray],
+    fp: &Fingerprint,
+    at: At<'_>,
+) -> Result<CheckpointRef, Error> {
+    let root = &cfg.dir;
+    fs::create_dir_all(root).map_err(|e| io_err(root, e))?;
+    let id = unique_id();
+    let tmp = root.join(format!("tmp-{id}"));
+    let name = format!("ckpt-{:012}-{id}", at.step);
+    let fin = root.join(&name);
+    let result = write_into(&tmp, &fin, &name, cfg, program, arrays, fp, &at);
+    if result.is_err() {
+        let _ = fs::remove_dir_all(&tmp);
+        let _ = fs::remove_dir_all(&fin);
+        let _ = fs::remove_file(root.join(format!("{LATEST}.tmp-{name}")));
+        return result.map(|_| unreachable!());
+    }
+    // Best effort: older checkpoints and leftovers of interrupted writes.
+    if let Ok(entries) = fs::read_dir(root) {
+        for e in entries.flatten() {
+            let n = e.file_name();
+            let n = n.to_string_lossy();
+            if n != name && (n.starts_with("ckpt-") || n.starts_with("tmp-")) {
+                if e.path().is_dir() {
+                    let _ = fs::remove_dir_all(e.path());
+                } else {
+                    let _ = fs::remove_file(e.path());
+                }
+            } else if n.starts_with("LATEST.tmp-") {
+                let _ = fs::remove_file(e.path());
+            }
+        }
+    }
+    Ok(CheckpointRef {
+        dir: root.clone(),
+        step: at.step,
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn write_into(
+    tmp: &Path,
+    fin: &Path,
+    name: &str,
+    cfg: &Checkpointing,
+    program: &Program,
+    arrays: &[HostArray],
+    fp: &Fingerprint,
+    at: &At<'_>,
+) -> Result<(), Error> {
+    let root = &cfg.dir;
+    fs::create_dir(tmp).map_err(|e| io_err(tmp, e))?;
+    let binding = binding_at(program, at.step);
+    let mut held_by = vec![String::new(); arrays.len()];
+    for (a, &p) in binding.iter().enumerate() {
+        held_by[p] = program.arrays[a].name.clone();
+    }
+    let mut saved = Vec::with_capacity(arrays.len());
+    for (p, h) in arrays.iter().enumerate() {
+        let decl = &program.arrays[p];
+        let entry = if fp.saved[p] {
+            let file = format!("{}.npy", decl.name);
+            let path = tmp.join(&file);
+            // SAFETY: see `host_bytes`.
+            let (bytes, crc) =
+                write_npy(&path, h, unsafe { host_bytes(h) }).map_err(|e| io_err(&path, e))?;
+            SavedArray {
+                name: decl.name.clone(),
+                elem: decl.elem.rust_name().into(),
+                file: Some(file),
+                crc32: crc,
+                bytes,
+                bound_to: held_by[p].clone(),
+            }
+        } else {
+            SavedArray {
+                name: decl.name.clone(),
+                elem: decl.elem.rust_name().into(),
+                file: None,
+                crc32: fp.inputs[p].unwrap_or(0),
+                bytes: h.bytes() as u64,
+                bound_to: held_by[p].clone(),
+            }
+        };
+        saved.push(entry);
+    }
+    fault::hit(Site::Checkpoint, || {
+        format!("checkpoint at step {} in `{}`", at.step, root.display())
+    })?;
+    let state = State {
+        format: FORMAT.into(),
+        version: VERSION,
+        program: program.name.clone(),
+        shape: arrays[0].shape().to_vec(),
+        t0: at.t0,
+        step: at.step,
+        steps_total: at.steps_total,
+        block_steps: at.block_steps,
+        every_blocks: cfg.every_blocks,
+        binding,
+        arrays: saved,
+        reductions: program
+            .reductions
+            .iter()
+            .zip(at.reductions)
+            .map(|(d, &v)| SavedReduction {
+                name: d.name.clone(),
+                bits: v.to_bits(),
+                value: format!("{v:?}"),
+            })
+            .collect(),
+        scalars: fp.scalars.clone(),
+        slices: fp.slices.clone(),
+    };
+    let json = serde_json::to_vec_pretty(&state).map_err(|e| io_err(tmp, e))?;
+    let state_path = tmp.join(STATE);
+    write_synced(&state_path, &json)?;
+    sync_dir(tmp)?;
+    fs::rename(tmp, fin).map_err(|e| io_err(fin, e))?;
+    sync_dir(root)?;
+    let latest_tmp = root.join(format!("{LATEST}.tmp-{name}"));
+    let pointer = format!("{name}\n{:08x}\n", crc32fast::hash(&json));
+    write_synced(&latest_tmp, pointer.as_bytes())?;
+    let latest = root.join(LATEST);
+    fs::rename(&latest_tmp, &latest).map_err(|e| io_err(&latest, e))?;
+    sync_dir(root)
+}
+
+fn write_synced(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    let mut f = File::create(path).map_err(|e| io_err(path, e))?;
+    f.write_all(bytes).map_err(|e| io_err(path, e))?;
+    f.sync_all().map_err(|e| io_err(path, e))
+}
+
+fn descr(elem: Elem) -> &'static str {
+    match (elem, cfg!(target_endian = "little")) {
+        (Elem::F32, true) => "<f4",
+        (Elem::F64, true) => "<f8",
+        (Elem::F32, false) => ">f4",
+        (Elem::F64, false) => ">f8",
+    }
+}
+
+/// The `.npy` (format 1.0) header of an array: magic, version, header length, the header dict
+/// padded with spaces to a multiple of 64 bytes and ending in a newline.
+pub fn npy_header(elem: Elem, shape: &[usize]) -> Vec<u8> {
+    let dims = match shape {
+        [n] => format!("({n},)"),
+        s => format!(
+            "({})",
+            s.iter()
+                .map(|n| n.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    let mut dict = format!(
+        "{{'descr': '{}', 'fortran_order': False, 'shape': {dims}, }}",
+        descr(elem)
+    );
+    let unpadded = 10 + dict.len() + 1;
+    dict.push_str(&" ".repeat(unpadded.next_multiple_of(64) - unpadded));
+    dict.push('\n');
+    let mut h = Vec::with_capacity(10 + dict.len());
+    h.extend_from_slice(b"\x93NUMPY\x01\x00");
+    h.extend_from_slice(&(dict.len() as u16).to_le_bytes());
+    h.extend_from_slice(dict.as_bytes());
+    h
+}
+
+/// Writes `data` as a `.npy` file, fsynced; returns its size and CRC-32.
+fn write_npy(path: &Path, h: &HostArray, data: &[u8]) -> std::io::Result<(u64, u32)> {
+    let header = npy_header(h.elem, h.shape());
+    let mut f = File::create(path)?;
+    let mut crc = crc32fast::Hasher::new();
+    f.write_all(&header)?;
+    crc.update(&header);
+    for piece in data.chunks(PIECE) {
+        f.write_all(piece)?;
+        crc.update(piece);
+    }
+    f.sync_all()?;
+    Ok(((header.len() + data.len()) as u64, crc.finalize()))
+}
+
+/// What a `.npy` header says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NpyHeader {
+    pub descr: String,
+    pub fortran_order: bool,
+    pub shape: Vec<usize>,
+    /// Offset of the data in the file.
+    pub data_offset: usize,
+}
+
+/// Parses the header of a `.npy` file (versions 1.0 to 3.0) from its first bytes.
+pub fn parse_npy_header(bytes: &[u8]) -> Result<NpyHeader, String> {
+    if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
+        return Err("not a .npy file (bad magic)".into());
+    }
+    let (len, start) = match bytes[6] {
+        1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
+        2 | 3 if bytes.len() >= 12 => (
+            u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
+            12,
+        ),
+        v => return Err(format!("unsupported .npy version {v}")),
+    };
+    let text = bytes
+        .get(start..start + len)
+        .ok_or("the .npy header is truncated")?;
+    let text = std::str::from_utf8(text).map_err(|_| "the .npy header is not text")?;
+    let value_after = |key: &str| -> Result<&str, String> {
+        let k = format!("'{key}':");
+        let i = text
+            .find(&k)
+            .ok_or_else(|| format!("the .npy header has no '{key}'"))?;
+        Ok(text[i + k.len()..].trim_start())
+    };
+    let d = value_after("descr")?;
+    let descr = d
+        .strip_prefix('\'')
+        .and_then(|r| r.split_once('\''))
+        .map(|(v, _)| v.to_string())
+        .ok_or("bad 'descr' in the .npy header")?;
+    let f = value_after("fortran_order")?;
+    let fortran_order = if f.starts_with("False") {
+        false
+    } else if f.starts_with("True") {
+        true
+    } else {
+        return Err("bad 'fortran_order' in the .npy header".into());
+    };
+    let s = value_after("shape")?;
+    let inner = s
+        .strip_prefix('(')
+        .and_then(|r| r.split_once(')'))
+        .map(|(v, _)| v)
+        .ok_or("bad 'shape' in the .npy header")?;
+    let shape = inner
+        .split(',')
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(|t| {
+            t.parse::<usize>()
+                .map_err(|_| format!("bad shape entry `{t}`"))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(NpyHeader {
+        descr,
+        fortran_order,
+        shape,
+        data_offset: start + len,
+    })
+}
+
+/// A checkpoint found, checked against the call and verified; nothing loaded yet.
+pub(crate) struct Found {
+    /// The checkpoint's own directory (`DIR/ckpt-...`).
+    path: PathBuf,
+    pub state: State,
+    pub at: CheckpointRef,
+}
+
+impl Found {
+    pub fn reductions(&self) -> Vec<f64> {
+        self.state
+            .reductions
+            .iter()
+            .map(|r| f64::from_bits(r.bits))
+            .collect()
+    }
+}
+
+fn read_err(path: &Path, e: impl std::fmt::Display) -> Error {
+    Error::Checkpoint(CheckpointError::Read {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })
+}
+
+fn corrupt(path: &Path, reason: impl Into<String>) -> Error {
+    Error::Checkpoint(CheckpointError::Corrupt {
+        path: path.to_path_buf(),
+        reason: reason.into(),
+    })
+}
+
+/// Finds the checkpoint to resume from, checks it against the program and the call, and
+/// verifies every checksum. Touches none of the call's arrays. `Ok(None)`: there is none and
+/// `resume` allows starting from the beginning.
+pub(crate) fn find(
+    resume: &Resume,
+    program: &Program,
+    inv: &Invocation<'_>,
+    fp: &Fingerprint,
+) -> Result<Option<Found>, Error> {
+    let root = resume.dir();
+    let latest = root.join(LATEST);
+    let pointer = match fs::read_to_string(&latest) {
+        Ok(p) => p,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return match resume {
+                Resume::IfPresent(_) => Ok(None),
+                Resume::From(d) => Err(Error::Checkpoint(CheckpointError::Missing {
+                    dir: d.clone(),
+                })),
+            }
+        }
+        Err(e) => return Err(read_err(&latest, e)),
+    };
+    let mut lines = pointer.lines();
+    let (name, want_crc) = match (
+        lines.next(),
+        lines.next().map(|c| u32::from_str_radix(c, 16)),
+    ) {
+        (Some(n), Some(Ok(c)))
+            if n.starts_with("ckpt-") && !n.contains(['/', '\\']) && !n.contains("..") =>
+        {
+            (n.to_string(), c)
+        }
+        _ => {
+            return Err(corrupt(
+                &latest,
+                "it does not name a checkpoint and its checksum",
+            ))
+        }
+    };
+    let path = root.join(&name);
+    let state_path = path.join(STATE);
+    let json = fs::read(&state_path).map_err(|e| read_err(&state_path, e))?;
+    if crc32fast::hash(&json) != want_crc {
+        return Err(corrupt(
+            &state_path,
+            format!(
+                "its CRC-32 is {:08x}, but {LATEST} says {want_crc:08x}",
+                crc32fast::hash(&json)
+            ),
+        ));
+    }
+    let state: State =
+        serde_json::from_slice(&json).map_err(|e| corrupt(&state_path, e.to_string()))?;
+    check_state(&state, root, &state_path, program, inv, fp)?;
+    // Verify every saved file before anything is loaded.
+    for (p, a) in state.arrays.iter().enumerate() {
+        if let Some(file) = &a.file {
+            let fpath = path.join(file);
+            verify_npy(&fpath, &inv.arrays[p], a)?;
+        }
+    }
+    let at = CheckpointRef {
+        dir: root.to_path_buf(),
+        step: state.step,
+    };
+    Ok(Some(Found { path, state, at }))
+}
+
+fn check_state(
+    state: &State,
+    root: &Path,
+    state_path: &Path,
+    program: &Program,
+    inv: &Invocation<'_>,
+    fp: &Fingerprint,
+) -> Result<(), Error> {
+    let mismatch = |what: &str, saved: String, call: String| {
+        Err(Error::Checkpoint(CheckpointError::Mismatch {
+            dir: root.to_path_buf(),
+            what: what.into(),
+            saved,
+            call,
+        }))
+    };
+    if state.format != FORMAT {
+        return Err(corrupt(state_path, format!("format `{}`", state.format)));
+    }
+    if state.version != VERSION {
+        return mismatch(
+            "the checkpoint format version",
+            state.version.to_string(),
+            format!("{VERSION} (what this pacc reads)"),
+        );
+    }
+    if state.program != program.name {
+        return mismatch(
+            "the program",
+            format!("`{}`", state.program),
+            format!("`{}`", program.name),
+        );
+    }
+    let shape = inv.arrays[0].shape();
+    if state.shape != shape {
+        return mismatch(
+            "the array shape",
+            format!("{:?}", state.shape),
+            format!("{shape:?}"),
+        );
+    }
+    let names = |v: Vec<String>| v.join(", ");
+    let saved_arrays: Vec<String> = state
+        .arrays
+        .iter()
+        .map(|a| format!("{}: {}", a.name, a.elem))
+        .collect();
+    let call_arrays: Vec<String> = program
+        .arrays
+        .iter()
+        .map(|a| format!("{}: {}", a.name, a.elem.rust_name()))
+        .collect();
+    if saved_arrays != call_arrays {
+        return mismatch("the arrays", names(saved_arrays), names(call_arrays));
+    }
+    if state.t0 != inv.t0 {
+        return mismatch(
+            "the time loop's first value",
+            state.t0.to_string(),
+            inv.t0.to_string(),
+        );
+    }
+    if state.step > inv.steps {
+        return mismatch(
+            "the step counter",
+            format!("{} steps done", state.step),
+            format!("a run of {} steps", inv.steps),
+        );
+    }
+    for (s, c) in state.scalars.iter().zip(&fp.scalars) {
+        if s != c {
+            return mismatch(
+                &format!("scalar `{}`", c.name),
+                s.value.clone(),
+                c.value.clone(),
+            );
+        }
+    }
+    if state.scalars.len() != fp.scalars.len() {
+        return mismatch(
+            "the number of scalars",
+            state.scalars.len().to_string(),
+            fp.scalars.len().to_string(),
+        );
+    }
+    if state.slices.len() != fp.slices.len() {
+        return mismatch(
+            "the number of slices",
+            state.slices.len().to_string(),
+            fp.slices.len().to_string(),
+        );
+    }
+    for (s, c) in state.slices.iter().zip(&fp.slices) {
+        if s != c {
+            return mismatch(
+                &format!("slice `{}`", c.name),
+                format!("{} elements with CRC-32 {:08x}", s.len, s.crc32),
+                format!("{} elements with CRC-32 {:08x}", c.len, c.crc32),
+            );
+        }
+    }
+    for (p, a) in state.arrays.iter().enumerate() {
+        match (&a.file, fp.saved[p], fp.inputs[p]) {
+            (Some(_), true, _) => {}
+            (None, false, Some(crc)) => {
+                if a.crc32 != crc {
+                    return mismatch(
+                        &format!("the contents of input array `{}`", a.name),
+                        format!("CRC-32 {:08x}", a.crc32),
+                        format!("CRC-32 {crc:08x}"),
+                    );
+                }
+            }
+            _ => {
+                return Err(corrupt(
+                    state_path,
+                    format!(
+                        "array `{}` is saved where it should not be, or missing",
+                        a.name
+                    ),
+                ))
+            }
+        }
+    }
+    if state.binding != binding_at(program, state.step) {
+        return Err(corrupt(
+            state_path,
+            format!(
+                "its binding {:?} is not the one after {} steps, {:?}",
+                state.binding,
+                state.step,
+                binding_at(program, state.step)
+            ),
+        ));
+    }
+    let saved_red: Vec<&str> = state.reductions.iter().map(|r| r.name.as_str()).collect();
+    let call_red: Vec<&str> = program.reductions.iter().map(|r| r.name.as_str()).collect();
+    if saved_red != call_red {
+        return mismatch("the reductions", saved_red.join(", "), call_red.join(", "));
+    }
+    Ok(())
+}
+
+/// Reads and checks the header of a saved array's file; returns the open file positioned at
+/// the data, the header bytes, and the data length.
+fn open_npy(path: &Path, h: &HostArray, a: &SavedArray) -> Result<(File, Vec<u8>), Error> {
+    let mut f = File::open(path).map_err(|e| read_err(path, e))?;
+    let len = f.metadata().map_err(|e| read_err(path, e))?.len();
+    if len != a.bytes {
+        return Err(corrupt(
+            path,
+            format!("it has {len} bytes, state.json says {}", a.bytes),
+        ));
+    }
+    let mut head = vec![0u8; 12];
+    let n = read_up_to(&mut f, &mut head).map_err(|e| read_err(path, e))?;
+    head.truncate(n);
+    let need = match head.get(6) {
+        Some(1) if n >= 10 => 10 + u16::from_le_bytes([head[8], head[9]]) as usize,
+        Some(2 | 3) if n >= 12 => {
+            12 + u32::from_le_bytes([head[8], head[9], head[10], head[11]]) as usize
+        }
+        _ => return Err(corrupt(path, "not a .npy file (bad magic or version)")),
+    };
+    if need as u64 > len {
+        return Err(corrupt(path, "the .npy header is truncated"));
+    }
+    head.resize(need, 0);
+    if need > n {
+        f.read_exact(&mut head[n..])
+            .map_err(|e| read_err(path, e))?;
+    } else {
+        // Read past the header: reopen at the data.
+        use std::io::Seek;
+        f.seek(std::io::SeekFrom::Start(need as u64))
+            .map_err(|e| read_err(path, e))?;
+    }
+    let hdr = parse_npy_header(&head).map_err(|r| corrupt(path, r))?;
+    if hdr.descr != descr(h.elem) || hdr.fortran_order || hdr.shape != h.shape() {
+        return Err(corrupt(
+            path,
+            format!(
+                "its header says {} {:?}{}, the array is {} {:?}",
+                hdr.descr,
+                hdr.shape,
+                if hdr.fortran_order {
+                    " in Fortran order"
+                } else {
+                    ""
+                },
+                descr(h.elem),
+                h.shape()
+            ),
+        ));
+    }
+    if len - need as u64 != h.bytes() as u64 {
+        return Err(corrupt(
+            path,
+            format!(
+                "{} data bytes, the array has {}",
+                len - need as u64,
+                h.bytes()
+            ),
+        ));
+    }
+    Ok((f, head))
+}
+
+fn read_up_to(f: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match f.read(&mut buf[n..])? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(n)
+}
+
+fn verify_npy(path: &Path, h: &HostArray, a: &SavedArray) -> Result<(), Error> {
+    let (mut f, head) = open_npy(path, h, a)?;
+    let mut crc = crc32fast::Hasher::new();
+    crc.update(&head);
+    let mut buf = vec![0u8; PIECE.min(h.bytes().max(1))];
+    loop {
+        let n = f.read(&mut buf).map_err(|e| read_err(path, e))?;
+        if n == 0 {
+            break;
+        }
+        crc.update(&buf[..n]);
+    }
+    let got = crc.finalize();
+    if got != a.crc32 {
+        return Err(corrupt(
+            path,
+            format!("its CRC-32 is {got:08x}, state.json says {:08x}", a.crc32),
+        ));
+    }
+    Ok(())
+}
+
+/// Loads a verified checkpoint into the call's arrays (physical order). An error here (the
+/// files changed since [`find`] verified them) may leave arrays partly loaded.
+pub(crate) fn load(found: &Found, arrays: &[HostArray]) -> Result<(), Error> {
+    for (h, a) in arrays.iter().zip(&found.state.arrays) {
+        let Some(file) = &a.file else { continue };
+        let path = found.path.join(file);
+        let (mut f, head) = open_npy(&path, h, a)?;
+        let mut crc = crc32fast::Hasher::new();
+        crc.update(&head);
+        // SAFETY: the array is writable (the run writes it, `validate` checked), alive, and
+        // nothing else accesses it while the run holds the caller's borrows.
+        let dst = unsafe { std::slice::from_raw_parts_mut(h.ptr, h.bytes()) };
+        for piece in dst.chunks_mut(PIECE) {
+            f.read_exact(piece).map_err(|e| read_err(&path, e))?;
+            crc.update(piece);
+        }
+        if crc.finalize() != a.crc32 {
+            return Err(corrupt(&path, "it changed while it was being loaded"));
+        }
+    }
+    Ok(())
+}
