@@ -12,6 +12,7 @@ pub mod plan;
 pub mod program;
 pub mod report;
 pub mod run;
+pub mod tune;
 
 pub use error::{CheckpointError, CheckpointRef, Error, Progress, Result};
 pub use invocation::{HostArray, HostSlice, Invocation, RunOutput, ScalarValue};

@@ -44,6 +44,11 @@ pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<Run
     let shape = inv.arrays[0].shape().to_vec();
     let steps = inv.steps;
     let popts = plan_options(program, shape[0], steps, opts);
+    // The tuner picks what neither the options nor the directive fix (CUDA backend only).
+    let (popts, tune_note) = match backend {
+        Backend::Cuda => crate::tune::auto_plan_options(program, &inv, opts, popts),
+        Backend::Cpu(_) => (popts, None),
+    };
     let swap_replays = swap_replays(program, steps);
 
     // What a resumed call must agree with, and the checkpoint to resume from: checked against
@@ -63,7 +68,7 @@ pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<Run
         checkpoint::prepare_dir(c)?;
     }
     let first = found.as_ref().map_or(0, |f| f.state.step);
-    let mut notes = Vec::new();
+    let mut notes: Vec<String> = tune_note.into_iter().collect();
     if let Some(f) = &found {
         notes.push(format!(
             "resumed from the checkpoint in `{}` at step {} of {steps}",

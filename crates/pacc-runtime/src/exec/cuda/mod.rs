@@ -25,10 +25,15 @@
 //!   order per step and walks the steps (`internals.md` §4).
 
 mod device;
+mod extra;
 mod memory;
 mod trace;
 
 pub use device::{available, DeviceInfo};
+pub use extra::{
+    device_memory_budget, free_memory, lock_host, managed_fits, measure_link, run_managed,
+    HostLock, ManagedOutput,
+};
 pub use memory::PinnedArray;
 pub use trace::{trace_json, write_trace};
 
