@@ -730,7 +730,10 @@ impl Ctx<'_> {
         let lo = self.bound(lo, axis)?;
         let mut hi = self.bound(hi, axis)?;
         if matches!(r.limits, syn::RangeLimits::Closed(_)) {
-            hi.offset += 1;
+            hi.offset = hi
+                .offset
+                .checked_add(1)
+                .ok_or_else(|| err(e, "loop bound out of range"))?;
         }
         Ok(AxisRange { lo, hi })
     }

@@ -75,10 +75,10 @@ pub fn c_ident(name: &str) -> String {
 }
 
 pub fn kernel_name(f: &Func, i: usize) -> String {
-    format!("pacc_{}_k{i}", f.name)
+    format!("pacc_{}_k{i}", syn::ext::IdentExt::unraw(&f.name))
 }
 pub fn point_name(f: &Func, i: usize) -> String {
-    format!("pacc_{}_p{i}", f.name)
+    format!("pacc_{}_p{i}", syn::ext::IdentExt::unraw(&f.name))
 }
 
 struct Gen<'a> {
