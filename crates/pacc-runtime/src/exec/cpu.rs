@@ -12,7 +12,7 @@ use crate::exec::{reduction_identity, BufView, KernelFrame};
 use crate::fault::{self, Site, Tracker};
 use crate::invocation::Invocation;
 use crate::plan::{HostSide, Op, OpKind, Plan};
-use crate::program::{Elem, Program, ReduceOp, Stage};
+use crate::program::{Elem, Program, ReduceOp};
 use crate::report::StageTimes;
 use rayon::prelude::*;
 use std::ops::Range;
@@ -280,23 +280,7 @@ fn intersect(a: &Range<usize>, b: &Range<usize>) -> Range<usize> {
 }
 
 /// Combines two values of a reduction in its own type.
-pub fn combine(op: ReduceOp, elem: Elem, a: f64, b: f64) -> f64 {
-    match elem {
-        Elem::F64 => match op {
-            ReduceOp::Sum => a + b,
-            ReduceOp::Min => a.min(b),
-            ReduceOp::Max => a.max(b),
-        },
-        Elem::F32 => {
-            let (a, b) = (a as f32, b as f32);
-            (match op {
-                ReduceOp::Sum => a + b,
-                ReduceOp::Min => a.min(b),
-                ReduceOp::Max => a.max(b),
-            }) as f64
-        }
-    }
-}
+pub use super::reduce::combine;
 
 /// Device buffer sets and staging buffers, allocated once per run.
 struct Memory {
@@ -417,37 +401,18 @@ impl Partials {
         self.slots[step * self.nkernels + kernel].push((chunk, first, v));
     }
 
-    /// Walks the steps in order as the serial loop would (contract §4).
+    /// The final reductions (contract §4): chunks' partials in chunk order, steps in order.
     fn finish(mut self, program: &Program, inv: &Invocation<'_>, steps: usize) -> Vec<f64> {
-        let mut value = inv.reduction_init.clone();
-        if self.slots.is_empty() && program.resets.is_empty() {
-            return value;
+        for parts in &mut self.slots {
+            parts.sort_by_key(|&(chunk, first, _)| (chunk, first));
         }
-        for step in 0..steps {
-            for stage in &program.step {
-                match *stage {
-                    Stage::Reset(r) => {
-                        let red = program.resets[r].reduction;
-                        value[red] = inv.reset_values[r];
-                    }
-                    Stage::Kernel(k) if !program.kernels[k].reductions.is_empty() => {
-                        let parts = &mut self.slots[step * self.nkernels + k];
-                        parts.sort_by_key(|&(chunk, first, _)| (chunk, first));
-                        for (j, &r) in program.kernels[k].reductions.iter().enumerate() {
-                            let d = &program.reductions[r];
-                            let total = parts
-                                .iter()
-                                .fold(reduction_identity(d.op), |acc, (_, _, v)| {
-                                    combine(d.op, d.elem, acc, v[j])
-                                });
-                            value[r] = combine(d.op, d.elem, value[r], total);
-                        }
-                    }
-                    _ => {}
-                }
-            }
-        }
-        value
+        let (slots, nk) = (&self.slots, self.nkernels);
+        super::reduce::walk_steps(program, inv, steps, |step, k| {
+            slots
+                .get(step * nk + k)
+                .map(|p| p.iter().map(|(_, _, v)| v.as_slice()).collect())
+                .unwrap_or_default()
+        })
     }
 }
 

@@ -4,6 +4,7 @@ pub mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 mod frame;
+pub mod reduce;
 
 pub use frame::{
     reduction_identity, BufView, CpuKernelFn, CpuKernels, CpuPointFn, Grid, GridElem, KernelFrame,

@@ -38,11 +38,10 @@ pub use memory::PinnedArray;
 pub use trace::{trace_json, write_trace};
 
 use crate::error::Error;
-use crate::exec::reduction_identity;
 use crate::invocation::{Invocation, ScalarValue};
 use crate::options::Options;
 use crate::plan::{HostSide, OpKind, Plan, PlanOptions, Scheme};
-use crate::program::{Elem, Program, ReduceOp, Stage};
+use crate::program::{Elem, Program, ReduceOp};
 use crate::report::{Report, StageTimes, TraceEvent};
 use cudarc::driver::{result, sys, CudaContext};
 use device::cuda_err;
@@ -208,84 +207,22 @@ fn fit_plan(
     Ok(hp)
 }
 
+/// The call's own checks (shared with `run`), then that the plan was made for these arrays.
 fn validate(program: &Program, plan: &Plan, inv: &Invocation<'_>) -> Result<(), Error> {
-    let bad = |m: String| Err(Error::Internal(m));
-    if inv.arrays.len() != program.arrays.len() {
-        return bad(format!(
-            "{} arrays passed, the program has {}",
-            inv.arrays.len(),
-            program.arrays.len()
-        ));
-    }
-    for (a, d) in inv.arrays.iter().zip(&program.arrays) {
-        if a.elem != d.elem {
-            return bad(format!(
-                "array `{}` has element type {:?}, expected {:?}",
-                d.name, a.elem, d.elem
-            ));
-        }
-        if a.shape() != plan.shape.as_slice() {
-            return Err(Error::ShapeMismatch {
-                name: d.name.clone(),
-                got: a.shape().to_vec(),
-                first: "the plan".into(),
-                want: plan.shape.clone(),
-            });
-        }
-    }
-    for (i, d) in program.arrays.iter().enumerate() {
-        if program.is_written(i) && !inv.arrays[i].writable {
-            return Err(Error::ReadOnly {
-                name: d.name.clone(),
-            });
-        }
-    }
-    if inv.scalars.len() != program.scalars.len() {
-        return bad(format!(
-            "{} scalars passed, the program has {}",
-            inv.scalars.len(),
-            program.scalars.len()
-        ));
-    }
-    for (s, d) in inv.scalars.iter().zip(&program.scalars) {
-        if s.ty() != d.ty {
-            return bad(format!(
-                "scalar `{}` is {:?}, expected {:?}",
-                d.name,
-                s.ty(),
-                d.ty
-            ));
-        }
-    }
-    if inv.slices.len() != program.slices.len() {
-        return bad(format!(
-            "{} slices passed, the program has {}",
-            inv.slices.len(),
-            program.slices.len()
-        ));
-    }
-    for (s, d) in inv.slices.iter().zip(&program.slices) {
-        if s.elem != d.elem {
-            return bad(format!(
-                "slice `{}` has element type {:?}, expected {:?}",
-                d.name, s.elem, d.elem
-            ));
-        }
-    }
-    if inv.points.len() != program.points.len() {
-        return bad(format!(
-            "{} point indices passed, the program has {}",
-            inv.points.len(),
-            program.points.len()
-        ));
-    }
-    if inv.reduction_init.len() != program.reductions.len()
-        || inv.reset_values.len() != program.resets.len()
-    {
-        return bad("reduction initial or reset values do not match the program".into());
+    crate::run::validate(program, inv)?;
+    let shape = inv.arrays[0].shape();
+    if shape != plan.shape.as_slice() {
+        return Err(Error::ShapeMismatch {
+            name: program.arrays[0].name.clone(),
+            got: shape.to_vec(),
+            first: "the plan".into(),
+            want: plan.shape.clone(),
+        });
     }
     if plan.elem_sizes.len() != program.arrays.len() {
-        return bad("the plan and the program disagree on the arrays".into());
+        return Err(Error::Internal(
+            "the plan and the program disagree on the arrays".into(),
+        ));
     }
     Ok(())
 }
@@ -387,15 +324,6 @@ impl Drop for SyncOnDrop {
     fn drop(&mut self) {
         let _ = self.0.bind_to_thread();
         let _ = self.0.synchronize();
-    }
-}
-
-fn combine(op: ReduceOp, elem: Elem, a: f64, b: f64) -> f64 {
-    match (op, elem) {
-        (ReduceOp::Sum, Elem::F32) => ((a as f32) + (b as f32)) as f64,
-        (ReduceOp::Sum, Elem::F64) => a + b,
-        (ReduceOp::Min, _) => a.min(b),
-        (ReduceOp::Max, _) => a.max(b),
     }
 }
 
@@ -1085,35 +1013,19 @@ fn combine_reductions(
             }
         }
     }
-    let mut value = inv.reduction_init.clone();
-    for step in 0..plan.steps {
-        for stage in &program.step {
-            match *stage {
-                Stage::Reset(ri) => {
-                    let r = program.resets[ri].reduction;
-                    value[r] = inv.reset_values[ri];
-                }
-                Stage::Kernel(k) => {
-                    let kd = &program.kernels[k];
-                    if kd.reductions.is_empty() {
-                        continue;
-                    }
-                    let mut ops = by.get(&(step, k)).cloned().unwrap_or_default();
-                    ops.sort();
-                    for (j, &r) in kd.reductions.iter().enumerate() {
-                        let rd = &program.reductions[r];
-                        let mut total = reduction_identity(rd.op);
-                        for &(_, i) in &ops {
-                            total = combine(rd.op, rd.elem, total, vals[op_slot[i] + j]);
-                        }
-                        value[r] = combine(rd.op, rd.elem, value[r], total);
-                    }
-                }
-                _ => {}
-            }
-        }
+    for ops in by.values_mut() {
+        ops.sort();
     }
-    value
+    crate::exec::reduce::walk_steps(program, inv, plan.steps, |step, k| {
+        let n = program.kernels[k].reductions.len();
+        by.get(&(step, k))
+            .map(|ops| {
+                ops.iter()
+                    .map(|&(_, i)| &vals[op_slot[i]..op_slot[i] + n])
+                    .collect()
+            })
+            .unwrap_or_default()
+    })
 }
 
 #[cfg(test)]
