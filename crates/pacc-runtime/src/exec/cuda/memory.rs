@@ -122,6 +122,9 @@ impl DeviceBuf {
                 bytes: 0,
             });
         }
+        crate::fault::hit(crate::fault::Site::Alloc, || {
+            format!("{bytes} bytes of device memory for {what}")
+        })?;
         // SAFETY: plain allocation; freed in Drop.
         let ptr = unsafe { result::malloc_sync(bytes) }.map_err(cuda_err(format!(
             "allocating {bytes} bytes of device memory for {what}"
@@ -169,6 +172,9 @@ impl PinnedHost {
                 bytes: 0,
             });
         }
+        crate::fault::hit(crate::fault::Site::Alloc, || {
+            format!("{bytes} bytes of pinned host memory for {what}")
+        })?;
         // SAFETY: plain allocation; freed in Drop.
         let ptr = unsafe { result::malloc_host(bytes, 0) }.map_err(cuda_err(format!(
             "allocating {bytes} bytes of pinned host memory for {what}"

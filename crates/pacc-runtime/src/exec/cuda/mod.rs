@@ -23,6 +23,12 @@
 //!   scratch buffer; a one-block combine kernel on the same stream folds them in a fixed order
 //!   into the op's slot of a results buffer; after the run the host combines slots in chunk
 //!   order per step and walks the steps (`internals.md` §4).
+//! * Faults and progress (`internals.md` §5): the fault hook ([`crate::fault::hit`]) runs before
+//!   each device or pinned allocation (`Alloc`), each module compile or cache look-up
+//!   (`Compile`) and each plan operation; a [`Tracker`] marks an operation finished only once its
+//!   end event is known complete. On any error during submission the streams are drained before
+//!   returning, so nothing writes the user's arrays after the error comes back.
+//! * Runs are serialized: [`execute`] holds a process-wide lock for the whole run.
 
 mod device;
 mod extra;
@@ -38,6 +44,7 @@ pub use memory::PinnedArray;
 pub use trace::{trace_json, write_trace};
 
 use crate::error::Error;
+use crate::fault::{self, Site, Tracker};
 use crate::invocation::{Invocation, ScalarValue};
 use crate::options::Options;
 use crate::plan::{HostSide, OpKind, Plan, PlanOptions, Scheme};
@@ -47,7 +54,7 @@ use cudarc::driver::{result, sys, CudaContext};
 use device::cuda_err;
 use memory::{DeviceBuf, PinnedHost, Registration};
 use std::ffi::c_void;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 /// What a CUDA run returns (the CPU executor's counterpart; `run::run` adds `swap_replays`).
@@ -431,8 +438,30 @@ fn op_label(program: &Program, k: &OpKind) -> (&'static str, String) {
     }
 }
 
+/// Serializes CUDA runs within the process (see [`execute`]).
+static RUNS: Mutex<()> = Mutex::new(());
+
 /// Runs `plan` for `program` on CUDA device 0. See the module documentation.
+///
+/// **CUDA runs in one process are serialized**: each call holds a process-wide lock from start
+/// to end, so concurrent calls (from several threads, possibly sharing read-only host arrays
+/// such as a velocity model) run one after the other. This keeps one run's page-locking of a
+/// shared array from being undone while another run still copies from it. (The CPU backend runs
+/// concurrently.) A run that panicked does not poison the lock for later runs.
+///
+/// Errors follow `docs/internals.md` §5: any error other than [`Error::Failed`] leaves the
+/// user's arrays untouched; [`Error::Failed`] says which blocks' write-backs are known complete.
 pub fn execute(
+    program: &Program,
+    plan: &Plan,
+    inv: &Invocation<'_>,
+    opts: &Options,
+) -> Result<CudaOutput, Error> {
+    let _serial = RUNS.lock().unwrap_or_else(|e| e.into_inner());
+    execute_serialized(program, plan, inv, opts)
+}
+
+fn execute_serialized(
     program: &Program,
     plan: &Plan,
     inv: &Invocation<'_>,
@@ -445,7 +474,13 @@ pub fn execute(
     let cerr = |w: &str| cuda_err(w.to_string());
 
     // Compile (cached) and look up every function before any user data is touched.
+    fault::hit(Site::Compile, || {
+        format!("NVRTC compile of `{}`", program.name)
+    })?;
     let module = device::module(&ctx, &program.name, &program.cuda_source, opts.fma)?;
+    fault::hit(Site::Compile, || {
+        "NVRTC compile of pacc's internal kernels".into()
+    })?;
     let internal = device::module(&ctx, "pacc_internal", device::INTERNAL_SOURCE, false)?;
     let kfuncs = program
         .kernels
@@ -669,158 +704,244 @@ pub fn execute(
     // gives; host pointers are the caller's arrays (borrowed for the call) or our staging
     // buffers; `plan::race::check` guarantees that unordered ops never touch the same bytes.
     unsafe {
-        let s0 = streams.0[0];
-        result::event::record(origin, s0).map_err(cerr("recording an event"))?;
-        for &s in &streams.0[1..] {
-            result::stream::wait_event(s, origin, sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT)
-                .map_err(cerr("cuStreamWaitEvent"))?;
-        }
         let t_of = |step: usize| inv.t0 + step as i64;
         let n0 = plan.shape[0] as i64;
         let n1 = plan.shape[1] as i64;
         let n2 = if ndim == 3 { plan.shape[2] as i64 } else { 1 };
         let mut slot = 0usize;
         let mut op_slot = vec![usize::MAX; nops];
-        for (i, op) in plan.ops.iter().enumerate() {
-            let st = streams.0[op.stream];
-            for &d in &op.deps {
-                if plan.ops[d].stream != op.stream {
-                    result::stream::wait_event(
-                        st,
-                        ev_end(d),
-                        sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
-                    )
-                    .map_err(cerr("cuStreamWaitEvent"))?;
-                }
+        let mut tracker = Tracker::new(&plan);
+        // Operations whose end event has been recorded (a prefix of the plan).
+        let mut recorded = 0usize;
+        let mut submit = || -> Result<(), Error> {
+            let s0 = streams.0[0];
+            result::event::record(origin, s0).map_err(cerr("recording an event"))?;
+            for &s in &streams.0[1..] {
+                result::stream::wait_event(
+                    s,
+                    origin,
+                    sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+                )
+                .map_err(cerr("cuStreamWaitEvent"))?;
             }
-            result::event::record(ev_start(i), st).map_err(cerr("recording an event"))?;
-            match &op.kind {
-                OpKind::HtoD {
-                    array,
-                    set,
-                    base,
-                    planes,
-                    from,
-                } => {
-                    let a = *array;
-                    let n = planes.len() * pbytes[a];
-                    let dst = dev[*set][a].ptr + ((planes.start - base) * pbytes[a]) as u64;
-                    let src = match from {
-                        HostSide::User => {
-                            inv.arrays[a].ptr.add(planes.start * pbytes[a]) as *const u8
+            for (i, op) in plan.ops.iter().enumerate() {
+                fault::hit(Site::of(&op.kind), || {
+                    format!(
+                        "plan operation {i}, {} of block {} chunk {}",
+                        op_label(program, &op.kind).1,
+                        op.block,
+                        op.chunk
+                    )
+                })?;
+                let st = streams.0[op.stream];
+                for &d in &op.deps {
+                    if plan.ops[d].stream != op.stream {
+                        result::stream::wait_event(
+                            st,
+                            ev_end(d),
+                            sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+                        )
+                        .map_err(cerr("cuStreamWaitEvent"))?;
+                    }
+                }
+                result::event::record(ev_start(i), st).map_err(cerr("recording an event"))?;
+                // From here on the operation may execute.
+                tracker.started(&plan, i);
+                match &op.kind {
+                    OpKind::HtoD {
+                        array,
+                        set,
+                        base,
+                        planes,
+                        from,
+                    } => {
+                        let a = *array;
+                        let n = planes.len() * pbytes[a];
+                        let dst = dev[*set][a].ptr + ((planes.start - base) * pbytes[a]) as u64;
+                        let src = match from {
+                            HostSide::User => {
+                                inv.arrays[a].ptr.add(planes.start * pbytes[a]) as *const u8
+                            }
+                            HostSide::Staging => {
+                                staging[*set][a].ptr.add((planes.start - base) * pbytes[a])
+                                    as *const u8
+                            }
+                        };
+                        if n > 0 {
+                            sys::cuMemcpyHtoDAsync_v2(dst, src as *const c_void, n, st)
+                                .result()
+                                .map_err(cerr("cuMemcpyHtoDAsync"))?;
                         }
-                        HostSide::Staging => {
-                            staging[*set][a].ptr.add((planes.start - base) * pbytes[a]) as *const u8
+                    }
+                    OpKind::DtoH {
+                        array,
+                        set,
+                        base,
+                        planes,
+                        to,
+                    } => {
+                        let a = *array;
+                        let n = planes.len() * pbytes[a];
+                        let src = dev[*set][a].ptr + ((planes.start - base) * pbytes[a]) as u64;
+                        let dst = match to {
+                            HostSide::User => inv.arrays[a].ptr.add(planes.start * pbytes[a]),
+                            HostSide::Staging => {
+                                staging[*set][a].ptr.add((planes.start - base) * pbytes[a])
+                            }
+                        };
+                        if n > 0 {
+                            sys::cuMemcpyDtoHAsync_v2(dst as *mut c_void, src, n, st)
+                                .result()
+                                .map_err(cerr("cuMemcpyDtoHAsync"))?;
                         }
-                    };
-                    if n > 0 {
-                        sys::cuMemcpyHtoDAsync_v2(dst, src as *const c_void, n, st)
-                            .result()
-                            .map_err(cerr("cuMemcpyHtoDAsync"))?;
                     }
-                }
-                OpKind::DtoH {
-                    array,
-                    set,
-                    base,
-                    planes,
-                    to,
-                } => {
-                    let a = *array;
-                    let n = planes.len() * pbytes[a];
-                    let src = dev[*set][a].ptr + ((planes.start - base) * pbytes[a]) as u64;
-                    let dst = match to {
-                        HostSide::User => inv.arrays[a].ptr.add(planes.start * pbytes[a]),
-                        HostSide::Staging => {
-                            staging[*set][a].ptr.add((planes.start - base) * pbytes[a])
+                    OpKind::DtoD {
+                        array,
+                        from_set,
+                        from_base,
+                        to_set,
+                        to_base,
+                        planes,
+                    } => {
+                        let a = *array;
+                        let n = planes.len() * pbytes[a];
+                        let src =
+                            dev[*from_set][a].ptr + ((planes.start - from_base) * pbytes[a]) as u64;
+                        let dst =
+                            dev[*to_set][a].ptr + ((planes.start - to_base) * pbytes[a]) as u64;
+                        if n > 0 {
+                            sys::cuMemcpyDtoDAsync_v2(dst, src, n, st)
+                                .result()
+                                .map_err(cerr("cuMemcpyDtoDAsync"))?;
                         }
-                    };
-                    if n > 0 {
-                        sys::cuMemcpyDtoHAsync_v2(dst as *mut c_void, src, n, st)
-                            .result()
-                            .map_err(cerr("cuMemcpyDtoHAsync"))?;
                     }
-                }
-                OpKind::DtoD {
-                    array,
-                    from_set,
-                    from_base,
-                    to_set,
-                    to_base,
-                    planes,
-                } => {
-                    let a = *array;
-                    let n = planes.len() * pbytes[a];
-                    let src =
-                        dev[*from_set][a].ptr + ((planes.start - from_base) * pbytes[a]) as u64;
-                    let dst = dev[*to_set][a].ptr + ((planes.start - to_base) * pbytes[a]) as u64;
-                    if n > 0 {
-                        sys::cuMemcpyDtoDAsync_v2(dst, src, n, st)
-                            .result()
-                            .map_err(cerr("cuMemcpyDtoDAsync"))?;
+                    OpKind::StageIn {
+                        array,
+                        set,
+                        base,
+                        planes,
                     }
-                }
-                OpKind::StageIn {
-                    array,
-                    set,
-                    base,
-                    planes,
-                }
-                | OpKind::StageOut {
-                    array,
-                    set,
-                    base,
-                    planes,
-                } => {
-                    let a = *array;
-                    let n = planes.len() * pbytes[a];
-                    let user = inv.arrays[a].ptr.add(planes.start * pbytes[a]);
-                    let stg = staging[*set][a].ptr.add((planes.start - base) * pbytes[a]);
-                    let (src, dst) = if matches!(op.kind, OpKind::StageIn { .. }) {
-                        (user as *const u8, stg)
-                    } else {
-                        (stg as *const u8, user)
-                    };
-                    if n > 0 {
-                        let c = Box::new(HostCopy { src, dst, len: n });
-                        let p = &*c as *const HostCopy as *mut c_void;
-                        host_copies.push(c);
-                        sys::cuLaunchHostFunc(st, Some(host_copy), p)
-                            .result()
-                            .map_err(cerr("cuLaunchHostFunc"))?;
+                    | OpKind::StageOut {
+                        array,
+                        set,
+                        base,
+                        planes,
+                    } => {
+                        let a = *array;
+                        let n = planes.len() * pbytes[a];
+                        let user = inv.arrays[a].ptr.add(planes.start * pbytes[a]);
+                        let stg = staging[*set][a].ptr.add((planes.start - base) * pbytes[a]);
+                        let (src, dst) = if matches!(op.kind, OpKind::StageIn { .. }) {
+                            (user as *const u8, stg)
+                        } else {
+                            (stg as *const u8, user)
+                        };
+                        if n > 0 {
+                            let c = Box::new(HostCopy { src, dst, len: n });
+                            let p = &*c as *const HostCopy as *mut c_void;
+                            host_copies.push(c);
+                            sys::cuLaunchHostFunc(st, Some(host_copy), p)
+                                .result()
+                                .map_err(cerr("cuLaunchHostFunc"))?;
+                        }
                     }
-                }
-                OpKind::Kernel {
-                    kernel,
-                    set,
-                    base,
-                    step,
-                    planes,
-                    owned,
-                    args,
-                } => {
-                    let kd = &program.kernels[*kernel];
-                    let b = blocks[*kernel];
-                    let nred = kd.reductions.len();
-                    let (gx, gy, per_plane) = grid_of(&plan, b, planes.len());
-                    let total = per_plane * planes.len();
-                    let mut z = planes.start;
-                    while z < planes.end {
-                        let z1 = (z + MAX_GRID_YZ).min(planes.end);
-                        let prefix = per_plane * (z - planes.start);
+                    OpKind::Kernel {
+                        kernel,
+                        set,
+                        base,
+                        step,
+                        planes,
+                        owned,
+                        args,
+                    } => {
+                        let kd = &program.kernels[*kernel];
+                        let b = blocks[*kernel];
+                        let nred = kd.reductions.len();
+                        let (gx, gy, per_plane) = grid_of(&plan, b, planes.len());
+                        let total = per_plane * planes.len();
+                        let mut z = planes.start;
+                        while z < planes.end {
+                            let z1 = (z + MAX_GRID_YZ).min(planes.end);
+                            let prefix = per_plane * (z - planes.start);
+                            let mut a = Args::new();
+                            for v in [
+                                z as i64,
+                                z1 as i64,
+                                owned.start as i64,
+                                owned.end as i64,
+                                *base as i64,
+                                n0,
+                                n1,
+                                n2,
+                                t_of(*step),
+                            ] {
+                                a.i64(v);
+                            }
+                            for &phys in args {
+                                a.ptr(dev[*set][phys].ptr);
+                            }
+                            for s in &inv.scalars {
+                                a.scalar(s);
+                            }
+                            for s in &slices {
+                                a.ptr(s.ptr);
+                            }
+                            for j in 0..nred {
+                                a.ptr(scratch[op.stream].ptr + (8 * (j * total + prefix)) as u64);
+                            }
+                            let grid = if ndim == 3 {
+                                (gx, gy, (z1 - z) as u32)
+                            } else {
+                                (gx, (z1 - z) as u32, 1)
+                            };
+                            let mut params = a.params();
+                            result::launch_kernel(
+                                kfuncs[*kernel],
+                                grid,
+                                (b.bx, b.by, 1),
+                                0,
+                                st,
+                                &mut params,
+                            )
+                            .map_err(cerr(&format!("launching `{}`", kd.name)))?;
+                            z = z1;
+                        }
+                        if nred > 0 {
+                            op_slot[i] = slot;
+                            for (j, &r) in kd.reductions.iter().enumerate() {
+                                let mut a = Args::new();
+                                a.ptr(scratch[op.stream].ptr + (8 * j * total) as u64);
+                                a.i64(total as i64);
+                                a.ptr(results.ptr + (8 * (slot + j)) as u64);
+                                let mut params = a.params();
+                                result::launch_kernel(
+                                    rfuncs[r],
+                                    (1, 1, 1),
+                                    (256, 1, 1),
+                                    0,
+                                    st,
+                                    &mut params,
+                                )
+                                .map_err(cerr("launching the reduction combine kernel"))?;
+                            }
+                            slot += nred;
+                        }
+                    }
+                    OpKind::Point {
+                        point,
+                        set,
+                        base,
+                        step,
+                        args,
+                        ..
+                    } => {
+                        let idx = &inv.points[*point];
                         let mut a = Args::new();
-                        for v in [
-                            z as i64,
-                            z1 as i64,
-                            owned.start as i64,
-                            owned.end as i64,
-                            *base as i64,
-                            n0,
-                            n1,
-                            n2,
-                            t_of(*step),
-                        ] {
+                        for v in [*base as i64, n0, n1, n2, t_of(*step)] {
                             a.i64(v);
+                        }
+                        for d in 0..3 {
+                            a.i64(idx.get(d).copied().unwrap_or(0));
                         }
                         for &phys in args {
                             a.ptr(dev[*set][phys].ptr);
@@ -831,86 +952,48 @@ pub fn execute(
                         for s in &slices {
                             a.ptr(s.ptr);
                         }
-                        for j in 0..nred {
-                            a.ptr(scratch[op.stream].ptr + (8 * (j * total + prefix)) as u64);
-                        }
-                        let grid = if ndim == 3 {
-                            (gx, gy, (z1 - z) as u32)
-                        } else {
-                            (gx, (z1 - z) as u32, 1)
-                        };
                         let mut params = a.params();
                         result::launch_kernel(
-                            kfuncs[*kernel],
-                            grid,
-                            (b.bx, b.by, 1),
+                            pfuncs[*point],
+                            (1, 1, 1),
+                            (1, 1, 1),
                             0,
                             st,
                             &mut params,
                         )
-                        .map_err(cerr(&format!("launching `{}`", kd.name)))?;
-                        z = z1;
-                    }
-                    if nred > 0 {
-                        op_slot[i] = slot;
-                        for (j, &r) in kd.reductions.iter().enumerate() {
-                            let mut a = Args::new();
-                            a.ptr(scratch[op.stream].ptr + (8 * j * total) as u64);
-                            a.i64(total as i64);
-                            a.ptr(results.ptr + (8 * (slot + j)) as u64);
-                            let mut params = a.params();
-                            result::launch_kernel(
-                                rfuncs[r],
-                                (1, 1, 1),
-                                (256, 1, 1),
-                                0,
-                                st,
-                                &mut params,
-                            )
-                            .map_err(cerr("launching the reduction combine kernel"))?;
-                        }
-                        slot += nred;
-                    }
-                }
-                OpKind::Point {
-                    point,
-                    set,
-                    base,
-                    step,
-                    args,
-                    ..
-                } => {
-                    let idx = &inv.points[*point];
-                    let mut a = Args::new();
-                    for v in [*base as i64, n0, n1, n2, t_of(*step)] {
-                        a.i64(v);
-                    }
-                    for d in 0..3 {
-                        a.i64(idx.get(d).copied().unwrap_or(0));
-                    }
-                    for &phys in args {
-                        a.ptr(dev[*set][phys].ptr);
-                    }
-                    for s in &inv.scalars {
-                        a.scalar(s);
-                    }
-                    for s in &slices {
-                        a.ptr(s.ptr);
-                    }
-                    let mut params = a.params();
-                    result::launch_kernel(pfuncs[*point], (1, 1, 1), (1, 1, 1), 0, st, &mut params)
                         .map_err(cerr(&format!(
                             "launching `{}`",
                             program.points[*point].name
                         )))?;
+                    }
+                }
+                result::event::record(ev_end(i), st).map_err(cerr("recording an event"))?;
+                recorded = i + 1;
+            }
+            for &s in &streams.0 {
+                result::stream::synchronize(s)
+                    .map_err(cerr("running the plan (stream synchronize)"))?;
+            }
+            Ok(())
+        };
+        if let Err(e) = submit() {
+            // Drain whatever was enqueued (host-function copies included) before returning, so
+            // nothing writes the user's arrays after the error; then count as finished exactly
+            // the operations whose end events are known complete.
+            for &s in &streams.0 {
+                let _ = result::stream::synchronize(s);
+            }
+            for i in 0..recorded {
+                if sys::cuEventQuery(ev_end(i)) == sys::CUresult::CUDA_SUCCESS {
+                    tracker.finished(&plan, i);
                 }
             }
-            result::event::record(ev_end(i), st).map_err(cerr("recording an event"))?;
+            return Err(tracker.fail(e));
         }
-        for &s in &streams.0 {
-            result::stream::synchronize(s)
-                .map_err(cerr("running the plan (stream synchronize)"))?;
+        for i in 0..nops {
+            tracker.finished(&plan, i);
         }
+        let fail = |e: Error| tracker.fail(e);
 
         // Timings.
         let mut stages = StageTimes {
@@ -920,10 +1003,12 @@ pub fn execute(
         };
         let mut timeline = Vec::with_capacity(nops);
         for (i, op) in plan.ops.iter().enumerate() {
-            let start_ms =
-                result::event::elapsed(origin, ev_start(i)).map_err(cerr("cuEventElapsedTime"))?;
+            let start_ms = result::event::elapsed(origin, ev_start(i))
+                .map_err(cerr("cuEventElapsedTime"))
+                .map_err(fail)?;
             let dur_ms = result::event::elapsed(ev_start(i), ev_end(i))
-                .map_err(cerr("cuEventElapsedTime"))?;
+                .map_err(cerr("cuEventElapsedTime"))
+                .map_err(fail)?;
             let (kind, name) = op_label(program, &op.kind);
             let d = dur_ms as f64 / 1e3;
             match kind {
@@ -945,10 +1030,12 @@ pub fn execute(
         // Read back through pinned memory for the same reason as the slices' upload.
         let mut vals = vec![0f64; nslots];
         if nslots > 0 {
-            let bounce = PinnedHost::new(&ctx, nslots * 8, "reduction bounce buffer")?;
+            let bounce =
+                PinnedHost::new(&ctx, nslots * 8, "reduction bounce buffer").map_err(fail)?;
             sys::cuMemcpyDtoH_v2(bounce.ptr as *mut c_void, results.ptr, nslots * 8)
                 .result()
-                .map_err(cerr("copying reduction results"))?;
+                .map_err(cerr("copying reduction results"))
+                .map_err(fail)?;
             std::ptr::copy_nonoverlapping(bounce.ptr as *const f64, vals.as_mut_ptr(), nslots);
         }
         drop(sync_guard);
