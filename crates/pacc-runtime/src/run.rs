@@ -30,12 +30,12 @@ pub const DEFAULT_BLOCK_STEPS: usize = 4;
 /// loads it into the arrays and runs the remaining steps: the results are bit for bit those of
 /// an uninterrupted run.
 ///
-/// **Threads.** `run` may be called from several threads at once, on different arrays: every
-/// call allocates its own buffers (the CPU backend's kernels share rayon's global pool; CUDA calls
-/// get their own streams on the shared context), and the process-wide state is synchronized (the
-/// once-per-process message when `auto` falls back to the CPU, the CUDA context and module
-/// caches). Calls run side by side, not serialized. Calls checkpointing to the same directory at
-/// once are not supported.
+/// **Threads.** `run` may be called from several threads at once: every call allocates its own
+/// buffers and the process-wide state is synchronized (the once-per-process message when `auto`
+/// falls back to the CPU, the CUDA context and module caches). CPU-backend calls run side by side
+/// (their kernels share rayon's global pool); CUDA calls are serialized, one run on the device at
+/// a time, so that two calls sharing an array never page-lock and unlock it under each other.
+/// Calls checkpointing to the same directory at once are not supported.
 pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<RunOutput, Error> {
     let start = Instant::now();
     opts.validate()?;
