@@ -101,6 +101,7 @@ pub fn acoustic() -> Program {
             ],
             writes: vec![0],
             reductions: vec![],
+            launch: Default::default(),
         }],
         points: vec![PointDecl {
             name: "pacc_propagate_sponge_p0".into(),
@@ -213,6 +214,7 @@ pub fn himeno() -> Program {
                 reads,
                 writes: vec![13],
                 reductions: vec![0],
+                launch: Default::default(),
             },
             KernelDecl {
                 name: "pacc_jacobi_k1".into(),
@@ -220,6 +222,7 @@ pub fn himeno() -> Program {
                 reads: vec![center(13)],
                 writes: vec![0],
                 reductions: vec![],
+                launch: Default::default(),
             },
         ],
         points: vec![],

@@ -75,6 +75,10 @@ struct Args {
     /// Let NVRTC contract multiply-adds (pacc's default is off).
     #[arg(long)]
     fma: bool,
+    /// Form of the generated kernels: `marching` (pacc's default) or `plain` (one thread per
+    /// point), to show what the kernels do to the pipeline.
+    #[arg(long, default_value = "marching")]
+    kernel_form: String,
     /// Compare the final arrays of every configuration (re-initialising before each); default
     /// on for sizes under 20 GB of arrays.
     #[arg(long)]
@@ -95,6 +99,15 @@ struct Args {
     plan_only: bool,
     #[arg(long, hide = true)]
     bench: bool,
+}
+
+/// The kernel form every GPU configuration runs (`--kernel-form`), set once in `main`.
+static KERNEL_FORM: std::sync::OnceLock<pacc_runtime::KernelForm> = std::sync::OnceLock::new();
+
+fn run_options(fma: bool) -> Options {
+    Options::default()
+        .fma(fma)
+        .kernel_form(KERNEL_FORM.get().copied().unwrap_or_default())
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -734,8 +747,7 @@ mod gpu {
 
     pub fn kernel_rates(w: &mut Workload, fma: bool) -> Result<Vec<f64>, String> {
         let inv = w.invocation(2);
-        tune::measure_kernel_rates(&w.program, &inv, &Options::default().fma(fma))
-            .map_err(|e| e.to_string())
+        tune::measure_kernel_rates(&w.program, &inv, &run_options(fma)).map_err(|e| e.to_string())
     }
 
     /// One pacc run of `plan_opts`; the measurement of what ran.
@@ -752,8 +764,8 @@ mod gpu {
         let plan =
             plan::build(&w.program, &w.shape, steps, &points, po).map_err(|e| e.to_string())?;
         let inv = w.invocation(steps);
-        let out = cuda::execute(&w.program, &plan, &inv, &Options::default().fma(fma))
-            .map_err(|e| e.to_string())?;
+        let out =
+            cuda::execute(&w.program, &plan, &inv, &run_options(fma)).map_err(|e| e.to_string())?;
         let pred = inputs.map(|i| tune::predict(&w.program, &out.plan, i));
         let useful = tune::useful_points(&w.program, &w.shape, steps);
         let r = &out.report;
@@ -803,7 +815,7 @@ mod gpu {
         link: &LinkRates,
     ) -> Result<Measurement, String> {
         let inv = w.invocation(steps);
-        let o = cuda::run_managed(&w.program, &inv, &Options::default().fma(fma), prefetch)
+        let o = cuda::run_managed(&w.program, &inv, &run_options(fma), prefetch)
             .map_err(|e| e.to_string())?;
         let mut m = Measurement {
             config: if prefetch { "um-prefetch" } else { "um" }.into(),
@@ -980,7 +992,7 @@ fn bench_one(
     let t = Instant::now();
     let mut w = Workload::new(model, shape, &args.kernels, steps);
     res.init_seconds = t.elapsed().as_secs_f64();
-    res.kernels = w.kernels.into();
+    res.kernels = format!("{}, {} form", w.kernels, args.kernel_form);
     res.arrays = w.program.arrays.len();
     res.array_bytes = w.array_bytes();
     println!(
@@ -1829,6 +1841,15 @@ fn today() -> (String, String) {
 
 fn main() {
     let args = Args::parse();
+    match args.kernel_form.parse() {
+        Ok(f) => {
+            let _ = KERNEL_FORM.set(f);
+        }
+        Err(e) => {
+            eprintln!("error: --kernel-form: {e}");
+            std::process::exit(2);
+        }
+    }
     if let Some(list) = &args.from_json {
         // One file, or several merged (runs concatenated; the first file's header, the others'
         // commands appended).

@@ -16,7 +16,7 @@ pub mod tune;
 
 pub use error::{CheckpointError, CheckpointRef, Error, Progress, Result};
 pub use invocation::{HostArray, HostSlice, Invocation, RunOutput, ScalarValue};
-pub use options::{BackendChoice, Checkpointing, Options, Resume};
+pub use options::{BackendChoice, Checkpointing, KernelForm, Options, Resume};
 pub use plan::{Plan, PlanOptions, Scheme};
 pub use program::Program;
 pub use report::Report;

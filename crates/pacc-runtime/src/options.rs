@@ -63,6 +63,32 @@ pub struct Options {
     pub checkpoint: Option<Checkpointing>,
     /// Resume from a checkpoint instead of starting at the first step (see [`Resume`]).
     pub resume: Option<Resume>,
+    /// Which form of the generated CUDA kernels runs.
+    pub kernel_form: KernelForm,
+}
+
+/// The form of a generated CUDA kernel (docs/internals.md §3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum KernelForm {
+    /// Thread blocks march along the outermost axis, keeping planes in registers and shared
+    /// memory: the fast form.
+    #[default]
+    Marching,
+    /// One thread per point: the baseline the kernel benchmark compares against.
+    Plain,
+}
+
+impl std::str::FromStr for KernelForm {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Error> {
+        match s {
+            "marching" => Ok(KernelForm::Marching),
+            "plain" => Ok(KernelForm::Plain),
+            _ => Err(Error::Option(format!(
+                "unknown kernel form `{s}`; expected marching or plain"
+            ))),
+        }
+    }
 }
 
 /// Default for `PACC_CHECKPOINT_EVERY`: blocks between checkpoints.
@@ -105,7 +131,8 @@ impl Options {
     }
 
     /// Options from `PACC_BACKEND`, `PACC_CHUNKS`, `PACC_BLOCK_STEPS`, `PACC_SCHEME`,
-    /// `PACC_FMA` (0/1), `PACC_TRACE`, and for checkpoints:
+    /// `PACC_FMA` (0/1), `PACC_TRACE`, `PACC_KERNELS` (`marching` or `plain`), and for
+    /// checkpoints:
     ///
     /// - `PACC_CHECKPOINT_DIR=DIR`: checkpoint to `DIR` every `PACC_CHECKPOINT_EVERY` blocks
     ///   (default [`DEFAULT_CHECKPOINT_EVERY`]);
@@ -126,6 +153,9 @@ impl Options {
             o.fma = matches!(v.as_str(), "1" | "true" | "yes");
         }
         o.trace = std::env::var_os("PACC_TRACE").map(PathBuf::from);
+        if let Ok(v) = std::env::var("PACC_KERNELS") {
+            o.kernel_form = v.parse()?;
+        }
         let every = env_usize("PACC_CHECKPOINT_EVERY")?;
         let dir = std::env::var_os("PACC_CHECKPOINT_DIR")
             .filter(|d| !d.is_empty())
@@ -196,6 +226,10 @@ impl Options {
     }
     pub fn scheme(mut self, s: Scheme) -> Self {
         self.scheme = Some(s);
+        self
+    }
+    pub fn kernel_form(mut self, k: KernelForm) -> Self {
+        self.kernel_form = k;
         self
     }
     pub fn fma(mut self, on: bool) -> Self {

@@ -169,6 +169,22 @@ pub struct KernelDecl {
     pub writes: Vec<usize>,
     /// Reductions accumulated in this nest.
     pub reductions: Vec<usize>,
+    /// How the CUDA kernel expects to be launched.
+    #[serde(default)]
+    pub launch: Launch,
+}
+
+/// The launch convention of a CUDA kernel (docs/internals.md §3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+pub enum Launch {
+    /// One thread per point: the grid's x (and y in 3D) cover the plane, its last dimension the
+    /// planes `z0..z1`, one plane per grid slice.
+    #[default]
+    PerPoint,
+    /// Thread blocks of `block = [x, y]` threads cover the plane; grid slice `s` walks planes
+    /// `z0 + s * seg ..` (at most `seg`, passed as `pacc_seg` after `pacc_t`). The source also
+    /// holds the per-point form under the name with [`PLAIN_SUFFIX`].
+    Marching { block: [u32; 2] },
 }
 
 /// A single-point statement in the time loop (e.g. source injection): writes `array` at one
@@ -197,6 +213,9 @@ pub enum Stage {
     Swap(usize, usize),
     Reset(usize),
 }
+
+/// Suffix of the plain (one thread per point) form of a marching kernel in the CUDA source.
+pub const PLAIN_SUFFIX: &str = "_plain";
 
 /// Everything the runtime needs to know about a translated function.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -708,6 +708,7 @@ mod tests {
                 ],
                 writes: vec![1],
                 reductions: vec![],
+                launch: Default::default(),
             }],
             points: vec![],
             step: vec![Stage::Kernel(0), Stage::Swap(0, 1)],

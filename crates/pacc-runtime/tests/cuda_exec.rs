@@ -355,6 +355,7 @@ fn jacobi_program() -> Program {
             }],
             writes: vec![1],
             reductions: vec![0],
+            launch: Default::default(),
         }],
         points: vec![],
         step: vec![Stage::Kernel(0), Stage::Swap(0, 1)],

@@ -58,6 +58,7 @@ fn acoustic(r: i64) -> Program {
             ],
             writes: vec![0],
             reductions: vec![],
+            launch: Default::default(),
         }],
         points: vec![],
         step: vec![Stage::Kernel(0), Stage::Swap(0, 1)],
@@ -257,6 +258,7 @@ fn random_program(reaches: Vec<(i64, i64)>, swap: bool, reduce: bool) -> Program
             ],
             writes: vec![dst],
             reductions: if reduce && i == 0 { vec![0] } else { vec![] },
+            launch: Default::default(),
         });
         step.push(Stage::Kernel(i));
     }

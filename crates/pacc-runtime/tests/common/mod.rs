@@ -117,6 +117,7 @@ pub fn stencil_program(r: usize) -> Program {
         }],
         writes: vec![1],
         reductions: vec![0, 1],
+        launch: Default::default(),
     }];
     p.step = vec![Stage::Kernel(0), Stage::Swap(0, 1)];
     p.halo = r;
@@ -271,6 +272,7 @@ pub fn two_kernel_program() -> Program {
             }],
             writes: vec![1],
             reductions: vec![],
+            launch: Default::default(),
         },
         KernelDecl {
             name: "pacc_two_kernel2d_k1".into(),
@@ -289,6 +291,7 @@ pub fn two_kernel_program() -> Program {
             ],
             writes: vec![0],
             reductions: vec![0, 1],
+            launch: Default::default(),
         },
     ];
     p.step = vec![Stage::Reset(0), Stage::Kernel(0), Stage::Kernel(1)];
@@ -445,6 +448,7 @@ pub fn source_program() -> Program {
         ],
         writes: vec![1],
         reductions: vec![],
+        launch: Default::default(),
     }];
     p.points = vec![PointDecl {
         name: "pacc_source3d_p0".into(),

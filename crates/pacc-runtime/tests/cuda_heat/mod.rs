@@ -125,6 +125,7 @@ pub fn heat_program_with(periodic: bool) -> Program {
             ],
             writes: vec![1],
             reductions: vec![0],
+            launch: Default::default(),
         }],
         points: vec![PointDecl {
             name: "pacc_heat_p0".into(),

@@ -3,7 +3,7 @@
 use crate::analysis::types::{resolve, unify, Env};
 use crate::analysis::Analysis;
 use crate::ir::{BinOp, Func, KExpr, KExprKind, KStmt, Nest, Point, Ty};
-use pacc_runtime::program::{Bound, ReduceOp};
+use pacc_runtime::program::{Bound, ReduceOp, PLAIN_SUFFIX};
 use std::fmt::Write;
 
 const C_KEYWORDS: &[&str] = &[
@@ -81,14 +81,16 @@ pub fn point_name(f: &Func, i: usize) -> String {
     format!("pacc_{}_p{i}", syn::ext::IdentExt::unraw(&f.name))
 }
 
-struct Gen<'a> {
-    f: &'a Func,
-    env: Env<'a>,
-    out: String,
+pub(super) struct Gen<'a> {
+    pub(super) f: &'a Func,
+    pub(super) env: Env<'a>,
+    pub(super) out: String,
     /// C names of the loop variables (nest) or none (point).
-    loop_vars: Vec<String>,
+    pub(super) loop_vars: Vec<String>,
     /// In a point statement: the flat index expression of the point.
     point_at: Option<String>,
+    /// In the body of a marching kernel: how reads are served.
+    pub(super) march: Option<super::march::March>,
 }
 
 /// The complete CUDA source of the program.
@@ -101,7 +103,20 @@ pub fn source(f: &Func, an: &Analysis, elems: &[pacc_runtime::program::Elem]) ->
         f.nests().count(),
         f.points().count()
     );
+    let [bx, by] = super::march::default_block(f.ndim);
+    let _ = writeln!(
+        s,
+        "// Thread block of the marching kernels; the runtime launches with the same values.\n\
+         #ifndef PACC_BX\n#define PACC_BX {bx}\n#endif\n#ifndef PACC_BY\n#define PACC_BY {by}\n#endif\n\
+         // Steps of the marching loop the compiler may unroll.\n\
+         #ifndef PACC_UNROLL\n#define PACC_UNROLL 2\n#endif"
+    );
     for (i, n) in f.nests().enumerate() {
+        let mut g = Gen::new(f, an, elems);
+        g.loop_vars = n.vars.iter().map(|v| c_ident(&v.to_string())).collect();
+        g.marching_kernel(i, n, an);
+        s.push('\n');
+        s.push_str(&g.out);
         let mut g = Gen::new(f, an, elems);
         g.kernel(i, n, an);
         s.push('\n');
@@ -192,6 +207,15 @@ fn method_c(name: &str, t: Ty) -> Option<&'static str> {
     })
 }
 
+/// `a op b` for a reduction operator.
+fn combine(op: ReduceOp, t: Ty, a: &str, b: &str) -> String {
+    match op {
+        ReduceOp::Sum => format!("{a} + {b}"),
+        ReduceOp::Min => format!("{}({a}, {b})", method_c("min", t).unwrap_or("fmin")),
+        ReduceOp::Max => format!("{}({a}, {b})", method_c("max", t).unwrap_or("fmax")),
+    }
+}
+
 fn identity(op: ReduceOp, t: Ty) -> String {
     match (op, t == Ty::F32) {
         (ReduceOp::Sum, true) => "0.0f".into(),
@@ -216,15 +240,19 @@ impl<'a> Gen<'a> {
             out: String::new(),
             loop_vars: Vec::new(),
             point_at: None,
+            march: None,
         }
     }
 
-    fn common_params(&self, written: &[usize]) -> Vec<String> {
+    /// Arrays, scalars and slices. `restrict`: distinct arrays never alias (each has its own
+    /// device buffer), which lets read-only arrays go through the non-coherent cache.
+    pub(super) fn common_params(&self, written: &[usize], restrict: bool) -> Vec<String> {
         let mut p = Vec::new();
+        let r = if restrict { " __restrict__" } else { "" };
         for (i, a) in self.f.arrays.iter().enumerate() {
             let c = if written.contains(&i) { "" } else { "const " };
             p.push(format!(
-                "{c}{}* {}",
+                "{c}{}*{r} {}",
                 a.elem.cuda_name(),
                 c_ident(&a.name.to_string())
             ));
@@ -246,7 +274,7 @@ impl<'a> Gen<'a> {
         p
     }
 
-    fn time_binding(&mut self, ind: &str, used: bool) {
+    pub(super) fn time_binding(&mut self, ind: &str, used: bool) {
         if let (Some(v), true) = (&self.f.time.var, used) {
             let t = self.env.time;
             let _ = writeln!(
@@ -259,7 +287,7 @@ impl<'a> Gen<'a> {
         }
     }
 
-    fn bound(&self, b: Bound, axis: usize) -> String {
+    pub(super) fn bound(&self, b: Bound, axis: usize) -> String {
         if b.from_end {
             let n = format!("pacc_n{axis}");
             match b.offset {
@@ -272,11 +300,9 @@ impl<'a> Gen<'a> {
         }
     }
 
-    fn kernel(&mut self, k: usize, n: &Nest, an: &Analysis) {
-        let f = self.f;
-        let nd = f.ndim;
-        self.loop_vars = n.vars.iter().map(|v| c_ident(&v.to_string())).collect();
-        let mut params: Vec<String> = [
+    /// The launch parameters every kernel starts with (docs/internals.md §3).
+    pub(super) fn fixed_params() -> Vec<String> {
+        [
             "pacc_z0",
             "pacc_z1",
             "pacc_own0",
@@ -289,15 +315,24 @@ impl<'a> Gen<'a> {
         ]
         .iter()
         .map(|p| format!("long long {p}"))
-        .collect();
-        params.extend(self.common_params(&an.writes[k]));
+        .collect()
+    }
+
+    /// The plain form of nest `k`: one thread per point, `blockIdx.z` (3D) or `blockIdx.y` (2D)
+    /// is the plane. Kept as the baseline the benchmark compares against.
+    fn kernel(&mut self, k: usize, n: &Nest, an: &Analysis) {
+        let f = self.f;
+        let nd = f.ndim;
+        self.loop_vars = n.vars.iter().map(|v| c_ident(&v.to_string())).collect();
+        let mut params = Self::fixed_params();
+        params.extend(self.common_params(&an.writes[k], false));
         let reds = &an.reductions[k];
         for (j, _) in reds.iter().enumerate() {
             params.push(format!("double* pacc_red{j}"));
         }
         let _ = writeln!(
             self.out,
-            "extern \"C\" __global__ void {}(\n    {})\n{{",
+            "extern \"C\" __global__ void {}{PLAIN_SUFFIX}(\n    {})\n{{",
             kernel_name(f, k),
             params.join(",\n    ")
         );
@@ -340,41 +375,85 @@ impl<'a> Gen<'a> {
             "    const bool pacc_active = {};",
             guard.join(" && ")
         );
-        for &r in reds {
-            let red = &f.reductions[r];
-            let _ = writeln!(
-                self.out,
-                "    {} {} = {};",
-                red.ty.cuda_name(),
-                c_ident(&red.name.to_string()),
-                identity(red.op, red.ty)
-            );
-        }
+        self.reduction_accumulators(reds, false, "    ");
         let _ = writeln!(self.out, "    if (pacc_active) {{");
         self.time_binding("        ", crate::codegen::cpu::uses_time_stmts(&n.body));
         self.env.locals.clear();
         self.stmts(&n.body, 2);
         let _ = writeln!(self.out, "    }}");
+        for &r in reds {
+            let red = &f.reductions[r];
+            let _ = writeln!(
+                self.out,
+                "    // Reduction `{name}`: owned planes only, combined per block.\n    \
+                 if (!(pacc_active && {z} >= pacc_own0 && {z} < pacc_own1)) {name} = {id};",
+                name = c_ident(&red.name.to_string()),
+                z = lv[0],
+                id = identity(red.op, red.ty),
+            );
+        }
+        self.block_reductions(reds, false);
+        self.out.push_str("}\n");
+    }
+
+    /// Declares every reduction of nest `k` at its identity: the accumulators of a marching
+    /// kernel (`outer`), or the variables the body updates (one point's contribution).
+    pub(super) fn reduction_accumulators(&mut self, reds: &[usize], outer: bool, ind: &str) {
+        let f = self.f;
+        for (j, &r) in reds.iter().enumerate() {
+            let red = &f.reductions[r];
+            let name = if outer {
+                format!("pacc_acc{j}")
+            } else {
+                c_ident(&red.name.to_string())
+            };
+            let _ = writeln!(
+                self.out,
+                "{ind}{} {name} = {};",
+                red.ty.cuda_name(),
+                identity(red.op, red.ty)
+            );
+        }
+    }
+
+    /// A marching kernel adds one point's contribution to its accumulators when the point is
+    /// computed and lies in an owned plane.
+    pub(super) fn fold_reductions(&mut self, reds: &[usize]) {
+        let f = self.f;
+        let z = self.loop_vars[0].clone();
         for (j, &r) in reds.iter().enumerate() {
             let red = &f.reductions[r];
             let name = c_ident(&red.name.to_string());
-            let ty = red.ty.cuda_name();
-            let comb = match red.op {
-                ReduceOp::Sum => format!("pacc_s{j}[pacc_tid] + pacc_s{j}[pacc_tid + pacc_w]"),
-                ReduceOp::Min => format!(
-                    "{}(pacc_s{j}[pacc_tid], pacc_s{j}[pacc_tid + pacc_w])",
-                    method_c("min", red.ty).unwrap_or("fmin")
-                ),
-                ReduceOp::Max => format!(
-                    "{}(pacc_s{j}[pacc_tid], pacc_s{j}[pacc_tid + pacc_w])",
-                    method_c("max", red.ty).unwrap_or("fmax")
-                ),
+            let v = combine(red.op, red.ty, &format!("pacc_acc{j}"), &name);
+            let _ = writeln!(
+                self.out,
+                "        if (pacc_xy && {z} >= pacc_own0 && {z} < pacc_own1) pacc_acc{j} = {v};"
+            );
+        }
+    }
+
+    /// Combines each thread's value of every reduction over the block and stores the block's
+    /// partial at its slot. `acc` empty: the user's variable (plain kernel), else the
+    /// marching accumulators.
+    pub(super) fn block_reductions(&mut self, reds: &[usize], acc: bool) {
+        let f = self.f;
+        for (j, &r) in reds.iter().enumerate() {
+            let red = &f.reductions[r];
+            let name = if !acc {
+                c_ident(&red.name.to_string())
+            } else {
+                format!("pacc_acc{j}")
             };
+            let ty = red.ty.cuda_name();
+            let comb = combine(
+                red.op,
+                red.ty,
+                &format!("pacc_s{j}[pacc_tid]"),
+                &format!("pacc_s{j}[pacc_tid + pacc_w]"),
+            );
             let _ = write!(
                 self.out,
-                "    // Reduction `{name}`: owned planes only, combined per block.\n    \
-                 if (!(pacc_active && {z} >= pacc_own0 && {z} < pacc_own1)) {name} = {id};\n    \
-                 {{\n        \
+                "    {{\n        \
                  __shared__ {ty} pacc_s{j}[1024];\n        \
                  const unsigned int pacc_tid = threadIdx.x + blockDim.x * threadIdx.y;\n        \
                  const unsigned int pacc_nt = blockDim.x * blockDim.y;\n        \
@@ -386,11 +465,8 @@ impl<'a> Gen<'a> {
                  }}\n        \
                  if (pacc_tid == 0) pacc_red{j}[blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z)] = (double)pacc_s{j}[0];\n    \
                  }}\n",
-                z = lv[0],
-                id = identity(red.op, red.ty),
             );
         }
-        self.out.push_str("}\n");
     }
 
     fn point(&mut self, i: usize, p: &Point) {
@@ -408,7 +484,7 @@ impl<'a> Gen<'a> {
         .iter()
         .map(|p| format!("long long {p}"))
         .collect();
-        params.extend(self.common_params(&[p.array]));
+        params.extend(self.common_params(&[p.array], false));
         let _ = writeln!(
             self.out,
             "extern \"C\" __global__ void {}(\n    {})\n{{",
@@ -445,6 +521,31 @@ impl<'a> Gen<'a> {
     }
 
     fn index(&self, offsets: &[i64]) -> String {
+        if self.march.is_some() {
+            // `pacc_at` is the point's own index; offsets are relative to it.
+            let strides = if self.f.ndim == 3 {
+                vec!["pacc_pl", "pacc_n2", ""]
+            } else {
+                vec!["pacc_pl", ""]
+            };
+            let terms: Vec<String> = offsets
+                .iter()
+                .zip(strides)
+                .filter(|(o, _)| **o != 0)
+                .map(|(o, s)| {
+                    if s.is_empty() {
+                        format!("({o})")
+                    } else {
+                        format!("({o}) * {s}")
+                    }
+                })
+                .collect();
+            return if terms.is_empty() {
+                "pacc_at".into()
+            } else {
+                format!("pacc_at + {}", terms.join(" + "))
+            };
+        }
         let term = |axis: usize| {
             let v = &self.loop_vars[axis];
             let o = offsets[axis];
@@ -467,7 +568,7 @@ impl<'a> Gen<'a> {
         }
     }
 
-    fn stmts(&mut self, body: &[KStmt], depth: usize) {
+    pub(super) fn stmts(&mut self, body: &[KStmt], depth: usize) {
         let ind = "    ".repeat(depth);
         let scope = self.env.locals.len();
         for (i, s) in body.iter().enumerate() {
@@ -599,11 +700,20 @@ impl<'a> Gen<'a> {
             ),
             KExprKind::Scalar(i) => c_ident(&self.f.scalars[*i].name.to_string()),
             KExprKind::Reduction(i) => c_ident(&self.f.reductions[*i].name.to_string()),
-            KExprKind::Read(a) => format!(
-                "{}[{}]",
-                c_ident(&self.f.arrays[a.array].name.to_string()),
-                self.index(&a.offsets)
-            ),
+            KExprKind::Read(a) => {
+                if let Some(r) = self
+                    .march
+                    .as_ref()
+                    .and_then(|m| m.read(a.array, &a.offsets))
+                {
+                    return r;
+                }
+                format!(
+                    "{}[{}]",
+                    c_ident(&self.f.arrays[a.array].name.to_string()),
+                    self.index(&a.offsets)
+                )
+            }
             KExprKind::PointRead(a) => format!(
                 "{}[{}]",
                 c_ident(&self.f.arrays[*a].name.to_string()),

@@ -2,5 +2,6 @@
 
 pub mod cpu;
 pub mod cuda;
+pub mod march;
 pub mod program;
 pub mod wrapper;

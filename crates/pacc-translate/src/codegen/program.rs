@@ -22,6 +22,9 @@ pub fn build(f: &Func, an: &Analysis, cuda: String) -> Program {
                     reads: an.reads[k].clone(),
                     writes: an.writes[k].clone(),
                     reductions: an.reductions[k].clone(),
+                    launch: Launch::Marching {
+                        block: crate::codegen::march::default_block(f.ndim),
+                    },
                 });
                 step.push(Stage::Kernel(k));
             }
@@ -151,6 +154,7 @@ pub fn tokens(p: &Program, cuda: TokenStream) -> TokenStream {
         ty("AxisRange"),
         ty("ReadDecl"),
     );
+    let la = ty("Launch");
     let name = string(&p.name);
     let ndim = p.ndim;
     let arrays = p.arrays.iter().map(|a| {
@@ -197,7 +201,11 @@ pub fn tokens(p: &Program, cuda: TokenStream) -> TokenStream {
         let w = &k.writes;
         let red = &k.reductions;
         let (ranges, reads) = (list(ranges), list(reads));
-        quote!(#kd { name: #n, ranges: #ranges, reads: #reads, writes: ::std::vec::Vec::from([#(#w),*]), reductions: ::std::vec::Vec::from([#(#red),*]) })
+        let launch = match k.launch {
+            Launch::PerPoint => quote!(#la::PerPoint),
+            Launch::Marching { block: [bx, by] } => quote!(#la::Marching { block: [#bx, #by] }),
+        };
+        quote!(#kd { name: #n, ranges: #ranges, reads: #reads, writes: ::std::vec::Vec::from([#(#w),*]), reductions: ::std::vec::Vec::from([#(#red),*]), launch: #launch })
     });
     let points = p.points.iter().map(|q| {
         let (n, a, r) = (string(&q.name), q.array, &q.reads);

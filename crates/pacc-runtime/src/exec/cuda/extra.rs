@@ -12,11 +12,11 @@
 
 use super::device::{context, cuda_err, module};
 use super::memory::{DeviceBuf, PinnedHost, Registration};
-use super::{available, Args, Events, Streams, SyncOnDrop, MAX_GRID_YZ};
+use super::{available, Events, Streams, SyncOnDrop};
 use crate::error::Error;
 use crate::invocation::{HostArray, Invocation};
 use crate::options::Options;
-use crate::program::{Program, Stage};
+use crate::program::Program;
 use crate::tune::LinkRates;
 use cudarc::driver::{result, sys};
 use std::ffi::c_void;
@@ -203,49 +203,18 @@ pub fn run_managed(
     let ctx = context(info.ordinal)?;
     let cerr = |w: &str| cuda_err(w.to_string());
     let t_setup = Instant::now();
-    let shape = inv.arrays[0].shape().to_vec();
-    let ndim = shape.len();
     let total: u64 = inv.arrays.iter().map(|a| a.bytes() as u64).sum();
     managed_fits(total).map_err(|m| Error::Cuda {
         what: "the unified-memory baseline".into(),
         message: m,
     })?;
-    let md = module(&ctx, &program.name, &program.cuda_source, opts.fma)?;
-    let kfuncs = program
-        .kernels
-        .iter()
-        .map(|k| md.function(&k.name))
-        .collect::<Result<Vec<_>, _>>()?;
-    let pfuncs = program
-        .points
-        .iter()
-        .map(|p| md.function(&p.name))
-        .collect::<Result<Vec<_>, _>>()?;
-    let blocks: Vec<(u32, u32)> = kfuncs
-        .iter()
-        .map(|&f| {
-            let (mut mg, mut bs) = (0i32, 0i32);
-            // SAFETY: a query on a loaded function.
-            let r = unsafe {
-                sys::cuOccupancyMaxPotentialBlockSize(&mut mg, &mut bs, f, None, 0, 1024)
-            };
-            let bs = if r == sys::CUresult::CUDA_SUCCESS && bs >= 32 {
-                (bs as u32).min(256) / 32 * 32
-            } else {
-                256
-            };
-            if ndim == 3 {
-                (32, (bs / 32).max(1))
-            } else {
-                let mut bx = bs;
-                while bx > 32 && (bx / 2) as usize >= shape[1] {
-                    bx /= 2;
-                }
-                (bx, 1)
-            }
-        })
-        .collect();
-
+    let tuning = super::launch::MarchTuning::from_env()?;
+    let md = module(
+        &ctx,
+        &program.name,
+        &tuning.source(&program.cuda_source),
+        opts.fma,
+    )?;
     let mut managed = Managed(Vec::new());
     for a in &inv.arrays {
         // SAFETY: plain allocation, freed by `Managed`.
@@ -257,54 +226,12 @@ pub fn run_managed(
         // SAFETY: `a.bytes()` bytes on both sides; managed memory is host-accessible.
         par_copy(a.ptr as *const u8, p as *mut u8, a.bytes());
     }
-    let mut slices = Vec::new();
-    for s in &inv.slices {
-        let n = s.len * s.elem.size();
-        let b = DeviceBuf::new(&ctx, n, "a slice")?;
-        if n > 0 {
-            // SAFETY: n readable bytes at s.ptr; b holds n bytes.
-            unsafe { sys::cuMemcpyHtoD_v2(b.ptr, s.ptr as *const c_void, n) }
-                .result()
-                .map_err(cerr("copying a slice"))?;
-        }
-        slices.push(b);
-    }
-    let n0 = shape[0];
-    let n1 = shape[1];
-    let n2 = if ndim == 3 { shape[2] } else { 1 };
-    let last = *shape.last().unwrap();
-    let grid_xy = |k: usize| -> (u32, u32) {
-        let (bx, by) = blocks[k];
-        if ndim == 3 {
-            (
-                last.div_ceil(bx as usize) as u32,
-                n1.div_ceil(by as usize) as u32,
-            )
-        } else {
-            (last.div_ceil(bx as usize) as u32, 1)
-        }
-    };
-    let mut scratch_len = 0usize;
-    for (k, kd) in program.kernels.iter().enumerate() {
-        let (gx, gy) = grid_xy(k);
-        let planes = n0.min(MAX_GRID_YZ);
-        scratch_len = scratch_len.max(gx as usize * gy as usize * planes * kd.reductions.len());
-    }
-    let scratch = DeviceBuf::new(&ctx, scratch_len * 8, "reduction partials")?;
-    let mut streams = Streams(Vec::new());
-    streams.0.push(
-        result::stream::create(result::stream::StreamKind::NonBlocking)
-            .map_err(cerr("creating a stream"))?,
-    );
+    let steps = super::resident::Steps::new(&ctx, &md, program, inv, opts, &tuning)?;
+    let streams = Streams(vec![result::stream::create(
+        result::stream::StreamKind::NonBlocking,
+    )
+    .map_err(cerr("creating a stream"))?]);
     let st = streams.0[0];
-    let nk = inv.steps * program.kernels.len().max(1);
-    let mut events = Events(Vec::new());
-    for _ in 0..2 * nk + 4 {
-        events.0.push(
-            result::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT)
-                .map_err(cerr("creating an event"))?,
-        );
-    }
     let sync = SyncOnDrop(ctx.clone());
     // Make sure the host-side fill is complete and nothing is in flight.
     ctx.synchronize().map_err(cerr("synchronizing"))?;
@@ -336,88 +263,8 @@ pub fn run_managed(
             result::stream::synchronize(st).map_err(cerr("prefetching"))?;
         }
         out.prefetch_in_seconds = t0.elapsed().as_secs_f64();
-        let mut bind: Vec<usize> = (0..program.arrays.len()).collect();
-        let mut ev = 0usize;
-        let mut kernel_events = Vec::new();
-        for step in 0..inv.steps {
-            let t = inv.t0 + step as i64;
-            for stage in &program.step {
-                match *stage {
-                    Stage::Kernel(k) => {
-                        let kd = &program.kernels[k];
-                        let z_lo = kd.ranges[0].lo.eval(n0).max(0) as usize;
-                        let z_hi = (kd.ranges[0].hi.eval(n0).max(0) as usize).min(n0);
-                        let (gx, gy) = grid_xy(k);
-                        let (bx, by) = blocks[k];
-                        let (es, ee) = (events.0[ev], events.0[ev + 1]);
-                        ev += 2;
-                        result::event::record(es, st).map_err(cerr("recording an event"))?;
-                        let mut z = z_lo;
-                        while z < z_hi {
-                            let z1 = (z + MAX_GRID_YZ).min(z_hi);
-                            let mut a = Args::new();
-                            for v in [z, z1, 0, n0, 0, n0, n1, n2] {
-                                a.i64(v as i64);
-                            }
-                            a.i64(t);
-                            for &phys in &bind {
-                                a.ptr(managed.0[phys]);
-                            }
-                            for s in &inv.scalars {
-                                a.scalar(s);
-                            }
-                            for s in &slices {
-                                a.ptr(s.ptr);
-                            }
-                            let per = gx as usize * gy as usize * (z1 - z);
-                            for j in 0..kd.reductions.len() {
-                                a.ptr(scratch.ptr + (8 * j * per) as u64);
-                            }
-                            let grid = if ndim == 3 {
-                                (gx, gy, (z1 - z) as u32)
-                            } else {
-                                (gx, (z1 - z) as u32, 1)
-                            };
-                            let mut params = a.params();
-                            result::launch_kernel(kfuncs[k], grid, (bx, by, 1), 0, st, &mut params)
-                                .map_err(cerr(&format!("launching `{}`", kd.name)))?;
-                            z = z1;
-                        }
-                        result::event::record(ee, st).map_err(cerr("recording an event"))?;
-                        kernel_events.push((es, ee));
-                    }
-                    Stage::Point(pi) => {
-                        let idx = &inv.points[pi];
-                        let mut a = Args::new();
-                        for v in [0, n0 as i64, n1 as i64, n2 as i64, t] {
-                            a.i64(v);
-                        }
-                        for d in 0..3 {
-                            a.i64(idx.get(d).copied().unwrap_or(0));
-                        }
-                        for &phys in &bind {
-                            a.ptr(managed.0[phys]);
-                        }
-                        for s in &inv.scalars {
-                            a.scalar(s);
-                        }
-                        for s in &slices {
-                            a.ptr(s.ptr);
-                        }
-                        let mut params = a.params();
-                        result::launch_kernel(pfuncs[pi], (1, 1, 1), (1, 1, 1), 0, st, &mut params)
-                            .map_err(cerr("launching a point statement"))?;
-                    }
-                    Stage::Swap(x, y) => bind.swap(x, y),
-                    Stage::Reset(_) => {}
-                }
-            }
-        }
-        result::stream::synchronize(st).map_err(cerr("running the steps"))?;
-        for (es, ee) in kernel_events {
-            out.kernel_seconds +=
-                result::event::elapsed(es, ee).map_err(cerr("cuEventElapsedTime"))? as f64 / 1e3;
-        }
+        let ran = steps.run(&managed.0)?;
+        out.kernel_seconds = ran.kernel_seconds.iter().sum();
         let t_back = Instant::now();
         if prefetch {
             for (a, &p) in inv.arrays.iter().zip(&managed.0) {

@@ -32,7 +32,9 @@
 
 mod device;
 mod extra;
+mod launch;
 mod memory;
+mod resident;
 mod trace;
 
 pub use device::{available, DeviceInfo};
@@ -41,6 +43,7 @@ pub use extra::{
     HostLock, ManagedOutput,
 };
 pub use memory::PinnedArray;
+pub use resident::{measure_dtod, ResidentOutput};
 pub use trace::{trace_json, write_trace};
 
 use crate::error::Error;
@@ -52,6 +55,7 @@ use crate::program::{Elem, Program, ReduceOp};
 use crate::report::{Report, StageTimes, TraceEvent};
 use cudarc::driver::{result, sys, CudaContext};
 use device::cuda_err;
+use launch::{Geometry, KernelArgs};
 use memory::{DeviceBuf, PinnedHost, Registration};
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
@@ -84,28 +88,8 @@ const RESERVE: u64 = 64 << 20;
 /// Largest grid extent along y and z.
 const MAX_GRID_YZ: usize = 65535;
 
-#[derive(Clone, Copy, Debug)]
-struct BlockShape {
-    bx: u32,
-    by: u32,
-}
-
-/// Launch geometry of one kernel op: sub-launches of at most MAX_GRID_YZ planes.
-fn grid_of(plan: &Plan, b: BlockShape, planes: usize) -> (u32, u32, usize) {
-    // (grid x, grid y for 3D or 1, blocks per plane)
-    if plan.shape.len() == 3 {
-        let gx = plan.shape[2].div_ceil(b.bx as usize);
-        let gy = plan.shape[1].div_ceil(b.by as usize);
-        let _ = planes;
-        (gx as u32, gy as u32, gx * gy)
-    } else {
-        let gx = plan.shape[1].div_ceil(b.bx as usize);
-        (gx as u32, 1, gx)
-    }
-}
-
 /// Per-stream reduction scratch (in doubles) and the number of result slots.
-fn reduction_layout(program: &Program, plan: &Plan, blocks: &[BlockShape]) -> (Vec<usize>, usize) {
+fn reduction_layout(program: &Program, plan: &Plan, geoms: &[Geometry]) -> (Vec<usize>, usize) {
     let mut scratch = vec![0usize; plan.streams];
     let mut slots = 0;
     for op in &plan.ops {
@@ -114,8 +98,7 @@ fn reduction_layout(program: &Program, plan: &Plan, blocks: &[BlockShape]) -> (V
             if nred == 0 {
                 continue;
             }
-            let (_, _, per_plane) = grid_of(plan, blocks[*kernel], planes.len());
-            let n = per_plane * planes.len() * nred;
+            let n = geoms[*kernel].blocks(planes.len()) * nred;
             scratch[op.stream] = scratch[op.stream].max(n);
             slots += nred;
         }
@@ -123,8 +106,8 @@ fn reduction_layout(program: &Program, plan: &Plan, blocks: &[BlockShape]) -> (V
     (scratch, slots)
 }
 
-fn device_need(program: &Program, plan: &Plan, blocks: &[BlockShape], slice_bytes: u64) -> u64 {
-    let (scratch, slots) = reduction_layout(program, plan, blocks);
+fn device_need(program: &Program, plan: &Plan, geoms: &[Geometry], slice_bytes: u64) -> u64 {
+    let (scratch, slots) = reduction_layout(program, plan, geoms);
     plan.device_bytes() + slice_bytes + 8 * (scratch.iter().sum::<usize>() + slots) as u64
 }
 
@@ -156,20 +139,20 @@ fn fit_plan(
     program: &Program,
     plan: Plan,
     points: &[usize],
-    blocks: &[BlockShape],
+    geoms: &[Geometry],
     slice_bytes: u64,
     budget: u64,
     free: u64,
     notes: &mut Vec<String>,
 ) -> Result<Plan, Error> {
-    let need0 = device_need(program, &plan, blocks, slice_bytes);
+    let need0 = device_need(program, &plan, geoms, slice_bytes);
     if need0 <= budget {
         return Ok(plan);
     }
     let n = plan.shape[0];
     let try_c = |c: usize| -> Option<Plan> {
         let p = replan(program, &plan, points, c, plan.scheme).ok()?;
-        (device_need(program, &p, blocks, slice_bytes) <= budget).then_some(p)
+        (device_need(program, &p, geoms, slice_bytes) <= budget).then_some(p)
     };
     // Exponential probe, then binary search for the smallest count that fits.
     let mut lo = plan.chunks; // does not fit
@@ -209,7 +192,7 @@ fn fit_plan(
         free,
         RESERVE,
         hp.chunks,
-        device_need(program, &hp, blocks, slice_bytes) + RESERVE
+        device_need(program, &hp, geoms, slice_bytes) + RESERVE
     ));
     Ok(hp)
 }
@@ -477,15 +460,22 @@ fn execute_serialized(
     fault::hit(Site::Compile, || {
         format!("NVRTC compile of `{}`", program.name)
     })?;
-    let module = device::module(&ctx, &program.name, &program.cuda_source, opts.fma)?;
+    let tuning = launch::MarchTuning::from_env()?;
+    let module = device::module(
+        &ctx,
+        &program.name,
+        &tuning.source(&program.cuda_source),
+        opts.fma,
+    )?;
     fault::hit(Site::Compile, || {
         "NVRTC compile of pacc's internal kernels".into()
     })?;
     let internal = device::module(&ctx, "pacc_internal", device::INTERNAL_SOURCE, false)?;
-    let kfuncs = program
+    let sms = launch::sm_count(&ctx);
+    let geoms = program
         .kernels
         .iter()
-        .map(|k| module.function(&k.name))
+        .map(|k| launch::geometry(&module, k, &plan.shape, opts.kernel_form, sms, &tuning))
         .collect::<Result<Vec<_>, _>>()?;
     let pfuncs = program
         .points
@@ -506,34 +496,7 @@ fn execute_serialized(
         .map(|r| combine_fn(r.op, r.elem))
         .collect::<Result<Vec<_>, _>>()?;
 
-    // Block shapes from occupancy.
     let ndim = plan.shape.len();
-    let last = *plan.shape.last().unwrap_or(&1);
-    let mut blocks = Vec::with_capacity(kfuncs.len());
-    for &f in &kfuncs {
-        let (mut min_grid, mut bs) = (0i32, 0i32);
-        // SAFETY: a query on a loaded function.
-        let r = unsafe {
-            sys::cuOccupancyMaxPotentialBlockSize(&mut min_grid, &mut bs, f, None, 0, 1024)
-        };
-        let bs = if r == sys::CUresult::CUDA_SUCCESS && bs >= 32 {
-            (bs as u32).min(256) / 32 * 32
-        } else {
-            256
-        };
-        blocks.push(if ndim == 3 {
-            BlockShape {
-                bx: 32,
-                by: (bs / 32).max(1),
-            }
-        } else {
-            let mut bx = bs;
-            while bx > 32 && (bx / 2) as usize >= last {
-                bx /= 2;
-            }
-            BlockShape { bx, by: 1 }
-        });
-    }
 
     // Device memory: check before allocating; re-plan with more chunks if needed.
     let mut notes: Vec<String> = Vec::new();
@@ -554,7 +517,7 @@ fn execute_serialized(
         program,
         plan.clone(),
         &points,
-        &blocks,
+        &geoms,
         slice_bytes,
         budget,
         free,
@@ -592,7 +555,7 @@ fn execute_serialized(
                     program,
                     p,
                     &points,
-                    &blocks,
+                    &geoms,
                     slice_bytes,
                     budget,
                     free,
@@ -668,7 +631,7 @@ fn execute_serialized(
         }
         slices.push(b);
     }
-    let (scratch_len, nslots) = reduction_layout(program, &plan, &blocks);
+    let (scratch_len, nslots) = reduction_layout(program, &plan, &geoms);
     let scratch = scratch_len
         .iter()
         .map(|&n| DeviceBuf::new(&ctx, n * 8, "reduction partials"))
@@ -855,57 +818,30 @@ fn execute_serialized(
                         args,
                     } => {
                         let kd = &program.kernels[*kernel];
-                        let b = blocks[*kernel];
+                        let g = &geoms[*kernel];
                         let nred = kd.reductions.len();
-                        let (gx, gy, per_plane) = grid_of(&plan, b, planes.len());
-                        let total = per_plane * planes.len();
-                        let mut z = planes.start;
-                        while z < planes.end {
-                            let z1 = (z + MAX_GRID_YZ).min(planes.end);
-                            let prefix = per_plane * (z - planes.start);
-                            let mut a = Args::new();
-                            for v in [
-                                z as i64,
-                                z1 as i64,
-                                owned.start as i64,
-                                owned.end as i64,
-                                *base as i64,
-                                n0,
-                                n1,
-                                n2,
-                                t_of(*step),
-                            ] {
-                                a.i64(v);
-                            }
-                            for &phys in args {
-                                a.ptr(dev[*set][phys].ptr);
-                            }
-                            for s in &inv.scalars {
-                                a.scalar(s);
-                            }
-                            for s in &slices {
-                                a.ptr(s.ptr);
-                            }
-                            for j in 0..nred {
-                                a.ptr(scratch[op.stream].ptr + (8 * (j * total + prefix)) as u64);
-                            }
-                            let grid = if ndim == 3 {
-                                (gx, gy, (z1 - z) as u32)
-                            } else {
-                                (gx, (z1 - z) as u32, 1)
-                            };
-                            let mut params = a.params();
-                            result::launch_kernel(
-                                kfuncs[*kernel],
-                                grid,
-                                (b.bx, b.by, 1),
-                                0,
-                                st,
-                                &mut params,
-                            )
-                            .map_err(cerr(&format!("launching `{}`", kd.name)))?;
-                            z = z1;
-                        }
+                        let total = g.blocks(planes.len());
+                        let ptrs: Vec<u64> = args.iter().map(|&p| dev[*set][p].ptr).collect();
+                        let sptrs: Vec<u64> = slices.iter().map(|s| s.ptr).collect();
+                        launch::launch(
+                            g,
+                            &kd.name,
+                            planes.start,
+                            planes.end,
+                            &KernelArgs {
+                                owned: (owned.start, owned.end),
+                                base: *base,
+                                n: [n0, n1, n2],
+                                t: t_of(*step),
+                                arrays: &ptrs,
+                                scalars: &inv.scalars,
+                                slices: &sptrs,
+                                partials: scratch[op.stream].ptr,
+                                reductions: nred,
+                            },
+                            st,
+                            ndim,
+                        )?;
                         if nred > 0 {
                             op_slot[i] = slot;
                             for (j, &r) in kd.reductions.iter().enumerate() {
@@ -1150,6 +1086,7 @@ mod tests {
                 }],
                 writes: vec![1],
                 reductions: vec![],
+                launch: Default::default(),
             }],
             points: vec![],
             step: vec![Stage::Kernel(0), Stage::Swap(0, 1)],
@@ -1170,7 +1107,16 @@ mod tests {
             buffer_sets: 3,
         };
         let plan = crate::plan::build(&p, &[256, 16, 16], 4, &[], &opts).unwrap();
-        let blocks = [BlockShape { bx: 32, by: 8 }];
+        let geoms = [Geometry {
+            func: std::ptr::null_mut(),
+            marching: false,
+            bx: 32,
+            by: 8,
+            gx: 1,
+            gy: 2,
+            resident: 0,
+            reach: 2,
+        }];
         let need = |c: usize| {
             let q = crate::plan::build(
                 &p,
@@ -1183,7 +1129,7 @@ mod tests {
                 },
             )
             .unwrap();
-            device_need(&p, &q, &blocks, 0)
+            device_need(&p, &q, &geoms, 0)
         };
         let mut notes = vec![];
         // Fits as is.
@@ -1191,7 +1137,7 @@ mod tests {
             &p,
             plan.clone(),
             &[],
-            &blocks,
+            &geoms,
             0,
             need(2),
             need(2),
@@ -1205,7 +1151,7 @@ mod tests {
             &p,
             plan.clone(),
             &[],
-            &blocks,
+            &geoms,
             0,
             need(11),
             need(11),
@@ -1216,7 +1162,7 @@ mod tests {
         assert!(need(10) > need(11));
         assert_eq!(notes.len(), 1);
         // Nothing fits.
-        match fit_plan(&p, plan, &[], &blocks, 0, 1000, 1000, &mut notes) {
+        match fit_plan(&p, plan, &[], &geoms, 0, 1000, 1000, &mut notes) {
             Err(Error::DeviceMemory {
                 sets: 3,
                 free: 1000,

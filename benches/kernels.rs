@@ -1,0 +1,298 @@
+//! In-core kernel benchmark: the translator's marching kernels against its plain
+//! one-thread-per-point kernels, for the three models, on arrays resident on the GPU.
+//!
+//! ```text
+//! cargo bench --bench kernels -- --json bench/results/kernels.json
+//! ```
+//!
+//! Each model runs through its generated `run` with one chunk and one block of all the steps
+//! (so the arrays cross the link once each way, untimed), once per kernel form from the same
+//! initial arrays. The figure is the kernels' event time per step from the run's report.
+//! Bandwidth counts each model's compulsory bytes per point (every array read once and written
+//! once per step; the cache and the halo traffic are the kernel's problem) and is set against
+//! the device-to-device copy bandwidth measured in the same run, read plus write. The two forms
+//! must produce the same bits (FMA contraction off), which the run checks and reports.
+
+use clap::Parser;
+use ndarray::{Array2, Array3};
+use pacc::models::{acoustic, himeno, laplace2d};
+use pacc_runtime::exec::cuda;
+use pacc_runtime::{BackendChoice, KernelForm, Options, Report};
+use serde::Serialize;
+use std::time::Instant;
+
+#[derive(Parser, Debug)]
+#[command(about = "In-core kernel benchmark: marching vs plain generated kernels")]
+struct Cli {
+    /// Acoustic (`propagate`) cube side.
+    #[arg(long, default_value_t = 768)]
+    acoustic: usize,
+    /// Himeno (`jacobi`) shape I,J,K.
+    #[arg(long, default_value = "512,512,768")]
+    himeno: String,
+    /// Laplace 2D (`jacobi`) square side.
+    #[arg(long, default_value_t = 16384)]
+    laplace: usize,
+    /// Steps of the 3D models.
+    #[arg(long, default_value_t = 20)]
+    steps3d: usize,
+    /// Iterations of the 2D model.
+    #[arg(long, default_value_t = 200)]
+    steps2d: usize,
+    /// Models to run (comma separated): acoustic, himeno, laplace2d.
+    #[arg(long, default_value = "acoustic,himeno,laplace2d")]
+    only: String,
+    /// Marching variants to measure besides the default, separated by `;`, each in
+    /// `PACC_MARCH` syntax (e.g. `bx=64,by=8,unroll=2`).
+    #[arg(long, default_value = "")]
+    variants: String,
+    /// Write the results as JSON here.
+    #[arg(long)]
+    json: Option<std::path::PathBuf>,
+    /// Ignored (cargo bench passes it).
+    #[arg(long, hide = true)]
+    bench: bool,
+}
+
+#[derive(Serialize)]
+struct Row {
+    model: &'static str,
+    shape: Vec<usize>,
+    form: String,
+    steps: usize,
+    differing_from_plain: usize,
+    points_per_step: u64,
+    bytes_per_point: u64,
+    seconds_per_step: f64,
+    gpoints_per_s: f64,
+    gbytes_per_s: f64,
+    fraction_of_dtod: f64,
+}
+
+#[derive(Serialize)]
+struct Out {
+    device: String,
+    dtod_gbytes_per_s: f64,
+    rows: Vec<Row>,
+}
+
+fn opts(steps: usize, form: KernelForm) -> Options {
+    Options::new()
+        .backend(BackendChoice::Cuda)
+        .chunks(1)
+        .block_steps(steps.max(1))
+        .kernel_form(form)
+}
+
+fn fail(e: impl std::fmt::Display) -> ! {
+    eprintln!("error: {e}");
+    std::process::exit(1)
+}
+
+fn diff3(a: &Array3<f32>, b: &Array3<f32>) -> usize {
+    a.iter()
+        .zip(b.iter())
+        .filter(|(x, y)| x.to_bits() != y.to_bits())
+        .count()
+}
+
+/// Runs `f` with the plain kernels, then with the marching kernels in each variant (`""` is the
+/// translator's default); returns the labelled reports and the elements in which each marching
+/// run differs from the plain one.
+fn forms<S: Clone>(
+    state: &S,
+    variants: &[String],
+    mut f: impl FnMut(&mut S, KernelForm) -> Report,
+    diff: impl Fn(&S, &S) -> usize,
+) -> Vec<(String, Report, usize)> {
+    let mut plain = state.clone();
+    let rp = f(&mut plain, KernelForm::Plain);
+    let mut out = vec![("plain".to_string(), rp, 0)];
+    for v in variants {
+        // SAFETY (set_var): the benchmark is single-threaded while it sets the variable.
+        std::env::set_var("PACC_MARCH", v);
+        let mut m = state.clone();
+        let r = f(&mut m, KernelForm::Marching);
+        let label = if v.is_empty() {
+            "marching".to_string()
+        } else {
+            format!("marching {v}")
+        };
+        out.push((label, r, diff(&plain, &m)));
+    }
+    std::env::remove_var("PACC_MARCH");
+    out
+}
+
+fn row(
+    model: &'static str,
+    shape: &[usize],
+    form: String,
+    r: &Report,
+    points: u64,
+    bytes: u64,
+    dtod: f64,
+) -> Row {
+    let s = r.stages.kernel / r.steps.max(1) as f64;
+    let gb = points as f64 * bytes as f64 / s / 1e9;
+    Row {
+        model,
+        shape: shape.to_vec(),
+        form,
+        steps: r.steps,
+        differing_from_plain: 0,
+        points_per_step: points,
+        bytes_per_point: bytes,
+        seconds_per_step: s,
+        gpoints_per_s: points as f64 / s / 1e9,
+        gbytes_per_s: gb,
+        fraction_of_dtod: gb * 1e9 / dtod,
+    }
+}
+
+fn main() {
+    let cli = Cli::parse();
+    if let Err(reason) = cuda::available() {
+        println!("no CUDA device ({reason}): the kernel benchmark needs a GPU; nothing measured");
+        return;
+    }
+    let dtod = cuda::measure_dtod(2 << 30, 10).unwrap_or_else(|e| fail(e));
+    let device = cuda::available()
+        .map(|d| d.name.clone())
+        .unwrap_or_default();
+    println!(
+        "{device}: device-to-device copy {:.0} GB/s (read + write)",
+        dtod / 1e9
+    );
+    let mut out = Out {
+        device,
+        dtod_gbytes_per_s: dtod / 1e9,
+        rows: Vec::new(),
+    };
+    let variants: Vec<String> = std::iter::once(String::new())
+        .chain(
+            cli.variants
+                .split(';')
+                .filter(|v| !v.trim().is_empty())
+                .map(|v| v.trim().to_string()),
+        )
+        .collect();
+    let mut push = |model: &'static str, shape: &[usize], runs, pts, bytes| {
+        for (label, r, d) in runs {
+            let mut row = row(model, shape, label, &r, pts, bytes, dtod);
+            row.differing_from_plain = d;
+            out.rows.push(row);
+        }
+    };
+    let only: Vec<&str> = cli.only.split(',').collect();
+    let t = Instant::now();
+    if only.contains(&"acoustic") {
+        let n = cli.acoustic;
+        let steps = cli.steps3d;
+        let shape = (n, n, n);
+        let init = {
+            let u = Array3::from_shape_fn(shape, |(z, y, x)| {
+                ((z * 7 + y * 3 + x * 11) % 17) as f32 * 1e-3
+            });
+            let vel = Array3::from_elem(shape, acoustic::courant2(2000.0, 0.001, 10.0));
+            (u.clone(), u, vel)
+        };
+        let wavelet = acoustic::ricker(15.0, 0.001, steps);
+        let runs = forms(
+            &init,
+            &variants,
+            |s, form| {
+                acoustic::propagate::run(
+                    &mut s.0,
+                    &mut s.1,
+                    &s.2,
+                    &wavelet,
+                    n / 2,
+                    n / 2,
+                    n / 2,
+                    100.0,
+                    steps,
+                    &opts(steps, form),
+                )
+                .unwrap_or_else(|e| fail(e))
+                .1
+            },
+            |a, b| diff3(&a.0, &b.0) + diff3(&a.1, &b.1),
+        );
+        push("acoustic", &[n, n, n], runs, ((n - 8) as u64).pow(3), 16);
+    }
+    if only.contains(&"himeno") {
+        let dims: Vec<usize> = cli
+            .himeno
+            .split(',')
+            .map(|v| {
+                v.trim()
+                    .parse()
+                    .unwrap_or_else(|e| fail(format!("--himeno: {e}")))
+            })
+            .collect();
+        if dims.len() != 3 {
+            fail("--himeno takes I,J,K");
+        }
+        let steps = cli.steps3d;
+        let h = himeno::Himeno::new((dims[0], dims[1], dims[2]));
+        let runs = forms(
+            &h,
+            &variants,
+            |s, form| {
+                s.run(steps, &opts(steps, form))
+                    .unwrap_or_else(|e| fail(e))
+                    .1
+            },
+            |a, b| diff3(&a.p, &b.p) + diff3(&a.wrk2, &b.wrk2),
+        );
+        let pts = dims.iter().map(|&v| (v - 2) as u64).product();
+        // jacobi: 13 arrays read, wrk2 written (56 B); the copy: wrk2 read, p written (8 B).
+        push("himeno", &dims, runs, pts, 64);
+    }
+    if only.contains(&"laplace2d") {
+        let n = cli.laplace;
+        let steps = cli.steps2d;
+        let init: (Array2<f32>, Array2<f32>) = laplace2d::init(n, n, 1.0);
+        let runs = forms(
+            &init,
+            &variants,
+            |s, form| {
+                laplace2d::jacobi::run(&mut s.0, &mut s.1, steps, &opts(steps, form))
+                    .unwrap_or_else(|e| fail(e))
+                    .1
+            },
+            |a, b| {
+                a.0.iter()
+                    .zip(b.0.iter())
+                    .chain(a.1.iter().zip(b.1.iter()))
+                    .filter(|(x, y)| x.to_bits() != y.to_bits())
+                    .count()
+            },
+        );
+        push("laplace2d", &[n, n], runs, ((n - 2) as u64).pow(2), 8);
+    }
+    println!(
+        "\n{:<10} {:<16} {:<34} {:>9} {:>7} {:>6} {:>7} {:>9}",
+        "model", "shape", "kernels", "ms/step", "Gpt/s", "GB/s", "of D2D", "differ"
+    );
+    for r in &out.rows {
+        println!(
+            "{:<10} {:<16} {:<34} {:>9.3} {:>7.1} {:>6.0} {:>6.1}% {:>9}",
+            r.model,
+            format!("{:?}", r.shape),
+            r.form,
+            r.seconds_per_step * 1e3,
+            r.gpoints_per_s,
+            r.gbytes_per_s,
+            100.0 * r.fraction_of_dtod,
+            r.differing_from_plain
+        );
+    }
+    println!("(differ: elements whose bits differ from the plain kernels' result)");
+    println!("({:.0} s in all)", t.elapsed().as_secs_f64());
+    if let Some(p) = &cli.json {
+        let s = serde_json::to_string_pretty(&out).unwrap_or_else(|e| fail(e));
+        std::fs::write(p, s).unwrap_or_else(|e| fail(format!("{}: {e}", p.display())));
+    }
+}

@@ -1,0 +1,328 @@
+//! Launch geometry and launching of the program's kernels (docs/internals.md §3), shared by the
+//! pipeline executor and the whole-domain runs of [`super::extra`].
+
+use super::device::{cuda_err, Module};
+use super::{Args, MAX_GRID_YZ};
+use crate::error::Error;
+use crate::invocation::ScalarValue;
+use crate::options::KernelForm;
+use crate::program::{KernelDecl, Launch, PLAIN_SUFFIX};
+use cudarc::driver::{result, sys};
+
+/// An override of the marching kernels' compile-time shape, from `PACC_MARCH` (e.g.
+/// `bx=64,by=8,unroll=2`): for measuring alternatives without rebuilding. Unset fields keep the
+/// translator's defaults.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct MarchTuning {
+    pub bx: Option<u32>,
+    pub by: Option<u32>,
+    pub unroll: Option<u32>,
+}
+
+impl MarchTuning {
+    pub fn from_env() -> Result<MarchTuning, Error> {
+        let Ok(v) = std::env::var("PACC_MARCH") else {
+            return Ok(MarchTuning::default());
+        };
+        let bad = |what: &str| {
+            Error::Option(format!(
+                "PACC_MARCH=`{v}`: {what}; expected comma-separated bx=N, by=N (threads, \
+                 bx * by <= 1024) and unroll=N (1..=8)"
+            ))
+        };
+        let mut t = MarchTuning::default();
+        for item in v.split(',').filter(|s| !s.trim().is_empty()) {
+            let (k, val) = item
+                .split_once('=')
+                .ok_or_else(|| bad("an item lacks `=`"))?;
+            let n: u32 = val
+                .trim()
+                .parse()
+                .map_err(|_| bad("a value is not a number"))?;
+            match k.trim() {
+                "bx" if n > 0 => t.bx = Some(n),
+                "by" if n > 0 => t.by = Some(n),
+                "unroll" if (1..=8).contains(&n) => t.unroll = Some(n),
+                _ => return Err(bad("unknown key or value out of range")),
+            }
+        }
+        if t.bx.unwrap_or(1) * t.by.unwrap_or(1) > 1024 {
+            return Err(bad("more than 1024 threads per block"));
+        }
+        Ok(t)
+    }
+
+    /// The program's source with the overrides defined ahead of its own defaults.
+    pub fn source<'a>(&self, source: &'a str) -> std::borrow::Cow<'a, str> {
+        if *self == MarchTuning::default() {
+            return source.into();
+        }
+        let mut s = String::new();
+        if let Some(v) = self.bx {
+            s.push_str(&format!("#define PACC_BX {v}\n"));
+        }
+        if let Some(v) = self.by {
+            s.push_str(&format!("#define PACC_BY {v}\n"));
+        }
+        if let Some(v) = self.unroll {
+            s.push_str(&format!("#define PACC_UNROLL {v}\n"));
+        }
+        s.push_str(source);
+        s.into()
+    }
+
+    fn block(&self, [bx, by]: [u32; 2]) -> [u32; 2] {
+        [self.bx.unwrap_or(bx), self.by.unwrap_or(by)]
+    }
+}
+
+/// How one kernel is launched in this run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Geometry {
+    pub func: sys::CUfunction,
+    pub marching: bool,
+    pub bx: u32,
+    pub by: u32,
+    /// Thread blocks covering one plane (x, and y in 3D).
+    pub gx: u32,
+    pub gy: u32,
+    /// Thread blocks the whole device holds at once (marching only).
+    pub resident: usize,
+    /// Planes a marching segment must load before its first (axis-0 read reach).
+    pub reach: usize,
+}
+
+/// The function and geometry of `kd` for arrays of `shape`: the marching form unless the kernel
+/// has none or `form` asks for the plain one.
+pub(crate) fn geometry(
+    module: &Module,
+    kd: &KernelDecl,
+    shape: &[usize],
+    form: KernelForm,
+    sms: usize,
+    tuning: &MarchTuning,
+) -> Result<Geometry, Error> {
+    let ndim = shape.len();
+    let last = *shape.last().unwrap_or(&1);
+    let plane = |bx: u32, by: u32| {
+        let gx = last.div_ceil(bx as usize) as u32;
+        let gy = if ndim == 3 {
+            shape[1].div_ceil(by as usize) as u32
+        } else {
+            1
+        };
+        (gx, gy)
+    };
+    let reach = kd
+        .reads
+        .iter()
+        .map(|r| (r.hi[0] - r.lo[0]).max(0) as usize)
+        .max()
+        .unwrap_or(0);
+    match (kd.launch, form) {
+        (Launch::Marching { block }, KernelForm::Marching) => {
+            let [bx, by] = tuning.block(block);
+            // A 2D marching kernel indexes threads along x only.
+            let by = if ndim == 3 { by } else { 1 };
+            let func = module.function(&kd.name)?;
+            let mut per_sm = 0i32;
+            // SAFETY: a query on a loaded function.
+            let r = unsafe {
+                sys::cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                    &mut per_sm,
+                    func,
+                    (bx * by) as i32,
+                    0,
+                )
+            };
+            let per_sm = if r == sys::CUresult::CUDA_SUCCESS {
+                per_sm.max(1) as usize
+            } else {
+                1
+            };
+            let (gx, gy) = plane(bx, by);
+            Ok(Geometry {
+                func,
+                marching: true,
+                bx,
+                by,
+                gx,
+                gy,
+                resident: per_sm * sms.max(1),
+                reach,
+            })
+        }
+        (launch, _) => {
+            let name = match launch {
+                Launch::Marching { .. } => format!("{}{PLAIN_SUFFIX}", kd.name),
+                Launch::PerPoint => kd.name.clone(),
+            };
+            let func = module.function(&name)?;
+            let (bx, by) = per_point_block(func, ndim, last);
+            let (gx, gy) = plane(bx, by);
+            Ok(Geometry {
+                func,
+                marching: false,
+                bx,
+                by,
+                gx,
+                gy,
+                resident: 0,
+                reach,
+            })
+        }
+    }
+}
+
+/// The per-point block: the occupancy API's suggestion capped at 256 threads; 3D: 32 x (n/32),
+/// 2D: n x 1 (halved while wider than twice the row).
+fn per_point_block(f: sys::CUfunction, ndim: usize, last: usize) -> (u32, u32) {
+    let (mut min_grid, mut bs) = (0i32, 0i32);
+    // SAFETY: a query on a loaded function.
+    let r =
+        unsafe { sys::cuOccupancyMaxPotentialBlockSize(&mut min_grid, &mut bs, f, None, 0, 1024) };
+    let bs = if r == sys::CUresult::CUDA_SUCCESS && bs >= 32 {
+        (bs as u32).min(256) / 32 * 32
+    } else {
+        256
+    };
+    if ndim == 3 {
+        (32, (bs / 32).max(1))
+    } else {
+        let mut bx = bs;
+        while bx > 32 && (bx / 2) as usize >= last {
+            bx /= 2;
+        }
+        (bx, 1)
+    }
+}
+
+impl Geometry {
+    /// Planes per segment for a launch over `planes` planes (marching), 1 (per point).
+    ///
+    /// A marching block pays `reach` extra plane loads per segment, so long segments are
+    /// cheaper; but the grid should fill whole waves of resident blocks. Pick the segment count
+    /// (up to 64) that maximises wave efficiency discounted by the refill cost.
+    pub fn segment(&self, planes: usize) -> usize {
+        if !self.marching || planes == 0 {
+            return 1;
+        }
+        let per_slice = (self.gx as usize * self.gy as usize).max(1);
+        let mut best = (f64::MIN, planes);
+        for nseg in 1..=64usize.min(planes) {
+            let seg = planes.div_ceil(nseg);
+            let nseg = planes.div_ceil(seg);
+            let blocks = per_slice * nseg;
+            let waves = blocks.div_ceil(self.resident.max(1));
+            let fill = blocks as f64 / (waves * self.resident.max(1)) as f64;
+            let refill = 1.0 + self.reach as f64 / (4.0 * seg as f64);
+            let score = fill / refill;
+            if score > best.0 + 1e-9 {
+                best = (score, seg);
+            }
+        }
+        best.1
+    }
+
+    /// Grid slices (segments or planes) of a launch over `planes` planes.
+    pub fn slices(&self, planes: usize) -> usize {
+        planes.div_ceil(self.segment(planes))
+    }
+
+    /// Thread blocks of a launch over `planes` planes: the number of reduction partials.
+    pub fn blocks(&self, planes: usize) -> usize {
+        self.gx as usize * self.gy as usize * self.slices(planes)
+    }
+}
+
+/// Everything a kernel launch passes besides the planes (docs/internals.md §3).
+pub(crate) struct KernelArgs<'a> {
+    pub owned: (usize, usize),
+    pub base: usize,
+    pub n: [i64; 3],
+    pub t: i64,
+    pub arrays: &'a [u64],
+    pub scalars: &'a [ScalarValue],
+    pub slices: &'a [u64],
+    /// Start of the reduction partials of this op (one run of `blocks(planes)` doubles per
+    /// reduction); 0 when the kernel has none.
+    pub partials: u64,
+    pub reductions: usize,
+}
+
+/// Launches `g` over planes `z0..z1` on `stream` (several launches for per-point kernels
+/// spanning more planes than a grid dimension allows).
+///
+/// # Safety
+/// Every pointer in `a` must be a device allocation of the size the program's ABI implies for
+/// `n` and the plan's buffers, and stay alive until the stream has run the launch.
+pub(crate) unsafe fn launch(
+    g: &Geometry,
+    name: &str,
+    z0: usize,
+    z1: usize,
+    a: &KernelArgs<'_>,
+    stream: sys::CUstream,
+    ndim: usize,
+) -> Result<(), Error> {
+    let planes = z1 - z0;
+    let total = g.blocks(planes);
+    let (seg, step) = if g.marching {
+        let seg = g.segment(planes);
+        (seg, planes)
+    } else {
+        (1, MAX_GRID_YZ)
+    };
+    let mut z = z0;
+    while z < z1 {
+        let end = (z + step).min(z1);
+        let prefix = g.gx as usize * g.gy as usize * (z - z0).div_ceil(seg);
+        let mut args = Args::new();
+        for v in [
+            z as i64,
+            end as i64,
+            a.owned.0 as i64,
+            a.owned.1 as i64,
+            a.base as i64,
+            a.n[0],
+            a.n[1],
+            a.n[2],
+            a.t,
+        ] {
+            args.i64(v);
+        }
+        if g.marching {
+            args.i64(seg as i64);
+        }
+        for &p in a.arrays {
+            args.ptr(p);
+        }
+        for s in a.scalars {
+            args.scalar(s);
+        }
+        for &p in a.slices {
+            args.ptr(p);
+        }
+        for j in 0..a.reductions {
+            args.ptr(a.partials + (8 * (j * total + prefix)) as u64);
+        }
+        let slices = (end - z).div_ceil(seg) as u32;
+        let grid = if ndim == 3 {
+            (g.gx, g.gy, slices)
+        } else {
+            (g.gx, slices, 1)
+        };
+        let mut params = args.params();
+        result::launch_kernel(g.func, grid, (g.bx, g.by, 1), 0, stream, &mut params)
+            .map_err(|e| cuda_err(format!("launching `{name}`"))(e))?;
+        z = end;
+    }
+    Ok(())
+}
+
+/// Streaming multiprocessors of the context's device (1 if the driver will not say).
+pub(crate) fn sm_count(ctx: &cudarc::driver::CudaContext) -> usize {
+    ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+        .map(|n| n.max(1) as usize)
+        .unwrap_or(1)
+}

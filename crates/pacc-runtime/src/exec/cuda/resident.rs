@@ -1,0 +1,245 @@
+//! Whole-domain runs for measurements: the program's kernels over the entire arrays every step
+//! (used by the unified-memory baseline, [`super::run_managed`]), and the device's own copy
+//! bandwidth ([`measure_dtod`]), the kernel benchmark's yardstick.
+
+use super::device::{context, cuda_err, Module};
+use super::launch::{self, Geometry, KernelArgs};
+use super::memory::DeviceBuf;
+use super::{available, Args, Events, Streams, SyncOnDrop};
+use crate::error::Error;
+use crate::invocation::Invocation;
+use crate::options::Options;
+use crate::program::{Program, Stage};
+use cudarc::driver::{result, sys};
+use std::ffi::c_void;
+use std::sync::Arc;
+
+/// What a whole-domain run measured.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct ResidentOutput {
+    /// Event time of every launch of each kernel, summed over the steps.
+    pub kernel_seconds: Vec<f64>,
+    /// Launch shape used for each kernel: `[block x, block y, planes per segment]` (the last is
+    /// 1 for a per-point kernel).
+    pub launch: Vec<[usize; 3]>,
+}
+
+/// Device-to-device copy bandwidth: the best of `reps` copies of `bytes` bytes, counting the
+/// bytes read and written (2 x `bytes` per copy), as memory-bound kernels count theirs.
+pub fn measure_dtod(bytes: usize, reps: usize) -> Result<f64, Error> {
+    let info = available().map_err(|reason| Error::NoCuda { reason })?;
+    let ctx = context(info.ordinal)?;
+    let cerr = |w: &str| cuda_err(w.to_string());
+    let a = DeviceBuf::new(&ctx, bytes, "the copy measurement")?;
+    let b = DeviceBuf::new(&ctx, bytes, "the copy measurement")?;
+    let st = Streams(vec![result::stream::create(
+        result::stream::StreamKind::NonBlocking,
+    )
+    .map_err(cerr("creating a stream"))?]);
+    let ev = Events(
+        (0..2)
+            .map(|_| result::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT))
+            .collect::<Result<_, _>>()
+            .map_err(cerr("creating an event"))?,
+    );
+    let _sync = SyncOnDrop(ctx.clone());
+    let mut best = f64::INFINITY;
+    // SAFETY: copies between two buffers we allocated, of their size, synchronized before the
+    // events are read and before the buffers drop.
+    unsafe {
+        sys::cuMemsetD8Async(a.ptr, 1, bytes, st.0[0])
+            .result()
+            .map_err(cerr("cuMemsetD8Async"))?;
+        for rep in 0..=reps.max(1) {
+            result::event::record(ev.0[0], st.0[0]).map_err(cerr("recording an event"))?;
+            sys::cuMemcpyDtoDAsync_v2(b.ptr, a.ptr, bytes, st.0[0])
+                .result()
+                .map_err(cerr("cuMemcpyDtoDAsync"))?;
+            result::event::record(ev.0[1], st.0[0]).map_err(cerr("recording an event"))?;
+            result::stream::synchronize(st.0[0]).map_err(cerr("synchronizing"))?;
+            let ms =
+                result::event::elapsed(ev.0[0], ev.0[1]).map_err(cerr("cuEventElapsedTime"))?;
+            if rep > 0 {
+                best = best.min(ms as f64 / 1e3);
+            }
+        }
+    }
+    Ok(2.0 * bytes as f64 / best)
+}
+
+/// The kernels, point statements and buffers a whole-domain run needs besides the arrays.
+pub(super) struct Steps<'a> {
+    ctx: Arc<cudarc::driver::CudaContext>,
+    program: &'a Program,
+    inv: &'a Invocation<'a>,
+    geoms: Vec<Geometry>,
+    pfuncs: Vec<sys::CUfunction>,
+    slices: Vec<DeviceBuf>,
+    scratch: DeviceBuf,
+}
+
+impl<'a> Steps<'a> {
+    pub(super) fn new(
+        ctx: &Arc<cudarc::driver::CudaContext>,
+        md: &Module,
+        program: &'a Program,
+        inv: &'a Invocation<'a>,
+        opts: &Options,
+        tuning: &launch::MarchTuning,
+    ) -> Result<Self, Error> {
+        let shape = inv.arrays[0].shape().to_vec();
+        let sms = launch::sm_count(ctx);
+        let geoms = program
+            .kernels
+            .iter()
+            .map(|k| launch::geometry(md, k, &shape, opts.kernel_form, sms, tuning))
+            .collect::<Result<Vec<_>, _>>()?;
+        let pfuncs = program
+            .points
+            .iter()
+            .map(|p| md.function(&p.name))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut slices = Vec::new();
+        for s in &inv.slices {
+            let n = s.len * s.elem.size();
+            let b = DeviceBuf::new(ctx, n, "a slice")?;
+            if n > 0 {
+                // SAFETY: n readable bytes at s.ptr; b holds n bytes.
+                unsafe { sys::cuMemcpyHtoD_v2(b.ptr, s.ptr as *const c_void, n) }
+                    .result()
+                    .map_err(cuda_err("copying a slice".to_string()))?;
+            }
+            slices.push(b);
+        }
+        let partials = program
+            .kernels
+            .iter()
+            .zip(&geoms)
+            .map(|(k, g)| g.blocks(shape[0]) * k.reductions.len())
+            .max()
+            .unwrap_or(0);
+        let scratch = DeviceBuf::new(ctx, partials * 8, "reduction partials")?;
+        Ok(Steps {
+            ctx: ctx.clone(),
+            program,
+            inv,
+            geoms,
+            pfuncs,
+            slices,
+            scratch,
+        })
+    }
+
+    /// Every step, each stage in program order on one stream (kernels over the whole domain,
+    /// point statements, swaps by renaming), over the arrays at `ptrs`; kernels timed by events.
+    pub(super) fn run(&self, ptrs: &[u64]) -> Result<ResidentOutput, Error> {
+        let cerr = |w: &str| cuda_err(w.to_string());
+        let (program, inv) = (self.program, self.inv);
+        let shape = inv.arrays[0].shape();
+        let ndim = shape.len();
+        let n0 = shape[0];
+        let n = [
+            n0 as i64,
+            shape[1] as i64,
+            if ndim == 3 { shape[2] as i64 } else { 1 },
+        ];
+        let st = Streams(vec![result::stream::create(
+            result::stream::StreamKind::NonBlocking,
+        )
+        .map_err(cerr("creating a stream"))?]);
+        let st0 = st.0[0];
+        let launches = inv.steps * program.kernels.len();
+        let ev = Events(
+            (0..2 * launches)
+                .map(|_| result::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT))
+                .collect::<Result<_, _>>()
+                .map_err(cerr("creating an event"))?,
+        );
+        let _sync = SyncOnDrop(self.ctx.clone());
+        let sptrs: Vec<u64> = self.slices.iter().map(|s| s.ptr).collect();
+        let mut timed = Vec::new();
+        let mut bind: Vec<usize> = (0..program.arrays.len()).collect();
+        // SAFETY: launches over whole-domain buffers of the arrays' shape with the ABI of
+        // internals.md §3, all on one stream, synchronized before the buffers drop.
+        unsafe {
+            for step in 0..inv.steps {
+                let t = inv.t0 + step as i64;
+                for stage in &program.step {
+                    let arrays: Vec<u64> = bind.iter().map(|&p| ptrs[p]).collect();
+                    match *stage {
+                        Stage::Kernel(k) => {
+                            let kd = &program.kernels[k];
+                            let z0 = kd.ranges[0].lo.eval(n0).max(0) as usize;
+                            let z1 = (kd.ranges[0].hi.eval(n0).max(0) as usize).min(n0);
+                            let (es, ee) = (ev.0[2 * timed.len()], ev.0[2 * timed.len() + 1]);
+                            result::event::record(es, st0).map_err(cerr("recording an event"))?;
+                            if z1 > z0 {
+                                let a = KernelArgs {
+                                    owned: (0, n0),
+                                    base: 0,
+                                    n,
+                                    t,
+                                    arrays: &arrays,
+                                    scalars: &inv.scalars,
+                                    slices: &sptrs,
+                                    partials: self.scratch.ptr,
+                                    reductions: kd.reductions.len(),
+                                };
+                                launch::launch(&self.geoms[k], &kd.name, z0, z1, &a, st0, ndim)?;
+                            }
+                            result::event::record(ee, st0).map_err(cerr("recording an event"))?;
+                            timed.push((k, es, ee));
+                        }
+                        Stage::Point(pi) => {
+                            let idx = &inv.points[pi];
+                            let mut a = Args::new();
+                            for v in [0, n[0], n[1], n[2], t] {
+                                a.i64(v);
+                            }
+                            for d in 0..3 {
+                                a.i64(idx.get(d).copied().unwrap_or(0));
+                            }
+                            for &p in &arrays {
+                                a.ptr(p);
+                            }
+                            for s in &inv.scalars {
+                                a.scalar(s);
+                            }
+                            for &p in &sptrs {
+                                a.ptr(p);
+                            }
+                            let mut params = a.params();
+                            result::launch_kernel(
+                                self.pfuncs[pi],
+                                (1, 1, 1),
+                                (1, 1, 1),
+                                0,
+                                st0,
+                                &mut params,
+                            )
+                            .map_err(cerr("launching a point statement"))?;
+                        }
+                        Stage::Swap(x, y) => bind.swap(x, y),
+                        Stage::Reset(_) => {}
+                    }
+                }
+            }
+            result::stream::synchronize(st0).map_err(cerr("running the steps"))?;
+        }
+        let mut out = ResidentOutput {
+            kernel_seconds: vec![0.0; program.kernels.len()],
+            launch: self
+                .geoms
+                .iter()
+                .map(|g| [g.bx as usize, g.by as usize, g.segment(n0)])
+                .collect(),
+        };
+        for (k, es, ee) in timed {
+            // SAFETY: both events were recorded on a stream that has been synchronized.
+            let ms =
+                unsafe { result::event::elapsed(es, ee) }.map_err(cerr("cuEventElapsedTime"))?;
+            out.kernel_seconds[k] += ms as f64 / 1e3;
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,341 @@
+//! Marching kernels: the fast CUDA form of a nest (docs/internals.md §3).
+//!
+//! A thread block covers a tile of the plane (the inner axes) and walks a segment of planes along
+//! axis 0, one thread per column. Planes of an array read at several axis-0 offsets of the
+//! thread's own column stay in registers, a queue that shifts by one plane per step, so each
+//! plane comes from memory once per segment instead of once per reader. Arrays read only at the
+//! point itself are loaded one step ahead into a register, so the load overlaps the step before.
+//! Reads at in-plane offsets go through the cache: the block's threads load each other's columns
+//! in the same step, so these hit the L1 (on an H100 this beat staging the plane in shared
+//! memory, which costs two barriers per step; `bench/results/` has the comparison). The
+//! arithmetic is the plain kernel's, so results are the same bits.
+
+use super::cuda::{kernel_name, Gen};
+use crate::analysis::Analysis;
+use crate::ir::{KExprKind, Nest};
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// Threads of a marching block along the fastest axis, by default.
+pub const BLOCK_X: u32 = 64;
+/// Threads along the second-fastest axis (3D), by default.
+pub const BLOCK_Y_3D: u32 = 8;
+/// Threads along the only in-plane axis of a 2D nest, by default.
+pub const BLOCK_X_2D: u32 = 256;
+
+/// The default thread block of a marching kernel, `[x, y]`.
+pub fn default_block(ndim: usize) -> [u32; 2] {
+    if ndim == 3 {
+        [BLOCK_X, BLOCK_Y_3D]
+    } else {
+        [BLOCK_X_2D, 1]
+    }
+}
+
+/// Most axis-0 offsets a register queue spans.
+const MAX_QUEUE: i64 = 16;
+
+/// The register queue of one array: axis-0 offsets `lo..=hi` of the thread's own column.
+#[derive(Clone, Debug, Default)]
+pub struct Cache {
+    pub lo: i64,
+    pub hi: i64,
+}
+
+/// The read plan of one nest: which arrays are queued or loaded ahead.
+#[derive(Clone, Debug, Default)]
+pub struct March {
+    pub ndim: usize,
+    pub cached: BTreeMap<usize, Cache>,
+    /// Arrays read only at the point itself, through a register loaded one step ahead.
+    pub ahead: Vec<usize>,
+}
+
+impl March {
+    /// Arrays the nest writes are never cached (a thread must see its own stores); an array
+    /// read only at the centre gains nothing from a queue.
+    pub fn of(nest: &Nest, written: &[usize], ndim: usize) -> March {
+        let mut offs: BTreeMap<usize, Vec<Vec<i64>>> = BTreeMap::new();
+        crate::analysis::walk_stmts(&nest.body, &mut |_| {}, &mut |e| {
+            if let KExprKind::Read(a) = &e.kind {
+                offs.entry(a.array).or_default().push(a.offsets.clone());
+            }
+        });
+        let mut cached = BTreeMap::new();
+        let mut ahead = Vec::new();
+        let late = read_after_write(&nest.body);
+        for (array, list) in offs {
+            if list.iter().all(|o| o.iter().all(|&v| v == 0)) {
+                // Loading the next plane early is safe: only this thread writes its column,
+                // and only after reading it (unless a read follows a write in the body).
+                if !late.contains(&array) {
+                    ahead.push(array);
+                }
+                continue;
+            }
+            if written.contains(&array) {
+                continue;
+            }
+            // Only the column's own planes are queued; neighbours in the plane come through the
+            // cache (the block's threads read each other's columns, which the L1 holds).
+            let column = list.iter().filter(|o| o[1..].iter().all(|&v| v == 0));
+            let (lo, hi) =
+                column.fold((i64::MAX, i64::MIN), |(l, h), o| (l.min(o[0]), h.max(o[0])));
+            // A queue needs a register per plane: wide or single-plane spans are left to the cache.
+            if lo < hi && lo >= -MAX_QUEUE && hi <= MAX_QUEUE && hi - lo <= MAX_QUEUE {
+                cached.insert(array, Cache { lo, hi });
+            }
+        }
+        March {
+            ndim,
+            cached,
+            ahead,
+        }
+    }
+
+    /// C for a read of a cached array, or `None` when it is a plain load.
+    pub fn read(&self, array: usize, offsets: &[i64]) -> Option<String> {
+        if self.ahead.contains(&array) {
+            return Some(format!("pacc_r{array}"));
+        }
+        self.cached.get(&array)?;
+        if offsets[1..].iter().all(|&v| v == 0) {
+            return Some(queue_reg(array, offsets[0]));
+        }
+        None
+    }
+}
+
+fn off_name(dz: i64) -> String {
+    match dz {
+        0 => "0".into(),
+        d if d < 0 => format!("m{}", -d),
+        d => format!("p{d}"),
+    }
+}
+
+fn queue_reg(array: usize, dz: i64) -> String {
+    format!("pacc_q{array}_{}", off_name(dz))
+}
+
+/// Arrays some statement reads after an earlier statement (or an `if` branch) wrote them.
+fn read_after_write(body: &[crate::ir::KStmt]) -> Vec<usize> {
+    use crate::ir::KStmt;
+    fn go(body: &[KStmt], written: &mut Vec<usize>, late: &mut Vec<usize>) {
+        for s in body {
+            let mut reads = Vec::new();
+            let mut note = |e: &crate::ir::KExpr| {
+                if let KExprKind::Read(a) = &e.kind {
+                    reads.push(a.array);
+                }
+            };
+            match s {
+                KStmt::If { cond, then, els } => {
+                    crate::analysis::walk_expr(cond, &mut note);
+                    late.extend(reads.iter().filter(|a| written.contains(a)));
+                    go(then, written, late);
+                    if let Some(e) = els {
+                        go(e, written, late);
+                    }
+                    continue;
+                }
+                KStmt::Let { init: e, .. }
+                | KStmt::Assign { value: e, .. }
+                | KStmt::Write { value: e, .. }
+                | KStmt::Reduce { value: e, .. } => crate::analysis::walk_expr(e, &mut note),
+            }
+            late.extend(reads.iter().filter(|a| written.contains(a)));
+            if let KStmt::Write { access, .. } = s {
+                written.push(access.array);
+            }
+        }
+    }
+    let (mut written, mut late) = (Vec::new(), Vec::new());
+    go(body, &mut written, &mut late);
+    late
+}
+
+impl Gen<'_> {
+    /// The marching form of nest `k`.
+    pub(super) fn marching_kernel(&mut self, k: usize, n: &Nest, an: &Analysis) {
+        let f = self.f;
+        let nd = f.ndim;
+        let march = March::of(n, &an.writes[k], nd);
+        let mut params = Self::fixed_params();
+        params.push("long long pacc_seg".into());
+        params.extend(self.common_params(&an.writes[k], true));
+        for (j, _) in an.reductions[k].iter().enumerate() {
+            params.push(format!("double* __restrict__ pacc_red{j}"));
+        }
+        let _ = writeln!(
+            self.out,
+            "extern \"C\" __global__ void __launch_bounds__(PACC_BX * PACC_BY) {}(\n    {})\n{{",
+            kernel_name(f, k),
+            params.join(",\n    ")
+        );
+        let lv = self.loop_vars.clone();
+        self.march_prologue(n, &lv);
+        let reds = an.reductions[k].clone();
+        self.reduction_accumulators(&reds, true, "    ");
+        self.fill_queues(&march);
+        self.fill_ahead(&march);
+        let z = &lv[0];
+        let _ = writeln!(
+            self.out,
+            "    #pragma unroll PACC_UNROLL\n    for (long long {z} = pacc_zb; {z} < pacc_ze; ++{z}) {{\n        \
+             const long long pacc_at = ({z} - pacc_base) * pacc_pl + pacc_c;"
+        );
+        self.advance_queues(&march);
+        self.advance_ahead(&march);
+        self.reduction_accumulators(&reds, false, "        ");
+        let _ = writeln!(self.out, "        if (pacc_xy) {{");
+        self.time_binding(
+            "            ",
+            crate::codegen::cpu::uses_time_stmts(&n.body),
+        );
+        self.env.locals.clear();
+        self.march = Some(march.clone());
+        self.stmts(&n.body, 3);
+        self.march = None;
+        let _ = writeln!(self.out, "        }}");
+        self.fold_reductions(&reds);
+        self.shift_queues(&march);
+        let _ = writeln!(self.out, "    }}");
+        self.block_reductions(&reds, true);
+        self.out.push_str("}\n");
+    }
+
+    /// Thread coordinates, the segment of planes and the in-plane guard.
+    fn march_prologue(&mut self, n: &Nest, lv: &[String]) {
+        let nd = self.f.ndim;
+        let mut w = String::new();
+        let _ = writeln!(w, "    const int pacc_tx = threadIdx.x;");
+        if nd == 3 {
+            let _ = writeln!(w, "    const int pacc_ty = threadIdx.y;");
+        }
+        let x = &lv[nd - 1];
+        let _ = writeln!(
+            w,
+            "    const long long {x} = (long long)blockIdx.x * PACC_BX + pacc_tx;"
+        );
+        let (seg_idx, inside, pl, c) = if nd == 3 {
+            let y = &lv[1];
+            let _ = writeln!(
+                w,
+                "    const long long {y} = (long long)blockIdx.y * PACC_BY + pacc_ty;"
+            );
+            (
+                "blockIdx.z",
+                format!("{x} < pacc_n2 && {y} < pacc_n1"),
+                "pacc_n1 * pacc_n2",
+                format!("{y} * pacc_n2 + {x}"),
+            )
+        } else {
+            ("blockIdx.y", format!("{x} < pacc_n1"), "pacc_n1", x.clone())
+        };
+        let _ = writeln!(
+            w,
+            "    const long long pacc_zb = pacc_z0 + (long long){seg_idx} * pacc_seg;\n    \
+             const long long pacc_ze = pacc_zb + pacc_seg < pacc_z1 ? pacc_zb + pacc_seg : pacc_z1;\n    \
+             const long long pacc_pl = {pl};\n    \
+             const long long pacc_c = {c};\n    \
+             const bool pacc_in = {inside};"
+        );
+        let mut guard = vec!["pacc_in".to_string()];
+        for (axis, (v, r)) in lv.iter().zip(&n.ranges).enumerate().skip(1) {
+            guard.push(format!("{v} >= {}", self.bound(r.lo, axis)));
+            guard.push(format!("{v} < {}", self.bound(r.hi, axis)));
+        }
+        let _ = writeln!(w, "    const bool pacc_xy = {};", guard.join(" && "));
+        self.out.push_str(&w);
+    }
+
+    /// Registers for arrays read only at the point: this step's value and the next step's,
+    /// loaded one step ahead.
+    fn fill_ahead(&mut self, m: &March) {
+        for &a in &m.ahead {
+            let t = self.elem_c(a);
+            let arr = self.array_c(a);
+            let _ = writeln!(
+                self.out,
+                "    {t} pacc_r{a} = ({t})0, pacc_rn{a} = ({t})0;\n    \
+                 if (pacc_in && pacc_zb < pacc_ze) pacc_rn{a} = {arr}[(pacc_zb - pacc_base) * pacc_pl + pacc_c];"
+            );
+        }
+    }
+
+    fn advance_ahead(&mut self, m: &March) {
+        let z = self.loop_vars[0].clone();
+        for &a in &m.ahead {
+            let arr = self.array_c(a);
+            let _ = writeln!(
+                self.out,
+                "        pacc_r{a} = pacc_rn{a};\n        \
+                 if (pacc_in && {z} + 1 < pacc_ze) pacc_rn{a} = {arr}[pacc_at + pacc_pl];"
+            );
+        }
+    }
+
+    /// Queue slots `lo..hi` get planes `zb + lo .. zb + hi` before the first step, and
+    /// `pacc_n<a>` the plane of slot `hi`. Each step moves `pacc_n<a>` into slot `hi` and at once
+    /// starts loading the next step's plane, so that load overlaps this step's work.
+    fn fill_queues(&mut self, m: &March) {
+        for (&a, c) in &m.cached {
+            let t = self.elem_c(a);
+            let arr = self.array_c(a);
+            let regs: Vec<String> = (c.lo..=c.hi)
+                .map(|dz| format!("{} = ({t})0", queue_reg(a, dz)))
+                .chain(std::iter::once(format!("pacc_next{a} = ({t})0")))
+                .collect();
+            let _ = writeln!(self.out, "    {t} {};", regs.join(", "));
+            let _ = writeln!(self.out, "    if (pacc_in && pacc_zb < pacc_ze) {{");
+            for dz in c.lo..=c.hi {
+                let reg = if dz == c.hi {
+                    format!("pacc_next{a}")
+                } else {
+                    queue_reg(a, dz)
+                };
+                let _ = writeln!(
+                    self.out,
+                    "        {reg} = {arr}[(pacc_zb - pacc_base + ({dz})) * pacc_pl + pacc_c];"
+                );
+            }
+            let _ = writeln!(self.out, "    }}");
+        }
+    }
+
+    fn advance_queues(&mut self, m: &March) {
+        let z = self.loop_vars[0].clone();
+        for (&a, c) in &m.cached {
+            let arr = self.array_c(a);
+            let _ = writeln!(
+                self.out,
+                "        {} = pacc_next{a};\n        \
+                 if (pacc_in && {z} + 1 < pacc_ze) pacc_next{a} = {arr}[pacc_at + ({}) * pacc_pl];",
+                queue_reg(a, c.hi),
+                c.hi + 1
+            );
+        }
+    }
+
+    fn shift_queues(&mut self, m: &March) {
+        for (&a, c) in &m.cached {
+            for dz in c.lo..c.hi {
+                let _ = writeln!(
+                    self.out,
+                    "        {} = {};",
+                    queue_reg(a, dz),
+                    queue_reg(a, dz + 1)
+                );
+            }
+        }
+    }
+
+    fn elem_c(&self, array: usize) -> &'static str {
+        self.f.arrays[array].elem.cuda_name()
+    }
+
+    fn array_c(&self, array: usize) -> String {
+        super::cuda::c_ident(&self.f.arrays[array].name.to_string())
+    }
+}
