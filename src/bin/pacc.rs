@@ -218,6 +218,7 @@ fn run(cli: Cli, out: &mut String) -> Result<(), String> {
                 block_steps,
                 scheme,
                 buffer_sets,
+                compress: Vec::new(),
             };
             let plan = plan::build(&program, &shape, steps, &point_planes, &opts)
                 .map_err(|e| format!("cannot plan the run: {e}"))?;

@@ -280,6 +280,7 @@ pub fn choose(
                 block_steps: k,
                 scheme: inputs.scheme,
                 buffer_sets: inputs.buffer_sets,
+                compress: Vec::new(),
             },
         )
     };
@@ -548,6 +549,7 @@ mod measure {
                 block_steps: steps,
                 scheme: Scheme::RegionSharing,
                 buffer_sets: 1,
+                compress: Vec::new(),
             },
         )?;
         let o = Options {
@@ -774,6 +776,7 @@ mod tests {
                 block_steps: 4,
                 scheme: Scheme::RegionSharing,
                 buffer_sets: 3,
+                compress: Vec::new(),
             },
         )
         .unwrap();

@@ -74,6 +74,7 @@ fn opts(chunks: usize, block_steps: usize, scheme: Scheme) -> PlanOptions {
         block_steps,
         scheme,
         buffer_sets: 3,
+        compress: Vec::new(),
     }
 }
 

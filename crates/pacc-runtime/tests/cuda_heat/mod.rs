@@ -245,6 +245,7 @@ pub fn plan_for(
             block_steps: k,
             scheme: s,
             buffer_sets: 3,
+            compress: Vec::new(),
         },
     )
     .unwrap_or_else(|e| panic!("plan {s} d={d} k={k}: {e}"))

@@ -145,6 +145,7 @@ fn replan(
             block_steps: plan.block_steps,
             scheme,
             buffer_sets: plan.buffer_sets,
+            compress: plan.compression.iter().map(|c| c.map(|c| c.rate)).collect(),
         },
     )
 }
@@ -1056,6 +1057,8 @@ fn execute_serialized(
             bytes_htod: plan.bytes_htod(),
             bytes_dtoh: plan.bytes_dtoh(),
             bytes_dtod: plan.bytes_dtod(),
+            bytes_htod_raw: plan.bytes_htod_raw(),
+            bytes_dtoh_raw: plan.bytes_dtoh_raw(),
             device_bytes: plan.device_bytes(),
             wall_seconds: t_start.elapsed().as_secs_f64(),
             stages,
@@ -1168,6 +1171,7 @@ mod tests {
             block_steps: 2,
             scheme: Scheme::RegionSharing,
             buffer_sets: 3,
+            compress: Vec::new(),
         };
         let plan = crate::plan::build(&p, &[256, 16, 16], 4, &[], &opts).unwrap();
         let blocks = [BlockShape { bx: 32, by: 8 }];
