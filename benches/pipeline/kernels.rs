@@ -111,6 +111,7 @@ pub fn acoustic() -> Program {
         halo: 4,
         default_chunks: None,
         default_block_steps: None,
+        compress: Vec::new(),
         cuda_source: ACOUSTIC_CU.into(),
     }
 }
@@ -227,6 +228,7 @@ pub fn himeno() -> Program {
         halo: 1,
         default_chunks: None,
         default_block_steps: None,
+        compress: Vec::new(),
         cuda_source: HIMENO_CU.into(),
     }
 }

@@ -716,6 +716,7 @@ mod tests {
             halo: halo as usize,
             default_chunks: None,
             default_block_steps: None,
+            compress: Vec::new(),
             cuda_source: String::new(),
         }
     }

@@ -64,6 +64,7 @@ fn acoustic(r: i64) -> Program {
         halo: r as usize,
         default_chunks: None,
         default_block_steps: None,
+        compress: Vec::new(),
         cuda_source: String::new(),
     }
 }
@@ -288,6 +289,7 @@ fn random_program(reaches: Vec<(i64, i64)>, swap: bool, reduce: bool) -> Program
         halo: 3,
         default_chunks: None,
         default_block_steps: None,
+        compress: Vec::new(),
         cuda_source: String::new(),
     }
 }

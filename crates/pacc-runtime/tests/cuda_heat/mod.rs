@@ -140,6 +140,7 @@ pub fn heat_program_with(periodic: bool) -> Program {
         halo: 1,
         default_chunks: None,
         default_block_steps: None,
+        compress: Vec::new(),
         cuda_source: format!("#define PER {}\n{HEAT_CU}", periodic as i32),
     }
 }
