@@ -2,6 +2,7 @@
 //! over, the [`plan`] that schedules an out-of-core run, and the executors that carry it out.
 
 pub mod checkpoint;
+pub mod codec;
 pub mod error;
 pub mod exec;
 pub mod fault;
