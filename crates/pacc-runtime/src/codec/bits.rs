@@ -152,12 +152,6 @@ impl<'a> BitReader<'a> {
         }
     }
 
-    /// Skips `n` bits (zfp's `stream_skip`).
-    pub fn skip(&mut self, n: usize) {
-        let to = self.position() + n;
-        self.seek(to);
-    }
-
     #[inline(always)]
     pub fn read_bit(&mut self) -> bool {
         if self.bits == 0 {

@@ -3,7 +3,7 @@
 
 use super::*;
 use zfp_rs::{
-    ZfpBitStream, ZfpConfig, ZfpDimensionality, ZfpField, ZfpFieldMut, ZfpScalar, ZfpScalarType,
+    ZfpBitStream, ZfpConfig, ZfpDimensionality, ZfpField, ZfpFieldMut, ZfpScalar,
     ZfpStreamAlignment,
 };
 
