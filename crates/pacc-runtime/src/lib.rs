@@ -2,8 +2,6 @@
 //! over, the [`plan`] that schedules an out-of-core run, and the executors that carry it out.
 
 pub mod checkpoint;
-// TODO(codec): the stand-in until branch `codec` brings `codec/` (then drop the #[path]).
-#[path = "codec_standin.rs"]
 pub mod codec;
 pub mod compress;
 pub mod error;
