@@ -150,7 +150,12 @@ fn array_list(program: &Program) -> String {
 
 /// A rate the codec accepts for this array, smaller than raw, in whole 64-bit words per block
 /// (what the GPU kernels need; the CPU codec then runs exactly the same stream).
-fn check_rate(program: &Program, a: usize, shape: &[usize], rate: f64) -> Result<(), CompressError> {
+fn check_rate(
+    program: &Program,
+    a: usize,
+    shape: &[usize],
+    rate: f64,
+) -> Result<(), CompressError> {
     let elem = program.arrays[a].elem;
     let bits = 8 * elem.size();
     let bad = |reason: String| CompressError::Rate {
@@ -177,7 +182,8 @@ fn check_rate(program: &Program, a: usize, shape: &[usize], rate: f64) -> Result
             1usize << (2 * shape.len())
         )));
     }
-    crate::codec::slab_bytes(&shape[1..], rate).map_err(|e| bad(e.to_string()))?;
+    crate::codec::slab_bytes(shape.get(1..).unwrap_or(&[]), rate)
+        .map_err(|e| bad(e.to_string()))?;
     Ok(())
 }
 

@@ -93,10 +93,18 @@ fn program(c: Case, elem: Elem) -> Program {
     let (names, kernels, step) = if c.leapfrog {
         let k = kernel(
             "leap",
-            vec![read(1, c.ndim, r, 1), read(0, c.ndim, 0, 0), read(2, c.ndim, 0, 0)],
+            vec![
+                read(1, c.ndim, r, 1),
+                read(0, c.ndim, 0, 0),
+                read(2, c.ndim, 0, 0),
+            ],
             vec![0],
         );
-        (["prev", "cur", "vel"], vec![k], vec![Stage::Kernel(0), Stage::Swap(0, 1)])
+        (
+            ["prev", "cur", "vel"],
+            vec![k],
+            vec![Stage::Kernel(0), Stage::Swap(0, 1)],
+        )
     } else {
         let k0 = kernel(
             "spread",
@@ -108,7 +116,11 @@ fn program(c: Case, elem: Elem) -> Program {
             vec![read(0, c.ndim, 0, 0), read(1, c.ndim, 0, 0)],
             vec![0],
         );
-        (["u", "w", "vel"], vec![k0, k1], vec![Stage::Kernel(0), Stage::Kernel(1)])
+        (
+            ["u", "w", "vel"],
+            vec![k0, k1],
+            vec![Stage::Kernel(0), Stage::Kernel(1)],
+        )
     };
     Program {
         name: if c.leapfrog { "leapfrog" } else { "split" }.into(),
@@ -375,13 +387,17 @@ fn pipeline<T: Val>(
     };
     let out = pacc_runtime::run(prog, inv, opts)?;
     Ok((
-        arrs.into_iter().map(|a| a.into_raw_vec_and_offset().0).collect(),
+        arrs.into_iter()
+            .map(|a| a.into_raw_vec_and_offset().0)
+            .collect(),
         out.report,
     ))
 }
 
 fn bits<T: Val>(a: &[Vec<T>]) -> Vec<Vec<u64>> {
-    a.iter().map(|v| v.iter().map(|x| x.bits()).collect()).collect()
+    a.iter()
+        .map(|v| v.iter().map(|x| x.bits()).collect())
+        .collect()
 }
 
 /// Rates the codec accepts for every shape of `ndim` axes (2D: multiples of 4).
@@ -435,7 +451,10 @@ fn random_case<T: Val>(seed: u64) {
             pipeline(c, &prog, &shape, &a0, steps, &o).unwrap_or_else(|e| panic!("{what}: {e}"));
         let mut want = a0.clone();
         model(c, &shape, &mut want, steps, report.block_steps, &rates);
-        assert!(bits(&got) == bits(&want), "{what} ({backend:?}): pipeline != model");
+        assert!(
+            bits(&got) == bits(&want),
+            "{what} ({backend:?}): pipeline != model"
+        );
         outs.push(report);
     }
     // Compressed transfers count compressed bytes (small inner axes pad codec blocks, so they
@@ -541,9 +560,20 @@ fn compressed_bytes_are_whole_slabs_as_computed_by_hand() {
     let compressed_htod: usize = p
         .ops
         .iter()
-        .filter(|o| matches!(o.kind, OpKind::HtoD { from: HostSide::Compressed, .. }))
+        .filter(|o| {
+            matches!(
+                o.kind,
+                OpKind::HtoD {
+                    from: HostSide::Compressed,
+                    ..
+                }
+            )
+        })
         .count();
-    assert!(compressed_htod >= 3, "each array arrives compressed in block 1");
+    assert!(
+        compressed_htod >= 3,
+        "each array arrives compressed in block 1"
+    );
     assert!(p.summary(&prog).contains("encode"), "{}", p.summary(&prog));
 }
 
@@ -562,9 +592,13 @@ fn compression_is_lossy_but_close() {
         .chunks(3)
         .block_steps(2);
     let (raw, _) = pipeline(c, &prog, &shape, &a0, 6, &base).unwrap();
-    let (lossy, rep) = pipeline(c, &prog, &shape, &a0, 6, &base.clone().compress_all(16.0)).unwrap();
+    let (lossy, rep) =
+        pipeline(c, &prog, &shape, &a0, 6, &base.clone().compress_all(16.0)).unwrap();
     assert!(rep.compression_ratio() > 1.2, "{rep}");
-    assert!(bits(&raw) != bits(&lossy), "compression must change the bits");
+    assert!(
+        bits(&raw) != bits(&lossy),
+        "compression must change the bits"
+    );
     let err = raw[0]
         .iter()
         .zip(&lossy[0])

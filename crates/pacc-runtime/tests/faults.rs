@@ -316,7 +316,13 @@ fn compressed_runs_are_untouched_or_torn() {
     let mut fired: HashMap<Site, usize> = HashMap::new();
     for backend in [BackendChoice::Cpu, BackendChoice::Shuffled(3)] {
         let o = cpu(2, 2).backend(backend).compress_all(16.0);
-        for site in [Site::Encode, Site::Decode, Site::HtoD, Site::DtoH, Site::Kernel] {
+        for site in [
+            Site::Encode,
+            Site::Decode,
+            Site::HtoD,
+            Site::DtoH,
+            Site::Kernel,
+        ] {
             for nth in 0.. {
                 let mut x = case.initial();
                 let r = {
@@ -333,7 +339,10 @@ fn compressed_runs_are_untouched_or_torn() {
             }
         }
     }
-    assert!(fired[&Site::Encode] > 0 && fired[&Site::Decode] > 0, "{fired:?}");
+    assert!(
+        fired[&Site::Encode] > 0 && fired[&Site::Decode] > 0,
+        "{fired:?}"
+    );
 }
 
 /// Compression with checkpoints: each checkpoint segment starts from raw arrays and ends with
@@ -362,7 +371,8 @@ fn compressed_runs_resume_from_checkpoints() {
             continue;
         }
         let mut y = case.initial();
-        case.run(&mut y, steps, &o.clone().resume(dir.path())).unwrap();
+        case.run(&mut y, steps, &o.clone().resume(dir.path()))
+            .unwrap();
         assert_eq!(y.bits(), want.bits(), "Encode #{nth}");
         resumed += 1;
     }

@@ -7,12 +7,12 @@
 //! a plausible zero. Transfers are plane-range copies (global plane `p` <-> buffer slot
 //! `p - base`); kernels call the program's CPU closures through [`KernelFrame`].
 
+use crate::codec;
+use crate::compress::CompressError;
 use crate::error::{Error, Result};
 use crate::exec::{reduction_identity, BufView, KernelFrame};
 use crate::fault::{self, Site, Tracker};
 use crate::invocation::Invocation;
-use crate::codec;
-use crate::compress::CompressError;
 use crate::plan::{slabs, HostSide, Op, OpKind, Plan, SLAB};
 use crate::program::{Elem, Program, ReduceOp};
 use crate::report::StageTimes;
@@ -432,7 +432,10 @@ impl Memory {
         };
         let mut shape = plan.shape.clone();
         shape[0] = planes.len();
-        let (off, n) = ((planes.start - base) * plan.plane_len, planes.len() * plan.plane_len);
+        let (off, n) = (
+            (planes.start - base) * plan.plane_len,
+            planes.len() * plan.plane_len,
+        );
         let d = (planes.start - base) / SLAB * c.slab_bytes;
         let buf = self.device(set, array);
         let stage = &mut self.dev_comp[set * self.narrays + array][d..d + c.bytes(planes)];
@@ -640,7 +643,10 @@ fn compressed_op_fault(program: &Program, plan: &Plan, kind: &OpKind) -> Option<
         _ => return None,
     };
     let n0 = plan.shape[0];
-    let Some(c) = plan.compressed(array).filter(|_| array < program.arrays.len()) else {
+    let Some(c) = plan
+        .compressed(array)
+        .filter(|_| array < program.arrays.len())
+    else {
         return Some("moves compressed data of an array the plan does not compress".into());
     };
     if codec::slab_bytes(&plan.shape[1..], c.rate).ok() != Some(c.slab_bytes) {

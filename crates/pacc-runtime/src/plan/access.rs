@@ -10,13 +10,26 @@ use std::ops::Range;
 /// share bytes exactly when they share planes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Resource {
-    Host { array: usize },
-    Device { set: usize, array: usize },
-    Staging { set: usize, array: usize },
+    Host {
+        array: usize,
+    },
+    Device {
+        set: usize,
+        array: usize,
+    },
+    Staging {
+        set: usize,
+        array: usize,
+    },
     /// The host's compressed copy of an array.
-    HostCompressed { array: usize },
+    HostCompressed {
+        array: usize,
+    },
     /// A set's compressed staging area on the device for an array.
-    DeviceCompressed { set: usize, array: usize },
+    DeviceCompressed {
+        set: usize,
+        array: usize,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -93,7 +106,12 @@ pub fn accesses(program: &Program, plan: &Plan, op: &Op) -> Vec<Access> {
             base,
             planes,
         } => vec![
-            at(device_end(HostSide::Compressed, *set, *array), planes, *base, false),
+            at(
+                device_end(HostSide::Compressed, *set, *array),
+                planes,
+                *base,
+                false,
+            ),
             at(dev(*set, *array), planes, *base, true),
         ],
         OpKind::Encode {
@@ -103,7 +121,12 @@ pub fn accesses(program: &Program, plan: &Plan, op: &Op) -> Vec<Access> {
             planes,
         } => vec![
             at(dev(*set, *array), planes, *base, false),
-            at(device_end(HostSide::Compressed, *set, *array), planes, *base, true),
+            at(
+                device_end(HostSide::Compressed, *set, *array),
+                planes,
+                *base,
+                true,
+            ),
         ],
         OpKind::StageIn {
             array,

@@ -267,7 +267,8 @@ fn compression(
             rate,
             reason,
         };
-        let slab_bytes = crate::codec::slab_bytes(&shape[1..], rate).map_err(|e| bad(e.to_string()))?;
+        let slab_bytes =
+            crate::codec::slab_bytes(&shape[1..], rate).map_err(|e| bad(e.to_string()))?;
         if !ret[a] && crate::run::written_physically(program, a) {
             return Err(bad(
                 "it is a scratch array, whose contents never go back to the host".into(),
@@ -388,7 +389,16 @@ impl Emitter<'_> {
         let compressed = self.plan.compressed(array).is_some() && !pos.first;
         if self.plan.scheme == Scheme::StagedCopy {
             let p = planes.clone();
-            self.push(i, true, OpKind::StageIn { array, set, base, planes: p });
+            self.push(
+                i,
+                true,
+                OpKind::StageIn {
+                    array,
+                    set,
+                    base,
+                    planes: p,
+                },
+            );
         }
         let from = match self.plan.scheme {
             Scheme::StagedCopy => HostSide::Staging,
@@ -396,28 +406,102 @@ impl Emitter<'_> {
             _ => HostSide::User,
         };
         let p = planes.clone();
-        self.push(i, true, OpKind::HtoD { array, set, base, planes: p, from });
+        self.push(
+            i,
+            true,
+            OpKind::HtoD {
+                array,
+                set,
+                base,
+                planes: p,
+                from,
+            },
+        );
         if compressed {
-            self.push(i, true, OpKind::Decode { array, set, base, planes });
+            self.push(
+                i,
+                true,
+                OpKind::Decode {
+                    array,
+                    set,
+                    base,
+                    planes,
+                },
+            );
         }
     }
 
     /// Chunk `j`'s owned planes of `array` back to the host: raw into the user's array, or
     /// compressed into the host's compressed copy.
-    fn store(&mut self, j: usize, base: usize, array: usize, planes: Range<usize>, compressed: bool) {
+    fn store(
+        &mut self,
+        j: usize,
+        base: usize,
+        array: usize,
+        planes: Range<usize>,
+        compressed: bool,
+    ) {
         let set = self.sets[j];
         if compressed {
             let p = planes.clone();
-            self.push(j, false, OpKind::Encode { array, set, base, planes: p });
+            self.push(
+                j,
+                false,
+                OpKind::Encode {
+                    array,
+                    set,
+                    base,
+                    planes: p,
+                },
+            );
             let to = HostSide::Compressed;
-            self.push(j, false, OpKind::DtoH { array, set, base, planes, to });
+            self.push(
+                j,
+                false,
+                OpKind::DtoH {
+                    array,
+                    set,
+                    base,
+                    planes,
+                    to,
+                },
+            );
         } else if self.plan.scheme == Scheme::StagedCopy {
             let (p, to) = (planes.clone(), HostSide::Staging);
-            self.push(j, false, OpKind::DtoH { array, set, base, planes: p, to });
-            self.push(j, false, OpKind::StageOut { array, set, base, planes });
+            self.push(
+                j,
+                false,
+                OpKind::DtoH {
+                    array,
+                    set,
+                    base,
+                    planes: p,
+                    to,
+                },
+            );
+            self.push(
+                j,
+                false,
+                OpKind::StageOut {
+                    array,
+                    set,
+                    base,
+                    planes,
+                },
+            );
         } else {
             let to = HostSide::User;
-            self.push(j, false, OpKind::DtoH { array, set, base, planes, to });
+            self.push(
+                j,
+                false,
+                OpKind::DtoH {
+                    array,
+                    set,
+                    base,
+                    planes,
+                    to,
+                },
+            );
         }
     }
 

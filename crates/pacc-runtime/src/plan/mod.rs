@@ -407,9 +407,9 @@ impl Plan {
 
     fn sum_link(&self, htod: bool, raw: bool) -> u64 {
         let bytes = |array: usize, planes: &Range<usize>, side: HostSide| match side {
-            HostSide::Compressed if !raw => self
-                .compressed(array)
-                .map_or(0, |c| c.bytes(planes) as u64),
+            HostSide::Compressed if !raw => {
+                self.compressed(array).map_or(0, |c| c.bytes(planes) as u64)
+            }
             _ => self.raw_bytes(array, planes),
         };
         self.ops
@@ -457,9 +457,8 @@ impl Plan {
         if !self.compresses() {
             return 0;
         }
-        self.compressed(a).map_or(0, |c| {
-            (self.shape[0].div_ceil(SLAB) * c.slab_bytes) as u64
-        })
+        self.compressed(a)
+            .map_or(0, |c| (self.shape[0].div_ceil(SLAB) * c.slab_bytes) as u64)
     }
 
     /// Bytes of one buffer set (every array's buffer, and the compressed staging areas) on

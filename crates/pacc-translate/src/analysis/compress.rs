@@ -43,7 +43,9 @@ pub fn compress(f: &Func, roles: &[Role]) -> syn::Result<Vec<(usize, f64)>> {
     for item in &f.time.items {
         if let StepItem::Swap { a, b, stmt } = item {
             if rates[*a] != rates[*b] {
-                let show = |r: Option<f64>| r.map_or("uncompressed".to_string(), |r| format!("compressed at {r}"));
+                let show = |r: Option<f64>| {
+                    r.map_or("uncompressed".to_string(), |r| format!("compressed at {r}"))
+                };
                 let msg = format!(
                     "`{}` ({}) and `{}` ({}) trade places here, so they share buffers and must be compressed at the same rate; state both in `compress(..)` with one rate",
                     names[*a], show(rates[*a]), names[*b], show(rates[*b])

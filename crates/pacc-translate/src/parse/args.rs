@@ -115,13 +115,24 @@ fn compress_list(
     let mut out = Vec::new();
     while !input.is_empty() {
         let id: Ident = input.parse().map_err(|e| {
-            syn::Error::new(e.span(), "expected `compress(ARRAY = RATE, ..)`, e.g. `compress(cur = 16)`")
+            syn::Error::new(
+                e.span(),
+                "expected `compress(ARRAY = RATE, ..)`, e.g. `compress(cur = 16)`",
+            )
         })?;
         input.parse::<Token![=]>().map_err(|e| {
-            syn::Error::new(e.span(), format!("expected `{id} = RATE` (bits per value, e.g. 16 or 12.5)"))
+            syn::Error::new(
+                e.span(),
+                format!("expected `{id} = RATE` (bits per value, e.g. 16 or 12.5)"),
+            )
         })?;
         let lit: syn::Lit = input.parse().map_err(|e| {
-            syn::Error::new(e.span(), format!("expected `{id} = RATE` with RATE a number of bits per value, e.g. 16 or 12.5"))
+            syn::Error::new(
+                e.span(),
+                format!(
+                    "expected `{id} = RATE` with RATE a number of bits per value, e.g. 16 or 12.5"
+                ),
+            )
         })?;
         let rate = match &lit {
             syn::Lit::Int(i) => i.base10_parse::<f64>().ok(),

@@ -53,7 +53,9 @@ impl DeviceCodec {
         if !plan.compresses() {
             return Ok(None);
         }
-        fault::hit(Site::Compile, || "NVRTC compile of the codec kernels".into())?;
+        fault::hit(Site::Compile, || {
+            "NVRTC compile of the codec kernels".into()
+        })?;
         let module = device::module(ctx, "pacc_codec", codec::cuda::SOURCE, false)?;
         let ndim = plan.shape.len();
         let mut kernels = Vec::with_capacity(program.arrays.len());
@@ -86,14 +88,22 @@ impl DeviceCodec {
             let mut v = Vec::with_capacity(program.arrays.len());
             for (a, decl) in program.arrays.iter().enumerate() {
                 let what = format!("compressed staging of set {s} of `{}`", decl.name);
-                v.push(DeviceBuf::new(ctx, plan.staging_compressed_bytes(a) as usize, &what)?);
+                v.push(DeviceBuf::new(
+                    ctx,
+                    plan.staging_compressed_bytes(a) as usize,
+                    &what,
+                )?);
             }
             staging.push(v);
         }
         let mut host = Vec::with_capacity(program.arrays.len());
         for (a, decl) in program.arrays.iter().enumerate() {
             let what = format!("the compressed copy of `{}`", decl.name);
-            host.push(PinnedHost::new(ctx, plan.host_compressed_bytes(a) as usize, &what)?);
+            host.push(PinnedHost::new(
+                ctx,
+                plan.host_compressed_bytes(a) as usize,
+                &what,
+            )?);
         }
         let flags = DeviceBuf::new(ctx, 4 * program.arrays.len(), "codec error flags")?;
         // SAFETY: `flags` holds 4 bytes per array.
@@ -126,14 +136,17 @@ impl DeviceCodec {
         st: sys::CUstream,
     ) -> Result<(), Error> {
         let Some(c) = plan.compressed(array) else {
-            return Err(Error::Internal("a compressed transfer of an uncompressed array".into()));
+            return Err(Error::Internal(
+                "a compressed transfer of an uncompressed array".into(),
+            ));
         };
         let n = c.bytes(planes);
         if n == 0 {
             return Ok(());
         }
         let host = self.host[array].ptr.add(slabs(planes).start * c.slab_bytes);
-        let dev = self.staging[set][array].ptr + ((planes.start - base) / SLAB * c.slab_bytes) as u64;
+        let dev =
+            self.staging[set][array].ptr + ((planes.start - base) / SLAB * c.slab_bytes) as u64;
         if htod {
             sys::cuMemcpyHtoDAsync_v2(dev, host as *const c_void, n, st)
                 .result()
@@ -163,7 +176,9 @@ impl DeviceCodec {
         st: sys::CUstream,
     ) -> Result<(), Error> {
         let (Some(c), Some(k)) = (plan.compressed(array), &self.kernels[array]) else {
-            return Err(Error::Internal("a codec operation on an uncompressed array".into()));
+            return Err(Error::Internal(
+                "a codec operation on an uncompressed array".into(),
+            ));
         };
         let total = slabs(planes).len() * self.blocks_per_slab;
         if total == 0 {
