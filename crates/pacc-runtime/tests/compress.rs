@@ -424,9 +424,9 @@ fn random_case<T: Val>(seed: u64) {
     let prog = program(c, <T as GridElem>::ELEM);
     let mut rr = Rng(seed ^ 0xABCD);
     let mut rates = vec![None; 3];
-    for p in 0..3 {
+    for rate in rates.iter_mut() {
         if rr.next_u64() % 3 != 0 {
-            rates[p] = Some(random_rate(&mut rr, c.ndim));
+            *rate = Some(random_rate(&mut rr, c.ndim));
         }
     }
     if c.leapfrog {
@@ -622,7 +622,8 @@ fn bad_settings_are_typed_errors_and_touch_nothing() {
         .backend(BackendChoice::Cpu)
         .chunks(2)
         .block_steps(2);
-    let cases: Vec<(Options, fn(&CompressError) -> bool)> = vec![
+    type Want = fn(&CompressError) -> bool;
+    let cases: Vec<(Options, Want)> = vec![
         (base.clone().compress("nope", 16.0), |e| {
             matches!(e, CompressError::UnknownArray { .. })
         }),

@@ -223,15 +223,19 @@ fn align_to_slabs(
     first_block: bool,
     n0: usize,
 ) {
-    let out = |r: &Range<usize>| (r.start / SLAB * SLAB)..(r.end.div_ceil(SLAB) * SLAB).min(n0);
-    work.window = out(&work.window);
+    work.window = slab_cover(&work.window, n0);
     for (p, c) in comp.iter().enumerate() {
         let Some(c) = c else { continue };
         if first_block && !c.written {
             work.load[p] = hull(&work.load[p], &Some(owned.clone()));
         }
-        work.load[p] = work.load[p].as_ref().map(out);
+        work.load[p] = work.load[p].as_ref().map(|r| slab_cover(r, n0));
     }
+}
+
+/// The smallest run of whole slabs covering `r` (the last slab ends at the last plane `n0`).
+fn slab_cover(r: &Range<usize>, n0: usize) -> Range<usize> {
+    (r.start / SLAB * SLAB)..(r.end.div_ceil(SLAB) * SLAB).min(n0)
 }
 
 /// Per physical array, how it is compressed; refuses settings the plan cannot honour.
@@ -509,9 +513,9 @@ impl Emitter<'_> {
     /// block 0 of a compressing plan the compressed copies of compressed inputs.
     fn write_back(&mut self, block: &[ChunkPlan], j: usize, ret: &[bool], pos: BlockPos) {
         let (base, owned) = (block[j].window.start, block[j].owned.clone());
-        for p in 0..ret.len() {
+        for (p, &returned) in ret.iter().enumerate() {
             let comp = self.plan.compressed(p).copied();
-            if ret[p] {
+            if returned {
                 let compressed = comp.is_some() && !pos.last;
                 self.store(j, base, p, owned.clone(), compressed);
             } else if comp.is_some_and(|c| !c.written) && pos.first && !pos.last {

@@ -37,6 +37,19 @@ pub fn compress(f: &Func, roles: &[Role]) -> syn::Result<Vec<(usize, f64)>> {
             push(&mut errors, syn::Error::new(*span, msg));
             continue;
         }
+        // The GPU codec works in whole 64-bit words per block of 4^d values.
+        match pacc_runtime::codec::block_bits(*rate, f.ndim) {
+            Ok(b) if b % 64 == 0 => {}
+            Ok(b) => {
+                let msg = format!("at {rate} bits per value a {}D codec block of {} values takes {b} bits, not a whole number of 64-bit words; use {}", f.ndim, 1usize << (2 * f.ndim), if f.ndim == 2 { "a multiple of 4 (e.g. 8, 12, 16)" } else { "a whole number of bits" });
+                push(&mut errors, syn::Error::new(*span, msg));
+                continue;
+            }
+            Err(e) => {
+                push(&mut errors, syn::Error::new(*span, e.to_string()));
+                continue;
+            }
+        }
         rates[a] = Some(*rate);
         out.push((a, *rate));
     }
