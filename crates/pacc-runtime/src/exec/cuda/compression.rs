@@ -36,7 +36,8 @@ pub(super) struct DeviceCodec {
     staging: Vec<Vec<DeviceBuf>>,
     /// `[array]`: the host's compressed copies.
     host: Vec<PinnedHost>,
-    /// One `unsigned int` per array, set by the encode kernels on NaN or infinity.
+    /// One `unsigned int` per array, set by the encode kernels on NaN or infinity (such a block
+    /// is not written; the run then fails with a typed error).
     flags: DeviceBuf,
     /// Codec blocks per slab (the inner axes' blocks).
     blocks_per_slab: usize,
@@ -188,13 +189,16 @@ impl DeviceCodec {
         let values = buf + ((planes.start - base) * plan.plane_len * elem) as u64;
         let bytes =
             self.staging[set][array].ptr + ((planes.start - base) / SLAB * c.slab_bytes) as u64;
-        // The kernels' ABI: (values or bytes, n0, n1[, n2], bytes or values, maxbits, err).
+        // The kernels' ABI (`codec::cuda`): encode (values, n0, n1[, n2], bytes, maxbits, err),
+        // decode (bytes, n0, n1[, n2], values, maxbits).
         let mut slots: Vec<u64> = vec![if encode { values } else { bytes }];
         slots.push(planes.len() as u64);
         slots.extend(plan.shape[1..].iter().map(|&n| n as u64));
         slots.push(if encode { bytes } else { values });
         slots.push(u64::from(k.maxbits));
-        slots.push(self.flags.ptr + 4 * array as u64);
+        if encode {
+            slots.push(self.flags.ptr + 4 * array as u64);
+        }
         let mut params: Vec<*mut c_void> = slots
             .iter_mut()
             .map(|s| s as *mut u64 as *mut c_void)
