@@ -276,3 +276,44 @@ fn cuda_backend_matches_serial() {
     let d = (&p1 - &p2).iter().fold(0.0f32, |m, v| m.max(v.abs()));
     assert!(d < 1e-5, "relax differs by {d}");
 }
+
+/// The `compress(..)` clause reaches the program; the run compresses between blocks (lossy),
+/// and `no_compression()` gives the serial bits back.
+#[pacc::pipeline(compress(a = 16, b = 16))]
+fn heat3d_compressed(a: &mut Array3<f32>, b: &mut Array3<f32>, steps: usize) {
+    let (nz, ny, nx) = a.dim();
+    for _t in 0..steps {
+        for z in 1..nz - 1 {
+            for y in 1..ny - 1 {
+                for x in 1..nx - 1 {
+                    b[[z, y, x]] = a[[z, y, x]]
+                        + 0.1 * (a[[z - 1, y, x]] + a[[z + 1, y, x]] - 2.0 * a[[z, y, x]]);
+                }
+            }
+        }
+        std::mem::swap(a, b);
+    }
+}
+
+#[test]
+fn compress_clause_flows_to_the_run() {
+    assert_eq!(
+        heat3d_compressed::program().compress,
+        vec![(0, 16.0), (1, 16.0)]
+    );
+    let init = Array3::from_shape_fn((16, 8, 8), |(z, y, x)| ((z * 7 + y * 3 + x) as f32).sin());
+    let (mut a0, mut b0) = (init.clone(), init.clone());
+    heat3d_compressed::serial(&mut a0, &mut b0, 6);
+    let o = Options::new()
+        .backend(BackendChoice::Cpu)
+        .chunks(2)
+        .block_steps(2);
+    let (mut a, mut b) = (init.clone(), init.clone());
+    let (_, rep) = heat3d_compressed::run(&mut a, &mut b, 6, &o).unwrap();
+    assert!(rep.link_bytes() < rep.link_bytes_raw(), "{rep}");
+    assert_ne!(a, a0, "compression is lossy");
+    assert!(a.iter().zip(&a0).all(|(x, y)| (x - y).abs() < 1e-2));
+    let (mut a, mut b) = (init.clone(), init);
+    heat3d_compressed::run(&mut a, &mut b, 6, &o.no_compression()).unwrap();
+    assert_eq!(a, a0);
+}

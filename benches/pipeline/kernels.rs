@@ -112,6 +112,7 @@ pub fn acoustic() -> Program {
         halo: 4,
         default_chunks: None,
         default_block_steps: None,
+        compress: Vec::new(),
         cuda_source: ACOUSTIC_CU.into(),
     }
 }
@@ -230,6 +231,7 @@ pub fn himeno() -> Program {
         halo: 1,
         default_chunks: None,
         default_block_steps: None,
+        compress: Vec::new(),
         cuda_source: HIMENO_CU.into(),
     }
 }

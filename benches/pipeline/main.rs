@@ -1099,6 +1099,7 @@ fn bench_one(
                             block_steps: c.block_steps,
                             scheme,
                             buffer_sets: 3,
+                            compress: Vec::new(),
                         };
                         match gpu::run_plan(w, name, &po, steps, fma, link, Some(&inputs)) {
                             Ok(mut m) => {
@@ -1135,6 +1136,7 @@ fn bench_one(
                 block_steps: steps,
                 scheme: Scheme::RegionSharing,
                 buffer_sets: 1,
+                compress: Vec::new(),
             };
             let need = res.array_bytes + (256 << 20);
             if need > budget {
@@ -1203,6 +1205,7 @@ fn bench_one(
                         block_steps: k,
                         scheme: Scheme::RegionSharing,
                         buffer_sets: 3,
+                        compress: Vec::new(),
                     };
                     let pred = predict_for(Scheme::RegionSharing, d, k);
                     let Some(pred) = pred else {

@@ -75,6 +75,10 @@ enum Cmd {
         /// (default: the middle plane).
         #[arg(long, value_name = "P,...")]
         points: Option<String>,
+        /// Compress arrays between blocks: NAME=RATE[,NAME=RATE] (bits per value), `all=RATE`,
+        /// or `off` (default: the directive's `compress(..)` clause).
+        #[arg(long, value_name = "NAME=RATE,...")]
+        compress: Option<String>,
         /// Print the plan as JSON (every operation) instead of the summary.
         #[arg(long)]
         json: bool,
@@ -167,6 +171,7 @@ fn run(cli: Cli, out: &mut String) -> Result<(), String> {
             steps,
             buffer_sets,
             points,
+            compress,
             json,
         } => {
             let src = read(&file)?;
@@ -213,11 +218,20 @@ fn run(cli: Cli, out: &mut String) -> Result<(), String> {
                     point_planes.len()
                 ));
             }
+            let mut o = pacc_runtime::Options::new();
+            if let Some(c) = &compress {
+                let l = pacc_runtime::compress::parse_list(c)
+                    .map_err(|e| format!("--compress: {e}"))?;
+                (o.compress, o.compress_all, o.compress_off) = (l.arrays, l.all, l.off);
+            }
+            let rates = pacc_runtime::compress::rates(&program, &shape, scheme, &o)
+                .map_err(|e| e.to_string())?;
             let opts = PlanOptions {
                 chunks,
                 block_steps,
                 scheme,
                 buffer_sets,
+                compress: rates,
             };
             let plan = plan::build(&program, &shape, steps, &point_planes, &opts)
                 .map_err(|e| format!("cannot plan the run: {e}"))?;

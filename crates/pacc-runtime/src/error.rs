@@ -62,6 +62,8 @@ pub enum Error {
     },
     #[error(transparent)]
     Checkpoint(#[from] CheckpointError),
+    #[error(transparent)]
+    Compress(#[from] crate::compress::CompressError),
     /// A run that had already written to the arrays failed; `progress` says how far it got.
     #[error("the run failed after it had started writing to the arrays: {cause}\n{progress}")]
     Failed {
@@ -102,6 +104,15 @@ fn plan_hint(e: &PlanError) -> &'static str {
         }
         PlanError::Rank { .. } | PlanError::PointCount { .. } => {
             ". Hint: the translator's description and the call disagree; please report this"
+        }
+        PlanError::CompressScheme { .. } => {
+            ". Hint: use region-sharing (the default) or direct-map with compression"
+        }
+        PlanError::CompressRate { .. } => {
+            ". Hint: choose another rate (bits per value), or leave the array uncompressed"
+        }
+        PlanError::CompressCount { .. } => {
+            ". Hint: give one setting per array of the program (None for uncompressed)"
         }
         PlanError::TooSmall { .. }
         | PlanError::TooManyChunks { .. }

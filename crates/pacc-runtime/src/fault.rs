@@ -39,6 +39,10 @@ pub enum Site {
     Kernel,
     /// A point-statement launch (`OpKind::Point`).
     Point,
+    /// Compressing planes of a buffer (`OpKind::Encode`).
+    Encode,
+    /// Decompressing planes into a buffer (`OpKind::Decode`).
+    Decode,
     /// Writing a checkpoint: fires after the array files are written, before the checkpoint is
     /// made current, as a crash or a full disk would.
     Checkpoint,
@@ -54,6 +58,8 @@ impl Site {
             OpKind::StageIn { .. } | OpKind::StageOut { .. } => Site::HostCopy,
             OpKind::Kernel { .. } => Site::Kernel,
             OpKind::Point { .. } => Site::Point,
+            OpKind::Encode { .. } => Site::Encode,
+            OpKind::Decode { .. } => Site::Decode,
         }
     }
 
@@ -67,6 +73,8 @@ impl Site {
             Site::HostCopy => "staging copy",
             Site::Kernel => "kernel launch",
             Site::Point => "point-statement launch",
+            Site::Encode => "compression",
+            Site::Decode => "decompression",
             Site::Checkpoint => "checkpoint write",
         }
     }
@@ -166,6 +174,15 @@ pub fn writes_user_array(kind: &OpKind) -> bool {
     }
 }
 
+/// Whether `kind` writes back a written array's results into the host's compressed copy (every
+/// block but the last, with compression): that block's state never reaches the user's arrays, so
+/// the block never counts as complete (its count of pending write-backs never drops to zero:
+/// [`Tracker::finished`] only counts user write-backs down).
+fn keeps_compressed_state(plan: &Plan, kind: &OpKind) -> bool {
+    matches!(kind, OpKind::DtoH { array, to: HostSide::Compressed, .. }
+        if plan.compressed(*array).is_some_and(|c| c.written))
+}
+
 /// Follows which operations of a plan have started and finished, to say how far a failed run
 /// got.
 ///
@@ -187,7 +204,7 @@ impl Tracker {
     pub fn new(plan: &Plan) -> Tracker {
         let mut pending = vec![0; plan.blocks.len()];
         for op in &plan.ops {
-            if writes_user_array(&op.kind) {
+            if writes_user_array(&op.kind) || keeps_compressed_state(plan, &op.kind) {
                 if let Some(p) = pending.get_mut(op.block) {
                     *p += 1;
                 }

@@ -2,6 +2,8 @@
 //! over, the [`plan`] that schedules an out-of-core run, and the executors that carry it out.
 
 pub mod checkpoint;
+pub mod codec;
+pub mod compress;
 pub mod error;
 pub mod exec;
 pub mod fault;
@@ -14,10 +16,11 @@ pub mod report;
 pub mod run;
 pub mod tune;
 
+pub use compress::CompressError;
 pub use error::{CheckpointError, CheckpointRef, Error, Progress, Result};
 pub use invocation::{HostArray, HostSlice, Invocation, RunOutput, ScalarValue};
 pub use options::{BackendChoice, Checkpointing, KernelForm, Options, Resume};
-pub use plan::{Plan, PlanOptions, Scheme};
+pub use plan::{Compression, Plan, PlanOptions, Scheme};
 pub use program::Program;
 pub use report::Report;
 pub use run::run;

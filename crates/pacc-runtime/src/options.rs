@@ -65,13 +65,21 @@ pub struct Options {
     pub resume: Option<Resume>,
     /// Which form of the generated CUDA kernels runs.
     pub kernel_form: KernelForm,
+    /// On-the-fly compression: (array name, rate in bits per value); overrides the directive's
+    /// `compress(..)` clause array by array (see [`Options::compress`]).
+    pub compress: Vec<(String, f64)>,
+    /// Compress every array the host keeps (inputs and returned arrays) at this rate, unless
+    /// named in `compress`.
+    pub compress_all: Option<f64>,
+    /// Ignore the directive's `compress(..)` clause (and `compress_all`): no compression.
+    pub compress_off: bool,
 }
 
 /// The form of a generated CUDA kernel (docs/internals.md §3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum KernelForm {
-    /// Thread blocks march along the outermost axis, keeping planes in registers and shared
-    /// memory: the fast form.
+    /// Thread blocks march along the outermost axis, keeping planes in registers: the fast
+    /// form.
     #[default]
     Marching,
     /// One thread per point: the baseline the kernel benchmark compares against.
@@ -139,6 +147,9 @@ impl Options {
     /// - `PACC_RESUME=DIR`: resume from the checkpoint in `DIR` (an error if there is none);
     /// - `PACC_RESUME=auto`: resume from `PACC_CHECKPOINT_DIR` if it holds a checkpoint, else
     ///   start from the beginning.
+    ///
+    /// and `PACC_COMPRESS=cur=16,prev=16` (per array), `PACC_COMPRESS=all=16` (every array),
+    /// `PACC_COMPRESS=off` (ignore the directive's `compress(..)` clause).
     pub fn from_env() -> Result<Self, Error> {
         let mut o = Options::default();
         if let Ok(v) = std::env::var("PACC_BACKEND") {
@@ -155,6 +166,13 @@ impl Options {
         o.trace = std::env::var_os("PACC_TRACE").map(PathBuf::from);
         if let Ok(v) = std::env::var("PACC_KERNELS") {
             o.kernel_form = v.parse()?;
+        }
+        if let Ok(v) = std::env::var("PACC_COMPRESS") {
+            let l = crate::compress::parse_list(&v)
+                .map_err(|m| Error::Option(format!("PACC_COMPRESS={v}: {m}")))?;
+            o.compress = l.arrays;
+            o.compress_all = l.all;
+            o.compress_off = l.off;
         }
         let every = env_usize("PACC_CHECKPOINT_EVERY")?;
         let dir = std::env::var_os("PACC_CHECKPOINT_DIR")
@@ -253,6 +271,26 @@ impl Options {
     /// with the checkpoint's contents.
     pub fn resume(mut self, dir: impl Into<PathBuf>) -> Self {
         self.resume = Some(Resume::From(dir.into()));
+        self
+    }
+    /// Compress array `name` at `rate` bits per value between blocks (overrides the directive's
+    /// `compress(..)` for that array). Lossy: see the README's "Compression" section.
+    pub fn compress(mut self, name: impl Into<String>, rate: f64) -> Self {
+        let name = name.into();
+        self.compress.retain(|(n, _)| *n != name);
+        self.compress.push((name, rate));
+        self
+    }
+    /// Compress every array the host keeps between blocks (not scratch arrays) at `rate`.
+    pub fn compress_all(mut self, rate: f64) -> Self {
+        self.compress_all = Some(rate);
+        self
+    }
+    /// No compression, whatever the directive's `compress(..)` clause says.
+    pub fn no_compression(mut self) -> Self {
+        self.compress_off = true;
+        self.compress.clear();
+        self.compress_all = None;
         self
     }
     /// Resume from the checkpoint in `dir` if there is one, else start from the beginning.

@@ -240,6 +240,9 @@ pub struct Program {
     pub default_chunks: Option<usize>,
     /// `block_steps = K` from the directive, if given.
     pub default_block_steps: Option<usize>,
+    /// `compress(a = R, ..)` from the directive: (array index, rate in bits per value).
+    #[serde(default)]
+    pub compress: Vec<(usize, f64)>,
     /// CUDA C source of every kernel and point statement, ready for NVRTC.
     pub cuda_source: String,
 }

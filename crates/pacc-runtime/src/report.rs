@@ -16,6 +16,10 @@ pub struct StageTimes {
     pub register: f64,
     /// Planning, validation and setup.
     pub setup: f64,
+    /// Compressing buffer planes (compression).
+    pub encode: f64,
+    /// Decompressing planes into buffers (compression).
+    pub decode: f64,
 }
 
 /// One operation on a stream's timeline (for traces).
@@ -42,6 +46,10 @@ pub struct Report {
     pub bytes_htod: u64,
     pub bytes_dtoh: u64,
     pub bytes_dtod: u64,
+    /// What `bytes_htod` would be without compression (equal to it when nothing is compressed).
+    pub bytes_htod_raw: u64,
+    /// What `bytes_dtoh` would be without compression.
+    pub bytes_dtoh_raw: u64,
     pub device_bytes: u64,
     pub wall_seconds: f64,
     pub stages: StageTimes,
@@ -71,6 +79,8 @@ impl Report {
             bytes_htod: 0,
             bytes_dtoh: 0,
             bytes_dtod: 0,
+            bytes_htod_raw: 0,
+            bytes_dtoh_raw: 0,
             device_bytes: 0,
             wall_seconds: wall.as_secs_f64(),
             stages: StageTimes::default(),
@@ -82,6 +92,30 @@ impl Report {
     /// Total bytes that crossed the host-device link.
     pub fn link_bytes(&self) -> u64 {
         self.bytes_htod + self.bytes_dtoh
+    }
+
+    /// What would have crossed the link without compression.
+    pub fn link_bytes_raw(&self) -> u64 {
+        self.bytes_htod_raw + self.bytes_dtoh_raw
+    }
+
+    /// Raw-equivalent link bytes over the bytes that crossed (1 without compression).
+    pub fn compression_ratio(&self) -> f64 {
+        match self.link_bytes() {
+            0 => 1.0,
+            n => self.link_bytes_raw() as f64 / n as f64,
+        }
+    }
+
+    /// The link floor in seconds: the bytes that crossed (compressed where compressed) at
+    /// `htod` and `dtoh` bytes per second. `raw: true` gives the floor without compression.
+    pub fn floor_seconds(&self, htod: f64, dtoh: f64, raw: bool) -> f64 {
+        let (h, d) = if raw {
+            (self.bytes_htod_raw, self.bytes_dtoh_raw)
+        } else {
+            (self.bytes_htod, self.bytes_dtoh)
+        };
+        h as f64 / htod + d as f64 / dtoh
     }
 
     pub fn to_json(&self) -> String {
@@ -118,6 +152,17 @@ impl std::fmt::Display for Report {
             "  wall {:.4} s; stages (s): htod {:.4}, dtoh {:.4}, dtod {:.4}, kernel {:.4}, host copy {:.4}, register {:.4}, setup {:.4}",
             self.wall_seconds, s.htod, s.dtoh, s.dtod, s.kernel, s.host_copy, s.register, s.setup
         )?;
+        if self.link_bytes_raw() != self.link_bytes() {
+            writeln!(
+                f,
+                "  compression: {} bytes crossed the link instead of {} raw (ratio {:.2}); encode {:.4} s, decode {:.4} s",
+                self.link_bytes(),
+                self.link_bytes_raw(),
+                self.compression_ratio(),
+                s.encode,
+                s.decode
+            )?;
+        }
         for a in &self.adjustments {
             writeln!(f, "  note: {a}")?;
         }

@@ -43,7 +43,11 @@ pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<Run
     let backend = choose_backend(opts.backend)?;
     let shape = inv.arrays[0].shape().to_vec();
     let steps = inv.steps;
-    let popts = plan_options(program, shape[0], steps, opts);
+    let mut popts = plan_options(program, shape[0], steps, opts);
+    popts.compress = crate::compress::rates(program, &shape, popts.scheme, opts)?;
+    if !popts.compresses() {
+        popts.compress.clear();
+    }
     // The tuner picks what neither the options nor the directive fix (CUDA backend only).
     let (popts, tune_note) = match backend {
         Backend::Cuda => crate::tune::auto_plan_options(program, &inv, opts, popts),
@@ -235,6 +239,8 @@ fn execute(
         bytes_htod: plan.bytes_htod(),
         bytes_dtoh: plan.bytes_dtoh(),
         bytes_dtod: plan.bytes_dtod(),
+        bytes_htod_raw: plan.bytes_htod_raw(),
+        bytes_dtoh_raw: plan.bytes_dtoh_raw(),
         device_bytes: plan.device_bytes(),
         wall_seconds: start.elapsed().as_secs_f64(),
         stages: out.stages,
@@ -276,6 +282,8 @@ fn merge(total: &mut Report, seg: Report) {
     total.bytes_htod += seg.bytes_htod;
     total.bytes_dtoh += seg.bytes_dtoh;
     total.bytes_dtod += seg.bytes_dtod;
+    total.bytes_htod_raw += seg.bytes_htod_raw;
+    total.bytes_dtoh_raw += seg.bytes_dtoh_raw;
     total.device_bytes = total.device_bytes.max(seg.device_bytes);
     total.wall_seconds += seg.wall_seconds;
     let (t, s) = (&mut total.stages, &seg.stages);
@@ -286,6 +294,8 @@ fn merge(total: &mut Report, seg: Report) {
     t.host_copy += s.host_copy;
     t.register += s.register;
     t.setup += s.setup;
+    t.encode += s.encode;
+    t.decode += s.decode;
     for a in seg.adjustments {
         if !total.adjustments.contains(&a) {
             total.adjustments.push(a);
@@ -454,6 +464,8 @@ fn empty_report(program: &Program, backend: &str, shape: &[usize], popts: &PlanO
         bytes_htod: 0,
         bytes_dtoh: 0,
         bytes_dtod: 0,
+        bytes_htod_raw: 0,
+        bytes_dtoh_raw: 0,
         device_bytes: 0,
         wall_seconds: 0.0,
         stages: StageTimes::default(),

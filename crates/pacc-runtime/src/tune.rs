@@ -280,6 +280,7 @@ pub fn choose(
                 block_steps: k,
                 scheme: inputs.scheme,
                 buffer_sets: inputs.buffer_sets,
+                compress: Vec::new(),
             },
         )
     };
@@ -548,6 +549,7 @@ mod measure {
                 block_steps: steps,
                 scheme: Scheme::RegionSharing,
                 buffer_sets: 1,
+                compress: Vec::new(),
             },
         )?;
         let o = Options {
@@ -715,6 +717,7 @@ mod tests {
             halo: halo as usize,
             default_chunks: None,
             default_block_steps: None,
+            compress: Vec::new(),
             cuda_source: String::new(),
         }
     }
@@ -775,6 +778,7 @@ mod tests {
                 block_steps: 4,
                 scheme: Scheme::RegionSharing,
                 buffer_sets: 3,
+                compress: Vec::new(),
             },
         )
         .unwrap();

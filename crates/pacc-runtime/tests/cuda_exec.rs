@@ -362,6 +362,7 @@ fn jacobi_program() -> Program {
         halo: 1,
         default_chunks: None,
         default_block_steps: None,
+        compress: Vec::new(),
         cuda_source: JACOBI_CU.into(),
     }
 }
@@ -642,6 +643,7 @@ fn emulate_heat(
                         let v = match from {
                             HostSide::User => arr[*array].as_slice().unwrap()[z * pl + i],
                             HostSide::Staging => stg[*set][*array][(z - base) * pl + i],
+                            HostSide::Compressed => unreachable!("the emulator does not compress"),
                         };
                         dev[*set][*array][(z - base) * pl + i] = v;
                     }
@@ -660,9 +662,13 @@ fn emulate_heat(
                         match to {
                             HostSide::User => arr[*array].as_slice_mut().unwrap()[z * pl + i] = v,
                             HostSide::Staging => stg[*set][*array][(z - base) * pl + i] = v,
+                            HostSide::Compressed => unreachable!("the emulator does not compress"),
                         }
                     }
                 }
+            }
+            OpKind::Encode { .. } | OpKind::Decode { .. } => {
+                unreachable!("the emulator does not compress")
             }
             OpKind::StageIn {
                 array,

@@ -177,6 +177,7 @@ fn shuffled_executor_catches_a_missing_dependency() {
         block_steps: 2,
         scheme: Scheme::RegionSharing,
         buffer_sets: 3,
+        compress: Vec::new(),
     };
     let plan = build(&prog, &shape, steps, &[], &opts).unwrap();
     let matches = |plan: &pacc_runtime::Plan, seed: u64| {

@@ -304,3 +304,77 @@ fn tracker_counts_issued_write_backs_as_written() {
     assert!(t.progress().torn);
     assert!(matches!(t.fail(cause()), Error::Failed { .. }));
 }
+
+/// With compression, blocks before the last keep their results in the compressed host copies,
+/// so a fault anywhere before the last block's write-backs leaves the arrays untouched, and one
+/// during them tears them (no block is ever complete in the arrays).
+#[test]
+fn compressed_runs_are_untouched_or_torn() {
+    let case = Case::new(Kind::Stencil(1), &[9, 4, 5], 21);
+    let steps = 5;
+    let initial = case.initial();
+    let mut fired: HashMap<Site, usize> = HashMap::new();
+    for backend in [BackendChoice::Cpu, BackendChoice::Shuffled(3)] {
+        let o = cpu(2, 2).backend(backend).compress_all(16.0);
+        for site in [
+            Site::Encode,
+            Site::Decode,
+            Site::HtoD,
+            Site::DtoH,
+            Site::Kernel,
+        ] {
+            for nth in 0.. {
+                let mut x = case.initial();
+                let r = {
+                    let _f = fault::inject(site, nth);
+                    case.run(&mut x, steps, &o)
+                };
+                let Err(e) = r else { break };
+                *fired.entry(site).or_default() += 1;
+                let ctx = format!("{o:?} {site:?} #{nth}: {e}");
+                match e.progress() {
+                    None => assert_eq!(x.bits(), initial.bits(), "touched: {ctx}"),
+                    Some(p) => assert!(p.torn && p.steps_complete == 0, "{ctx}"),
+                }
+            }
+        }
+    }
+    assert!(
+        fired[&Site::Encode] > 0 && fired[&Site::Decode] > 0,
+        "{fired:?}"
+    );
+}
+
+/// Compression with checkpoints: each checkpoint segment starts from raw arrays and ends with
+/// raw results (a checkpoint boundary is like the end of a run), so resuming after a fault gives
+/// the uninterrupted checkpointed run's bits.
+#[test]
+fn compressed_runs_resume_from_checkpoints() {
+    let case = Case::new(Kind::Stencil(1), &[12, 4, 5], 22);
+    let steps = 8;
+    let dir0 = TempDir::new("cfault0");
+    let base = cpu(2, 2).compress_all(16.0);
+    let mut want = case.initial();
+    case.run(&mut want, steps, &base.clone().checkpoint(dir0.path(), 2))
+        .unwrap();
+    let mut resumed = 0;
+    for nth in [1, 4, 7] {
+        let dir = TempDir::new("cfault");
+        let o = base.clone().checkpoint(dir.path(), 2);
+        let mut x = case.initial();
+        let r = {
+            let _f = fault::inject(Site::Encode, nth);
+            case.run(&mut x, steps, &o)
+        };
+        let Err(e) = r else { continue };
+        if e.progress().and_then(|p| p.checkpoint.as_ref()).is_none() {
+            continue;
+        }
+        let mut y = case.initial();
+        case.run(&mut y, steps, &o.clone().resume(dir.path()))
+            .unwrap();
+        assert_eq!(y.bits(), want.bits(), "Encode #{nth}");
+        resumed += 1;
+    }
+    assert!(resumed > 0);
+}

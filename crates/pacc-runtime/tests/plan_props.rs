@@ -65,6 +65,7 @@ fn acoustic(r: i64) -> Program {
         halo: r as usize,
         default_chunks: None,
         default_block_steps: None,
+        compress: Vec::new(),
         cuda_source: String::new(),
     }
 }
@@ -75,6 +76,7 @@ fn opts(chunks: usize, block_steps: usize, scheme: Scheme) -> PlanOptions {
         block_steps,
         scheme,
         buffer_sets: 3,
+        compress: Vec::new(),
     }
 }
 
@@ -289,6 +291,7 @@ fn random_program(reaches: Vec<(i64, i64)>, swap: bool, reduce: bool) -> Program
         halo: 3,
         default_chunks: None,
         default_block_steps: None,
+        compress: Vec::new(),
         cuda_source: String::new(),
     }
 }
@@ -344,6 +347,58 @@ proptest! {
                 next = c.owned.end;
             }
             prop_assert_eq!(next, n0);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    /// Compression: random programs, rates per swap group (inputs too), both schemes that
+    /// compress. Host compressed copies, staging areas and buffers are all race-checked
+    /// resources; compressed planes are whole slabs; each array still crosses once per block.
+    #[test]
+    fn compressed_plans_are_race_free_and_slab_aligned(
+        reaches in prop::collection::vec((0i64..3, 0i64..3), 1..4),
+        swap in any::<bool>(),
+        n0 in 8usize..60,
+        d in 1usize..9,
+        k in 1usize..5,
+        steps in 1usize..9,
+        sharing in any::<bool>(),
+        picks in prop::collection::vec(0usize..3, 4),
+    ) {
+        let p = random_program(reaches, swap, false);
+        let groups = pacc_runtime::compress::swap_groups(&p);
+        let rate = |i: usize| [None, Some(8.0), Some(16.0)][picks[i]];
+        let compress: Vec<Option<f64>> = (0..4).map(|a| rate(groups[a])).collect();
+        let scheme = if sharing { Scheme::RegionSharing } else { Scheme::DirectMap };
+        let o = PlanOptions { compress, ..opts(d.min(n0), k, scheme) };
+        let pl = match plan::build(&p, &[n0, 9], steps, &[], &o) {
+            Ok(pl) => pl,
+            Err(plan::PlanError::TooThin { .. }) => return Ok(()),
+            Err(e) => panic!("{e}"),
+        };
+        race::check(&p, &pl).unwrap();
+        for op in &pl.ops {
+            if let OpKind::Encode { planes, base, .. } | OpKind::Decode { planes, base, .. } = &op.kind {
+                prop_assert!(base % 4 == 0 && planes.start % 4 == 0);
+                prop_assert!(planes.end % 4 == 0 || planes.end == n0);
+            }
+        }
+        if pl.compresses() {
+            for blk in &pl.blocks {
+                for c in &blk.chunks {
+                    prop_assert!(c.owned.start % 4 == 0 && c.window.start % 4 == 0);
+                }
+            }
+        }
+        if sharing {
+            for b in 0..pl.blocks.len() {
+                for a in 0..4 {
+                    prop_assert!(pl.planes_htod(b, a) <= n0);
+                }
+            }
         }
     }
 }

@@ -218,6 +218,36 @@ fn every_error_message_has_a_hint() {
             shape: vec![3],
         },
         Error::Option(s()),
+        Error::Compress(pacc_runtime::CompressError::UnknownArray {
+            name: s(),
+            program: s(),
+            arrays: s(),
+        }),
+        Error::Compress(pacc_runtime::CompressError::Rate {
+            array: s(),
+            elem: "f32",
+            ndim: 3,
+            rate: 1.0,
+            bits: 32,
+            reason: s(),
+        }),
+        Error::Compress(pacc_runtime::CompressError::SwapGroup {
+            a: s(),
+            ra: s(),
+            b: s(),
+            rb: s(),
+        }),
+        Error::Compress(pacc_runtime::CompressError::Scheme {
+            scheme: pacc_runtime::Scheme::StagedCopy,
+        }),
+        Error::Compress(pacc_runtime::CompressError::Scratch { array: s() }),
+        Error::Compress(pacc_runtime::CompressError::Codec {
+            array: s(),
+            message: s(),
+        }),
+        Error::Plan(pacc_runtime::plan::PlanError::CompressScheme {
+            scheme: pacc_runtime::Scheme::StagedCopy,
+        }),
         Error::NoCuda { reason: s() },
         Error::DeviceMemory {
             need: 2,

@@ -155,6 +155,8 @@ pub struct Directive {
     pub input: Vec<Ident>,
     pub inout: Vec<Ident>,
     pub scratch: Vec<Ident>,
+    /// `compress(a = R, ..)`: array name, rate in bits per value, the rate literal's span.
+    pub compress: Vec<(Ident, f64, Span)>,
 }
 
 /// A kernel expression.

@@ -7,11 +7,13 @@
 //! a plausible zero. Transfers are plane-range copies (global plane `p` <-> buffer slot
 //! `p - base`); kernels call the program's CPU closures through [`KernelFrame`].
 
+use crate::codec;
+use crate::compress::CompressError;
 use crate::error::{Error, Result};
 use crate::exec::{reduction_identity, BufView, KernelFrame};
 use crate::fault::{self, Site, Tracker};
 use crate::invocation::Invocation;
-use crate::plan::{HostSide, Op, OpKind, Plan};
+use crate::plan::{slabs, HostSide, Op, OpKind, Plan, SLAB};
 use crate::program::{Elem, Program, ReduceOp};
 use crate::report::StageTimes;
 use rayon::prelude::*;
@@ -76,7 +78,8 @@ pub fn execute(
         let op = &plan.ops[i];
         fault::hit(Site::of(&op.kind), || describe(i, op)).map_err(|e| tracker.fail(e))?;
         let start = Instant::now();
-        let slot = run_op(program, plan, inv, &mut mem, shape, op, &mut partials);
+        let slot = run_op(program, plan, inv, &mut mem, shape, op, &mut partials)
+            .map_err(|e| tracker.fail(e))?;
         let secs = start.elapsed().as_secs_f64();
         *slot(&mut stages) += secs;
         tracker.finished(plan, i);
@@ -99,6 +102,8 @@ fn describe(i: usize, op: &Op) -> String {
         OpKind::DtoD { .. } => "DtoD",
         OpKind::Kernel { .. } => "Kernel",
         OpKind::Point { .. } => "Point",
+        OpKind::Encode { .. } => "Encode",
+        OpKind::Decode { .. } => "Decode",
     };
     format!(
         "plan operation {i}, {name} of block {} chunk {}",
@@ -114,14 +119,52 @@ fn run_op(
     shape: &[usize],
     op: &Op,
     partials: &mut Partials,
-) -> StageSlot {
+) -> Result<StageSlot> {
     let pb = |a: usize| plan.plane_len * program.arrays[a].elem.size();
     let host = |a: usize| inv.arrays[a].ptr;
     // SAFETY (all copies below): `check_plan` verified that every plane range lies inside the
     // host array and inside the buffer window `base..base + buffer_planes`, and that host
     // destinations are writable. Operations run one at a time, so nothing else accesses these
     // bytes concurrently.
-    match &op.kind {
+    Ok(match &op.kind {
+        OpKind::HtoD {
+            array,
+            set,
+            base,
+            planes,
+            from: HostSide::Compressed,
+        } => {
+            mem.move_compressed(plan, *array, *set, *base, planes, true);
+            |s| &mut s.htod
+        }
+        OpKind::DtoH {
+            array,
+            set,
+            base,
+            planes,
+            to: HostSide::Compressed,
+        } => {
+            mem.move_compressed(plan, *array, *set, *base, planes, false);
+            |s| &mut s.dtoh
+        }
+        OpKind::Encode {
+            array,
+            set,
+            base,
+            planes,
+        } => {
+            mem.codec(program, plan, *array, *set, *base, planes, true)?;
+            |s| &mut s.encode
+        }
+        OpKind::Decode {
+            array,
+            set,
+            base,
+            planes,
+        } => {
+            mem.codec(program, plan, *array, *set, *base, planes, false)?;
+            |s| &mut s.decode
+        }
         OpKind::HtoD {
             array,
             set,
@@ -131,7 +174,7 @@ fn run_op(
         } => {
             let (src, sbase) = match from {
                 HostSide::User => (host(*array), 0),
-                HostSide::Staging => (mem.staging(*set, *array), *base),
+                _ => (mem.staging(*set, *array), *base),
             };
             let dst = mem.device(*set, *array);
             unsafe { copy_planes(src, sbase, dst, *base, planes, pb(*array)) };
@@ -146,7 +189,7 @@ fn run_op(
         } => {
             let (dst, dbase) = match to {
                 HostSide::User => (host(*array), 0),
-                HostSide::Staging => (mem.staging(*set, *array), *base),
+                _ => (mem.staging(*set, *array), *base),
             };
             let src = mem.device(*set, *array);
             unsafe { copy_planes(src, *base, dst, dbase, planes, pb(*array)) };
@@ -250,7 +293,7 @@ fn run_op(
             (inv.cpu.points[*point])(&frame);
             |s| &mut s.kernel
         }
-    }
+    })
 }
 
 /// Copies planes `planes` (global) from a buffer whose slot 0 holds plane `src_base` to one whose
@@ -290,6 +333,10 @@ struct Memory {
     dev_ptr: Vec<*mut u8>,
     _stage: Vec<Vec<u64>>,
     stage_ptr: Vec<*mut u8>,
+    /// Compression: the host's compressed copy of each array (empty when not compressed).
+    host_comp: Vec<Vec<u8>>,
+    /// Compression: `[set * narrays + array]`, the compressed staging area on the "device".
+    dev_comp: Vec<Vec<u8>>,
 }
 
 impl Memory {
@@ -323,13 +370,94 @@ impl Memory {
             .iter_mut()
             .map(|b| b.as_mut_ptr() as *mut u8)
             .collect();
+        // Filled with 0xFF: bytes the plan forgot to write decode to garbage, not to zeros.
+        let host_comp = (0..narrays)
+            .map(|a| vec![0xFF; plan.host_compressed_bytes(a) as usize])
+            .collect();
+        let dev_comp = (0..plan.buffer_sets * narrays)
+            .map(|i| vec![0xFF; plan.staging_compressed_bytes(i % narrays) as usize])
+            .collect();
         Memory {
             narrays,
             _dev: dev,
             dev_ptr,
             _stage: stage,
             stage_ptr,
+            host_comp,
+            dev_comp,
         }
+    }
+
+    /// A compressed transfer: the bytes of `planes` between the host's compressed copy and the
+    /// set's compressed staging area (slot = slab index minus the base's).
+    fn move_compressed(
+        &mut self,
+        plan: &Plan,
+        array: usize,
+        set: usize,
+        base: usize,
+        planes: &Range<usize>,
+        htod: bool,
+    ) {
+        let Some(c) = plan.compressed(array) else {
+            return;
+        };
+        let n = c.bytes(planes);
+        let h = slabs(planes).start * c.slab_bytes;
+        let d = (planes.start - base) / SLAB * c.slab_bytes;
+        let stage = &mut self.dev_comp[set * self.narrays + array];
+        let host = &mut self.host_comp[array];
+        if htod {
+            stage[d..d + n].copy_from_slice(&host[h..h + n]);
+        } else {
+            host[h..h + n].copy_from_slice(&stage[d..d + n]);
+        }
+    }
+
+    /// Encodes `planes` of the set's buffer into its compressed staging area, or decodes them
+    /// back.
+    #[allow(clippy::too_many_arguments)]
+    fn codec(
+        &mut self,
+        program: &Program,
+        plan: &Plan,
+        array: usize,
+        set: usize,
+        base: usize,
+        planes: &Range<usize>,
+        encode: bool,
+    ) -> Result<()> {
+        let Some(c) = plan.compressed(array).copied() else {
+            return Ok(());
+        };
+        let mut shape = plan.shape.clone();
+        shape[0] = planes.len();
+        let (off, n) = (
+            (planes.start - base) * plan.plane_len,
+            planes.len() * plan.plane_len,
+        );
+        let d = (planes.start - base) / SLAB * c.slab_bytes;
+        let buf = self.device(set, array);
+        let stage = &mut self.dev_comp[set * self.narrays + array][d..d + c.bytes(planes)];
+        let fail = |message: String| {
+            Error::Compress(CompressError::Codec {
+                array: program.arrays[array].name.clone(),
+                message,
+            })
+        };
+        // SAFETY: `check_plan` verified that `planes` lies in the buffer window at `base`; the
+        // buffer holds `buffer_planes * plane_len` elements of the array's type, 8-byte aligned.
+        match program.arrays[array].elem {
+            Elem::F32 => {
+                let v = unsafe { std::slice::from_raw_parts_mut((buf as *mut f32).add(off), n) };
+                run_codec(v, &shape, c.rate, stage, encode)
+            }
+            Elem::F64 => {
+                let v = unsafe { std::slice::from_raw_parts_mut((buf as *mut f64).add(off), n) };
+                run_codec(v, &shape, c.rate, stage, encode)
+            }
+        }
+        .map_err(|m| fail(format!("planes {planes:?}: {m}")))
     }
 
     fn device(&self, set: usize, array: usize) -> *mut u8 {
@@ -362,6 +490,22 @@ impl Memory {
                 ndim: plan.shape.len(),
             })
             .collect()
+    }
+}
+
+fn run_codec<T: codec::CodecFloat>(
+    v: &mut [T],
+    shape: &[usize],
+    rate: f64,
+    stage: &mut [u8],
+    encode: bool,
+) -> std::result::Result<(), String> {
+    // The codec refuses NaN and infinite values (`CodecError::NonFinite`), as the CUDA kernels
+    // flag them.
+    if encode {
+        codec::encode(v, shape, rate, stage).map_err(|e| e.to_string())
+    } else {
+        codec::decode(stage, shape, rate, v).map_err(|e| e.to_string())
     }
 }
 
@@ -466,6 +610,58 @@ impl SplitMix64 {
     }
 }
 
+/// For an operation on compressed data: why it could touch bytes outside the compressed copies
+/// and staging areas the executor allocates from the plan, if it could.
+fn compressed_op_fault(program: &Program, plan: &Plan, kind: &OpKind) -> Option<String> {
+    let (array, base, planes) = match kind {
+        OpKind::Encode {
+            array,
+            base,
+            planes,
+            ..
+        }
+        | OpKind::Decode {
+            array,
+            base,
+            planes,
+            ..
+        }
+        | OpKind::HtoD {
+            array,
+            base,
+            planes,
+            from: HostSide::Compressed,
+            ..
+        }
+        | OpKind::DtoH {
+            array,
+            base,
+            planes,
+            to: HostSide::Compressed,
+            ..
+        } => (*array, *base, planes),
+        _ => return None,
+    };
+    let n0 = plan.shape[0];
+    let Some(c) = plan
+        .compressed(array)
+        .filter(|_| array < program.arrays.len())
+    else {
+        return Some("moves compressed data of an array the plan does not compress".into());
+    };
+    if codec::slab_bytes(&plan.shape[1..], c.rate).ok() != Some(c.slab_bytes) {
+        return Some("the plan's slab size disagrees with the codec".into());
+    }
+    let aligned = base % SLAB == 0
+        && planes.start % SLAB == 0
+        && (planes.end % SLAB == 0 || planes.end == n0)
+        && planes.start >= base
+        && planes.end <= n0
+        && planes.end - base <= plan.buffer_planes;
+    (!aligned || !plan.compresses())
+        .then(|| "compressed planes not in whole slabs inside the window".into())
+}
+
 /// Checks that every operation stays inside the arrays and buffers, so running the plan cannot
 /// touch memory it does not own.
 fn check_plan(program: &Program, plan: &Plan, inv: &Invocation<'_>) -> Result<()> {
@@ -525,6 +721,11 @@ fn check_plan(program: &Program, plan: &Plan, inv: &Invocation<'_>) -> Result<()
                 .enumerate()
                 .all(|(a, &p)| p < narrays && program.arrays[p].elem == program.arrays[a].elem)
     };
+    if !plan.compression.is_empty() && plan.compression.len() != narrays {
+        return Err(Error::Internal(
+            "the plan's compression settings do not match the arrays".into(),
+        ));
+    }
     for (i, op) in plan.ops.iter().enumerate() {
         if let Some(d) = op.deps.iter().find(|&&d| d >= i) {
             return bad(i, format!("depends on operation {d}, which is not earlier"));
@@ -535,6 +736,8 @@ fn check_plan(program: &Program, plan: &Plan, inv: &Invocation<'_>) -> Result<()
             | OpKind::StageIn { set, .. }
             | OpKind::StageOut { set, .. }
             | OpKind::Kernel { set, .. }
+            | OpKind::Encode { set, .. }
+            | OpKind::Decode { set, .. }
             | OpKind::Point { set, .. } => *set < plan.buffer_sets,
             OpKind::DtoD {
                 from_set, to_set, ..
@@ -543,7 +746,26 @@ fn check_plan(program: &Program, plan: &Plan, inv: &Invocation<'_>) -> Result<()
         if !sets_ok {
             return bad(i, format!("buffer set out of 0..{}", plan.buffer_sets));
         }
+        if let Some(what) = compressed_op_fault(program, plan, &op.kind) {
+            return bad(i, what);
+        }
         match &op.kind {
+            OpKind::Encode {
+                array,
+                base,
+                planes,
+                ..
+            }
+            | OpKind::Decode {
+                array,
+                base,
+                planes,
+                ..
+            } => {
+                if *array >= narrays || !in_window(planes, *base) {
+                    return bad(i, "array or planes out of range".into());
+                }
+            }
             OpKind::HtoD {
                 array,
                 base,

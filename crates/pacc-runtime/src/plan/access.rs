@@ -5,12 +5,31 @@ use crate::program::Program;
 use std::ops::Range;
 
 /// A piece of memory a plan touches. Device and staging buffers are addressed by slot (plane
-/// minus the buffer's base), since one buffer set serves different chunks.
+/// minus the buffer's base), since one buffer set serves different chunks. Compressed memory is
+/// addressed by the planes its slabs cover (plane ranges are whole slabs there, so two ranges
+/// share bytes exactly when they share planes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Resource {
-    Host { array: usize },
-    Device { set: usize, array: usize },
-    Staging { set: usize, array: usize },
+    Host {
+        array: usize,
+    },
+    Device {
+        set: usize,
+        array: usize,
+    },
+    Staging {
+        set: usize,
+        array: usize,
+    },
+    /// The host's compressed copy of an array.
+    HostCompressed {
+        array: usize,
+    },
+    /// A set's compressed staging area on the device for an array.
+    DeviceCompressed {
+        set: usize,
+        array: usize,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -43,6 +62,16 @@ fn side(
     match side {
         HostSide::User => host(array, planes, write),
         HostSide::Staging => at(Resource::Staging { set, array }, planes, base, write),
+        HostSide::Compressed => at(Resource::HostCompressed { array }, planes, 0, write),
+    }
+}
+
+/// The device end of a transfer: the buffer, or the compressed staging area when the host end is
+/// the compressed copy.
+fn device_end(side: HostSide, set: usize, array: usize) -> Resource {
+    match side {
+        HostSide::Compressed => Resource::DeviceCompressed { set, array },
+        HostSide::User | HostSide::Staging => Resource::Device { set, array },
     }
 }
 
@@ -59,7 +88,7 @@ pub fn accesses(program: &Program, plan: &Plan, op: &Op) -> Vec<Access> {
             from,
         } => vec![
             side(*from, *set, *array, planes, *base, false),
-            at(dev(*set, *array), planes, *base, true),
+            at(device_end(*from, *set, *array), planes, *base, true),
         ],
         OpKind::DtoH {
             array,
@@ -68,8 +97,36 @@ pub fn accesses(program: &Program, plan: &Plan, op: &Op) -> Vec<Access> {
             planes,
             to,
         } => vec![
-            at(dev(*set, *array), planes, *base, false),
+            at(device_end(*to, *set, *array), planes, *base, false),
             side(*to, *set, *array, planes, *base, true),
+        ],
+        OpKind::Decode {
+            array,
+            set,
+            base,
+            planes,
+        } => vec![
+            at(
+                device_end(HostSide::Compressed, *set, *array),
+                planes,
+                *base,
+                false,
+            ),
+            at(dev(*set, *array), planes, *base, true),
+        ],
+        OpKind::Encode {
+            array,
+            set,
+            base,
+            planes,
+        } => vec![
+            at(dev(*set, *array), planes, *base, false),
+            at(
+                device_end(HostSide::Compressed, *set, *array),
+                planes,
+                *base,
+                true,
+            ),
         ],
         OpKind::StageIn {
             array,

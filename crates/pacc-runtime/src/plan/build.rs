@@ -2,8 +2,11 @@
 
 use super::access::{accesses, Access};
 use super::infer::{bindings_through_step, infer, returned, ChunkWork, Work};
-use super::span::{intersect, overlaps, subtract, Span};
-use super::{BlockGeom, ChunkGeom, HostSide, Op, OpKind, Plan, PlanError, PlanOptions, Scheme};
+use super::span::{hull, intersect, overlaps, subtract, Span};
+use super::{
+    BlockGeom, ChunkGeom, Compression, HostSide, Op, OpKind, Plan, PlanError, PlanOptions, Scheme,
+    SLAB,
+};
 use crate::program::Program;
 use std::collections::HashMap;
 use std::ops::Range;
@@ -18,12 +21,32 @@ pub fn build(
     opts: &PlanOptions,
 ) -> Result<Plan, PlanError> {
     validate(program, shape, points, opts)?;
+    let compression = compression(program, shape, opts)?;
     let n0 = shape[0];
     let k = opts.block_steps.min(steps.max(1));
     let mut adjustments = Vec::new();
     let mut chunks = opts.chunks;
+    // Compression aligns chunks to slabs, which only matters when there is a later block.
+    let aligned = compression.iter().any(Option::is_some) && steps > k;
+    if compression.iter().any(Option::is_some) && !aligned {
+        adjustments.push(
+            "compression: the run is a single block, which loads the raw arrays and writes raw \
+             results back, so nothing is compressed (compression works between blocks)"
+                .to_string(),
+        );
+    }
+    if aligned && chunks > n0.div_ceil(SLAB) {
+        chunks = n0.div_ceil(SLAB);
+        adjustments.push(format!(
+            "compression: chunks are whole slabs of {SLAB} planes and {n0} planes make only \
+             {chunks}; using {chunks} chunks instead of {}",
+            opts.chunks
+        ));
+    }
+    let asked = chunks;
+    let slabs = aligned.then_some(compression.as_slice());
     let geometry = loop {
-        let g = geometry(program, shape, steps, k, chunks, points);
+        let g = geometry(program, shape, steps, k, chunks, points, slabs);
         match thin_chunk(&g, opts.scheme, &returned(program)) {
             None => break g,
             Some(need) if chunks > 1 => {
@@ -40,14 +63,14 @@ pub fn build(
             }
         }
     };
-    if chunks != opts.chunks {
+    if chunks != asked {
         adjustments.push(format!(
             "{}: with {} chunks of about {} planes, a chunk's halo for {k} block steps would reach \
              back to planes two chunks earlier, which are written back before it loads; using \
              {chunks} chunks instead (ask for fewer block steps to keep more chunks)",
             opts.scheme,
-            opts.chunks,
-            n0 / opts.chunks
+            asked,
+            n0 / asked
         ));
     }
     let sets = opts.buffer_sets;
@@ -72,14 +95,20 @@ pub fn build(
         blocks: Vec::new(),
         ops: Vec::new(),
         final_binding: final_binding(program, steps),
+        compression,
     };
     let ret = returned(program);
     let mut seq = 0usize;
+    let nblocks = geometry.len();
     for (b, block) in geometry.iter().enumerate() {
         let first_step = b * k;
         let chunk_sets: Vec<usize> = (0..block.len()).map(|i| (seq + i) % sets).collect();
         seq += block.len();
-        emit_block(&mut plan, b, first_step, block, &chunk_sets, &ret);
+        let pos = BlockPos {
+            first: b == 0,
+            last: b + 1 == nblocks,
+        };
+        emit_block(&mut plan, b, first_step, block, &chunk_sets, &ret, pos);
         plan.blocks.push(BlockGeom {
             first_step,
             steps: (steps - first_step).min(k),
@@ -177,6 +206,87 @@ pub fn owned(n0: usize, d: usize, i: usize) -> Range<usize> {
     (i * n0 / d)..((i + 1) * n0 / d)
 }
 
+/// Owned planes of chunk `i` of `d` when compressing: whole slabs, as even as possible.
+pub fn owned_slabs(n0: usize, d: usize, i: usize) -> Range<usize> {
+    let s = owned(n0.div_ceil(SLAB), d, i);
+    (s.start * SLAB).min(n0)..(s.end * SLAB).min(n0)
+}
+
+/// Compression: rounds the window, and the loads of compressed arrays, outward to whole slabs, so
+/// that every remnant and shared region is a whole number of slabs (the window's start, the
+/// buffers' base, is then a slab boundary too). In block 0 a compressed input also loads its owned
+/// planes, which the chunk compresses into the host's copy for the later blocks.
+fn align_to_slabs(
+    work: &mut ChunkWork,
+    owned: &Range<usize>,
+    comp: &[Option<Compression>],
+    first_block: bool,
+    n0: usize,
+) {
+    work.window = slab_cover(&work.window, n0);
+    for (p, c) in comp.iter().enumerate() {
+        let Some(c) = c else { continue };
+        if first_block && !c.written {
+            work.load[p] = hull(&work.load[p], &Some(owned.clone()));
+        }
+        work.load[p] = work.load[p].as_ref().map(|r| slab_cover(r, n0));
+    }
+}
+
+/// The smallest run of whole slabs covering `r` (the last slab ends at the last plane `n0`).
+fn slab_cover(r: &Range<usize>, n0: usize) -> Range<usize> {
+    (r.start / SLAB * SLAB)..(r.end.div_ceil(SLAB) * SLAB).min(n0)
+}
+
+/// Per physical array, how it is compressed; refuses settings the plan cannot honour.
+fn compression(
+    program: &Program,
+    shape: &[usize],
+    opts: &PlanOptions,
+) -> Result<Vec<Option<Compression>>, PlanError> {
+    if !opts.compresses() {
+        return Ok(Vec::new());
+    }
+    if opts.compress.len() != program.arrays.len() {
+        return Err(PlanError::CompressCount {
+            program: program.name.clone(),
+            got: opts.compress.len(),
+            want: program.arrays.len(),
+        });
+    }
+    if opts.scheme == Scheme::StagedCopy {
+        return Err(PlanError::CompressScheme {
+            scheme: opts.scheme,
+        });
+    }
+    let ret = returned(program);
+    let mut out = Vec::with_capacity(program.arrays.len());
+    for (a, rate) in opts.compress.iter().enumerate() {
+        let Some(rate) = *rate else {
+            out.push(None);
+            continue;
+        };
+        let bad = |reason: String| PlanError::CompressRate {
+            array: program.arrays[a].name.clone(),
+            rate,
+            reason,
+        };
+        let slab_bytes =
+            crate::codec::slab_bytes(&shape[1..], rate).map_err(|e| bad(e.to_string()))?;
+        if !ret[a] && crate::run::written_physically(program, a) {
+            return Err(bad(
+                "it is a scratch array, whose contents never go back to the host".into(),
+            ));
+        }
+        out.push(Some(Compression {
+            rate,
+            slab_bytes,
+            written: ret[a],
+        }));
+    }
+    Ok(out)
+}
+
 fn geometry(
     program: &Program,
     shape: &[usize],
@@ -184,6 +294,7 @@ fn geometry(
     k: usize,
     d: usize,
     points: &[usize],
+    slabs: Option<&[Option<Compression>]>,
 ) -> Vec<Vec<ChunkPlan>> {
     let n0 = shape[0];
     let ret = returned(program);
@@ -194,8 +305,14 @@ fn geometry(
         let s = k.min(steps - first);
         let block = (0..d)
             .map(|i| {
-                let own = owned(n0, d, i);
-                let work = infer(program, shape, &own, s, &binding, &ret, points);
+                let own = match slabs {
+                    Some(_) => owned_slabs(n0, d, i),
+                    None => owned(n0, d, i),
+                };
+                let mut work = infer(program, shape, &own, s, &binding, &ret, points);
+                if let Some(comp) = slabs {
+                    align_to_slabs(&mut work, &own, comp, first == 0, n0);
+                }
                 ChunkPlan {
                     owned: own,
                     window: work.window.clone(),
@@ -243,133 +360,172 @@ fn loads(block: &[ChunkPlan], i: usize, p: usize, scheme: Scheme) -> (Vec<Range<
     (subtract(need, &shared), shared)
 }
 
-fn emit_block(
-    plan: &mut Plan,
+/// Where a block's transfers of compressed arrays go: block 0 loads raw arrays, every later block
+/// loads compressed ones; every block but the last writes back compressed.
+#[derive(Clone, Copy)]
+struct BlockPos {
+    first: bool,
+    last: bool,
+}
+
+struct Emitter<'a> {
+    plan: &'a mut Plan,
     b: usize,
-    first_step: usize,
-    block: &[ChunkPlan],
-    sets: &[usize],
-    ret: &[bool],
-) {
-    let scheme = plan.scheme;
-    let narrays = ret.len();
-    let push = |plan: &mut Plan, chunk: usize, input: bool, kind: OpKind| {
-        let stream = 2 * sets[chunk] + usize::from(!input);
-        plan.ops.push(Op {
+    sets: &'a [usize],
+}
+
+impl Emitter<'_> {
+    /// Appends an op of chunk `chunk`: on its transfer stream (`input`) or its kernel stream.
+    fn push(&mut self, chunk: usize, input: bool, kind: OpKind) {
+        let stream = 2 * self.sets[chunk] + usize::from(!input);
+        self.plan.ops.push(Op {
             kind,
             stream,
             deps: Vec::new(),
-            block: b,
+            block: self.b,
             chunk,
         });
-    };
-    let write_back = |plan: &mut Plan, j: usize| {
-        let (set, base) = (sets[j], block[j].window.start);
-        for p in (0..narrays).filter(|&p| ret[p]) {
-            let planes = block[j].owned.clone();
-            if scheme == Scheme::StagedCopy {
-                push(
-                    plan,
-                    j,
-                    false,
-                    OpKind::DtoH {
-                        array: p,
-                        set,
-                        base,
-                        planes: planes.clone(),
-                        to: HostSide::Staging,
-                    },
-                );
-                push(
-                    plan,
-                    j,
-                    false,
-                    OpKind::StageOut {
-                        array: p,
-                        set,
-                        base,
-                        planes,
-                    },
-                );
-            } else {
-                push(
-                    plan,
-                    j,
-                    false,
-                    OpKind::DtoH {
-                        array: p,
-                        set,
-                        base,
-                        planes,
-                        to: HostSide::User,
-                    },
-                );
+    }
+
+    /// Planes `planes` of `array` from the host into chunk `i`'s buffer.
+    fn load(&mut self, i: usize, base: usize, array: usize, planes: Range<usize>, pos: BlockPos) {
+        let set = self.sets[i];
+        let compressed = self.plan.compressed(array).is_some() && !pos.first;
+        if self.plan.scheme == Scheme::StagedCopy {
+            let p = planes.clone();
+            self.push(
+                i,
+                true,
+                OpKind::StageIn {
+                    array,
+                    set,
+                    base,
+                    planes: p,
+                },
+            );
+        }
+        let from = match self.plan.scheme {
+            Scheme::StagedCopy => HostSide::Staging,
+            _ if compressed => HostSide::Compressed,
+            _ => HostSide::User,
+        };
+        let p = planes.clone();
+        self.push(
+            i,
+            true,
+            OpKind::HtoD {
+                array,
+                set,
+                base,
+                planes: p,
+                from,
+            },
+        );
+        if compressed {
+            self.push(
+                i,
+                true,
+                OpKind::Decode {
+                    array,
+                    set,
+                    base,
+                    planes,
+                },
+            );
+        }
+    }
+
+    /// Chunk `j`'s owned planes of `array` back to the host: raw into the user's array, or
+    /// compressed into the host's compressed copy.
+    fn store(
+        &mut self,
+        j: usize,
+        base: usize,
+        array: usize,
+        planes: Range<usize>,
+        compressed: bool,
+    ) {
+        let set = self.sets[j];
+        if compressed {
+            let p = planes.clone();
+            self.push(
+                j,
+                false,
+                OpKind::Encode {
+                    array,
+                    set,
+                    base,
+                    planes: p,
+                },
+            );
+            let to = HostSide::Compressed;
+            self.push(
+                j,
+                false,
+                OpKind::DtoH {
+                    array,
+                    set,
+                    base,
+                    planes,
+                    to,
+                },
+            );
+        } else if self.plan.scheme == Scheme::StagedCopy {
+            let (p, to) = (planes.clone(), HostSide::Staging);
+            self.push(
+                j,
+                false,
+                OpKind::DtoH {
+                    array,
+                    set,
+                    base,
+                    planes: p,
+                    to,
+                },
+            );
+            self.push(
+                j,
+                false,
+                OpKind::StageOut {
+                    array,
+                    set,
+                    base,
+                    planes,
+                },
+            );
+        } else {
+            let to = HostSide::User;
+            self.push(
+                j,
+                false,
+                OpKind::DtoH {
+                    array,
+                    set,
+                    base,
+                    planes,
+                    to,
+                },
+            );
+        }
+    }
+
+    /// Chunk `j`'s write-backs: returned arrays (compressed except in the last block), and in
+    /// block 0 of a compressing plan the compressed copies of compressed inputs.
+    fn write_back(&mut self, block: &[ChunkPlan], j: usize, ret: &[bool], pos: BlockPos) {
+        let (base, owned) = (block[j].window.start, block[j].owned.clone());
+        for (p, &returned) in ret.iter().enumerate() {
+            let comp = self.plan.compressed(p).copied();
+            if returned {
+                let compressed = comp.is_some() && !pos.last;
+                self.store(j, base, p, owned.clone(), compressed);
+            } else if comp.is_some_and(|c| !c.written) && pos.first && !pos.last {
+                self.store(j, base, p, owned.clone(), true);
             }
         }
-    };
-    for (i, c) in block.iter().enumerate() {
-        let (set, base) = (sets[i], c.window.start);
-        for p in 0..narrays {
-            for planes in loads(block, i, p, scheme).0 {
-                if scheme == Scheme::StagedCopy {
-                    push(
-                        plan,
-                        i,
-                        true,
-                        OpKind::StageIn {
-                            array: p,
-                            set,
-                            base,
-                            planes: planes.clone(),
-                        },
-                    );
-                    push(
-                        plan,
-                        i,
-                        true,
-                        OpKind::HtoD {
-                            array: p,
-                            set,
-                            base,
-                            planes,
-                            from: HostSide::Staging,
-                        },
-                    );
-                } else {
-                    push(
-                        plan,
-                        i,
-                        true,
-                        OpKind::HtoD {
-                            array: p,
-                            set,
-                            base,
-                            planes,
-                            from: HostSide::User,
-                        },
-                    );
-                }
-            }
-        }
-        if scheme == Scheme::RegionSharing && i + 1 < block.len() {
-            let next = &block[i + 1];
-            for p in 0..narrays {
-                if let (_, Some(planes)) = loads(block, i + 1, p, scheme) {
-                    let kind = OpKind::DtoD {
-                        array: p,
-                        from_set: set,
-                        from_base: base,
-                        to_set: sets[i + 1],
-                        to_base: next.window.start,
-                        planes,
-                    };
-                    push(plan, i + 1, true, kind);
-                }
-            }
-        }
-        if i > 0 {
-            write_back(plan, i - 1);
-        }
+    }
+
+    fn work(&mut self, i: usize, c: &ChunkPlan, first_step: usize) {
+        let (set, base) = (self.sets[i], c.window.start);
         for w in &c.work.work {
             let kind = match w {
                 Work::Kernel {
@@ -400,10 +556,52 @@ fn emit_block(
                     args: args.clone(),
                 },
             };
-            push(plan, i, false, kind);
+            self.push(i, false, kind);
         }
     }
-    write_back(plan, block.len() - 1);
+}
+
+fn emit_block(
+    plan: &mut Plan,
+    b: usize,
+    first_step: usize,
+    block: &[ChunkPlan],
+    sets: &[usize],
+    ret: &[bool],
+    pos: BlockPos,
+) {
+    let scheme = plan.scheme;
+    let narrays = ret.len();
+    let mut e = Emitter { plan, b, sets };
+    for (i, c) in block.iter().enumerate() {
+        let base = c.window.start;
+        for p in 0..narrays {
+            for planes in loads(block, i, p, scheme).0 {
+                e.load(i, base, p, planes, pos);
+            }
+        }
+        if scheme == Scheme::RegionSharing && i + 1 < block.len() {
+            let next = &block[i + 1];
+            for p in 0..narrays {
+                if let (_, Some(planes)) = loads(block, i + 1, p, scheme) {
+                    let kind = OpKind::DtoD {
+                        array: p,
+                        from_set: sets[i],
+                        from_base: base,
+                        to_set: sets[i + 1],
+                        to_base: next.window.start,
+                        planes,
+                    };
+                    e.push(i + 1, true, kind);
+                }
+            }
+        }
+        if i > 0 {
+            e.write_back(block, i - 1, ret, pos);
+        }
+        e.work(i, c, first_step);
+    }
+    e.write_back(block, block.len() - 1, ret, pos);
 }
 
 fn final_binding(program: &Program, steps: usize) -> Vec<usize> {

@@ -64,16 +64,18 @@ impl Plan {
             mib(self.bytes_dtoh()),
             mib(self.bytes_dtod())
         );
+        self.compression_summary(program, &mut s);
         let _ = writeln!(s, "operations per stream:");
         for stream in 0..self.streams {
-            let mut counts = [0usize; 7];
+            let mut counts = [0usize; 9];
             let mut events = 0;
             for op in self.ops.iter().filter(|o| o.stream == stream) {
                 counts[kind_index(&op.kind)] += 1;
                 events += op.deps.len();
             }
             let names = [
-                "HtoD", "DtoH", "StageIn", "StageOut", "DtoD", "kernel", "point",
+                "HtoD", "DtoH", "StageIn", "StageOut", "DtoD", "kernel", "point", "encode",
+                "decode",
             ];
             let parts: Vec<String> = names
                 .iter()
@@ -109,5 +111,47 @@ fn kind_index(k: &OpKind) -> usize {
         OpKind::DtoD { .. } => 4,
         OpKind::Kernel { .. } => 5,
         OpKind::Point { .. } => 6,
+        OpKind::Encode { .. } => 7,
+        OpKind::Decode { .. } => 8,
+    }
+}
+
+impl Plan {
+    /// The compressed arrays, their rates and host copies, and the link bytes against raw.
+    fn compression_summary(&self, program: &Program, s: &mut String) {
+        let names: Vec<String> = program
+            .arrays
+            .iter()
+            .enumerate()
+            .filter_map(|(a, d)| {
+                let c = self.compressed(a)?;
+                let kind = if c.written { "state" } else { "input" };
+                Some(format!("{} at {} bits/value ({kind})", d.name, c.rate))
+            })
+            .collect();
+        if names.is_empty() {
+            return;
+        }
+        let _ = writeln!(s, "compressed: {}", names.join(", "));
+        if !self.compresses() {
+            let _ = writeln!(s, "  (a single block: nothing is compressed)");
+            return;
+        }
+        let host: u64 = (0..program.arrays.len())
+            .map(|a| self.host_compressed_bytes(a))
+            .sum();
+        let (raw, link) = (
+            self.bytes_htod_raw() + self.bytes_dtoh_raw(),
+            self.bytes_htod() + self.bytes_dtoh(),
+        );
+        let _ = writeln!(
+            s,
+            "  link bytes {} instead of {} raw (ratio {:.2}); host compressed copies {}; \
+             encode/decode on the kernel/transfer streams",
+            mib(link),
+            mib(raw),
+            raw as f64 / link.max(1) as f64,
+            mib(host)
+        );
     }
 }

@@ -11,6 +11,15 @@
 //! Planes are global indices along axis 0 of the arrays. A device buffer set holds, for one
 //! chunk, every array's planes `window.start .. window.start + buffer_planes`; an operation that
 //! touches a buffer carries the global plane at the buffer's first slot (`base`).
+//!
+//! **Compression** ([`PlanOptions::compress`]): between blocks the host keeps compressed arrays
+//! in compressed form, as whole *slabs* (the codec's blocks covering 4 planes; the last slab may
+//! end at the last plane). Chunk boundaries and windows are then multiples of 4 planes, so every
+//! remnant and every shared region is a whole number of slabs, each an independent byte range of
+//! the array's stream (Shen's separate compression). Block 0 loads raw user arrays; later blocks
+//! load compressed bytes (`HtoD` from [`HostSide::Compressed`]) and [`OpKind::Decode`] them; every
+//! block but the last writes back through [`OpKind::Encode`] and a compressed `DtoH`; the last
+//! writes raw planes to the user's arrays. Compressed inputs get their compressed copy in block 0.
 
 pub mod access;
 mod build;
@@ -69,7 +78,7 @@ impl std::fmt::Display for Scheme {
 }
 
 /// What the planner is asked for.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PlanOptions {
     /// Number of chunks the outermost axis is split into (requested; may be adjusted).
     pub chunks: usize,
@@ -78,6 +87,36 @@ pub struct PlanOptions {
     pub scheme: Scheme,
     /// Device buffer sets in flight (3 in Shen's Algorithm 2).
     pub buffer_sets: usize,
+    /// Per physical array: the compression rate in bits per value, or `None`. Empty (or all
+    /// `None`): no compression.
+    #[serde(default)]
+    pub compress: Vec<Option<f64>>,
+}
+
+/// Planes per compressed slab (the codec's block edge).
+pub const SLAB: usize = 4;
+
+/// The slabs covering `planes` (whose start is a multiple of [`SLAB`]).
+pub fn slabs(planes: &Range<usize>) -> Range<usize> {
+    planes.start / SLAB..planes.end.div_ceil(SLAB)
+}
+
+/// How one physical array is compressed.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Compression {
+    /// Bits per value.
+    pub rate: f64,
+    /// Bytes of one slab of the array's stream (`codec::slab_bytes`).
+    pub slab_bytes: usize,
+    /// Whether the run writes the array (else it is an input, compressed once in block 0).
+    pub written: bool,
+}
+
+impl Compression {
+    /// Compressed bytes of `planes` (whole slabs).
+    pub fn bytes(&self, planes: &Range<usize>) -> usize {
+        slabs(planes).len() * self.slab_bytes
+    }
 }
 
 impl Default for PlanOptions {
@@ -87,7 +126,15 @@ impl Default for PlanOptions {
             block_steps: 4,
             scheme: Scheme::RegionSharing,
             buffer_sets: 3,
+            compress: Vec::new(),
         }
+    }
+}
+
+impl PlanOptions {
+    /// Whether any array is to be compressed.
+    pub fn compresses(&self) -> bool {
+        self.compress.iter().any(Option::is_some)
     }
 }
 
@@ -98,6 +145,10 @@ pub enum HostSide {
     User,
     /// The pinned staging buffer of the operation's buffer set (staged copy).
     Staging,
+    /// The host's compressed copy of the array (compression): the transfer moves the compressed
+    /// bytes of `planes` between it and the set's compressed staging area on the device, not the
+    /// buffer itself.
+    Compressed,
 }
 
 /// One operation of the plan.
@@ -140,6 +191,22 @@ pub enum OpKind {
         from_base: usize,
         to_set: usize,
         to_base: usize,
+        planes: Range<usize>,
+    },
+    /// Decompresses `planes` (whole slabs) from the set's compressed staging area into the
+    /// array's buffer (compression; on the chunk's transfer stream, after its compressed HtoD).
+    Decode {
+        array: usize,
+        set: usize,
+        base: usize,
+        planes: Range<usize>,
+    },
+    /// Compresses `planes` (whole slabs) of the array's buffer into the set's compressed staging
+    /// area (compression; on the chunk's kernel stream, before its compressed DtoH).
+    Encode {
+        array: usize,
+        set: usize,
+        base: usize,
         planes: Range<usize>,
     },
     /// A kernel computing `planes` (global) of its outputs at time step `step` (0-based count
@@ -196,7 +263,7 @@ pub struct BlockGeom {
 }
 
 /// The full, deterministic schedule of a run.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
     pub shape: Vec<usize>,
     pub steps: usize,
@@ -219,10 +286,13 @@ pub struct Plan {
     /// Logical -> physical array binding after the last step (`final_binding[a]` is the
     /// physical array the name `a` refers to when the time loop ends).
     pub final_binding: Vec<usize>,
+    /// Per physical array, how it is compressed (empty: nothing is).
+    #[serde(default)]
+    pub compression: Vec<Option<Compression>>,
 }
 
 /// Why a plan cannot be made.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum PlanError {
     #[error("shape {shape:?} has {got} axes but the program `{program}` uses {want}")]
     Rank {
@@ -256,6 +326,20 @@ pub enum PlanError {
         block_steps: usize,
         planes: usize,
     },
+    #[error("compression needs region-sharing or direct-map, not {scheme}: the staged copy's host buffers hold raw planes")]
+    CompressScheme { scheme: Scheme },
+    #[error("array `{array}` cannot be compressed at rate {rate}: {reason}")]
+    CompressRate {
+        array: String,
+        rate: f64,
+        reason: String,
+    },
+    #[error("compression settings for {got} arrays, the program `{program}` has {want}")]
+    CompressCount {
+        program: String,
+        got: usize,
+        want: usize,
+    },
     #[error(
         "point statement `{point}` writes plane {plane} but the outermost axis has {planes} planes"
     )]
@@ -264,6 +348,12 @@ pub enum PlanError {
         plane: usize,
         planes: usize,
     },
+}
+
+/// Per array (name = physical index at the start), whether the caller gets its final contents
+/// back: written by the kernels (or swapped with a written array) and not scratch.
+pub fn returned_arrays(program: &crate::program::Program) -> Vec<bool> {
+    infer::returned(program)
 }
 
 /// After how many steps the step's swaps bring every name back to its own array.
@@ -280,40 +370,105 @@ pub fn swap_period(program: &crate::program::Program) -> usize {
 }
 
 impl Plan {
-    /// Total bytes moved host -> device (user or staging side).
+    /// Bytes that cross the link host -> device (compressed bytes for compressed transfers).
     pub fn bytes_htod(&self) -> u64 {
-        self.sum_bytes(|k| match k {
-            OpKind::HtoD { array, planes, .. } => Some((*array, planes.len())),
-            _ => None,
-        })
+        self.sum_link(true, false)
     }
 
+    /// Bytes that cross the link device -> host (compressed bytes for compressed transfers).
     pub fn bytes_dtoh(&self) -> u64 {
-        self.sum_bytes(|k| match k {
-            OpKind::DtoH { array, planes, .. } => Some((*array, planes.len())),
-            _ => None,
-        })
+        self.sum_link(false, false)
+    }
+
+    /// What [`Plan::bytes_htod`] would be if the compressed transfers moved raw planes.
+    pub fn bytes_htod_raw(&self) -> u64 {
+        self.sum_link(true, true)
+    }
+
+    /// What [`Plan::bytes_dtoh`] would be if the compressed transfers moved raw planes.
+    pub fn bytes_dtoh_raw(&self) -> u64 {
+        self.sum_link(false, true)
     }
 
     pub fn bytes_dtod(&self) -> u64 {
-        self.sum_bytes(|k| match k {
-            OpKind::DtoD { array, planes, .. } => Some((*array, planes.len())),
-            _ => None,
-        })
-    }
-
-    fn sum_bytes(&self, f: impl Fn(&OpKind) -> Option<(usize, usize)>) -> u64 {
         self.ops
             .iter()
-            .filter_map(|op| f(&op.kind))
-            .map(|(a, n)| (n * self.plane_len * self.elem_sizes[a]) as u64)
+            .map(|op| match &op.kind {
+                OpKind::DtoD { array, planes, .. } => self.raw_bytes(*array, planes),
+                _ => 0,
+            })
             .sum()
     }
 
-    /// Bytes of one buffer set (every array's buffer) on the device.
+    /// Raw bytes of `planes` of `array`.
+    pub fn raw_bytes(&self, array: usize, planes: &Range<usize>) -> u64 {
+        (planes.len() * self.plane_len * self.elem_sizes[array]) as u64
+    }
+
+    fn sum_link(&self, htod: bool, raw: bool) -> u64 {
+        let bytes = |array: usize, planes: &Range<usize>, side: HostSide| match side {
+            HostSide::Compressed if !raw => {
+                self.compressed(array).map_or(0, |c| c.bytes(planes) as u64)
+            }
+            _ => self.raw_bytes(array, planes),
+        };
+        self.ops
+            .iter()
+            .map(|op| match &op.kind {
+                OpKind::HtoD {
+                    array,
+                    planes,
+                    from,
+                    ..
+                } if htod => bytes(*array, planes, *from),
+                OpKind::DtoH {
+                    array, planes, to, ..
+                } if !htod => bytes(*array, planes, *to),
+                _ => 0,
+            })
+            .sum()
+    }
+
+    /// How physical array `a` is compressed, if it is.
+    pub fn compressed(&self, a: usize) -> Option<&Compression> {
+        self.compression.get(a).and_then(Option::as_ref)
+    }
+
+    /// Whether the plan compresses anything (it has encode or decode operations).
+    pub fn compresses(&self) -> bool {
+        self.ops
+            .iter()
+            .any(|op| matches!(op.kind, OpKind::Encode { .. } | OpKind::Decode { .. }))
+    }
+
+    /// Bytes of one set's compressed staging area for array `a` (0 when not compressed).
+    pub fn staging_compressed_bytes(&self, a: usize) -> u64 {
+        if !self.compresses() {
+            return 0;
+        }
+        self.compressed(a).map_or(0, |c| {
+            (self.buffer_planes.div_ceil(SLAB) * c.slab_bytes) as u64
+        })
+    }
+
+    /// Bytes of the host's compressed copy of array `a` (0 when not compressed or when the plan
+    /// never compresses, e.g. a one-block run).
+    pub fn host_compressed_bytes(&self, a: usize) -> u64 {
+        if !self.compresses() {
+            return 0;
+        }
+        self.compressed(a)
+            .map_or(0, |c| (self.shape[0].div_ceil(SLAB) * c.slab_bytes) as u64)
+    }
+
+    /// Bytes of one buffer set (every array's buffer, and the compressed staging areas) on
+    /// the device.
     pub fn set_bytes(&self) -> u64 {
         let per_plane: usize = self.elem_sizes.iter().sum::<usize>() * self.plane_len;
-        (per_plane * self.buffer_planes) as u64
+        let staging: u64 = (0..self.elem_sizes.len())
+            .map(|a| self.staging_compressed_bytes(a))
+            .sum();
+        (per_plane * self.buffer_planes) as u64 + staging
     }
 
     /// Device memory for all buffer sets.

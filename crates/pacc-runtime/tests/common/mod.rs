@@ -77,6 +77,7 @@ fn empty_program(name: &str, ndim: usize) -> Program {
         halo: 0,
         default_chunks: None,
         default_block_steps: None,
+        compress: Vec::new(),
         cuda_source: String::new(),
     }
 }
@@ -762,5 +763,6 @@ pub fn naive_plan(
             .collect(),
         ops,
         final_binding: binding,
+        compression: Vec::new(),
     }
 }

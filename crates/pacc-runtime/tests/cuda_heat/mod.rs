@@ -141,6 +141,7 @@ pub fn heat_program_with(periodic: bool) -> Program {
         halo: 1,
         default_chunks: None,
         default_block_steps: None,
+        compress: Vec::new(),
         cuda_source: format!("#define PER {}\n{HEAT_CU}", periodic as i32),
     }
 }
@@ -246,6 +247,7 @@ pub fn plan_for(
             block_steps: k,
             scheme: s,
             buffer_sets: 3,
+            compress: Vec::new(),
         },
     )
     .unwrap_or_else(|e| panic!("plan {s} d={d} k={k}: {e}"))

@@ -1,5 +1,6 @@
 //! Analyses over the IR: read reach and halo, array roles, races, types.
 
+pub mod compress;
 pub mod race;
 pub mod reach;
 pub mod roles;
@@ -23,6 +24,8 @@ pub struct Analysis {
     pub point_reads: Vec<Vec<usize>>,
     pub halo: usize,
     pub time_ty: Ty,
+    /// `compress(..)`: (array index, rate in bits per value).
+    pub compress: Vec<(usize, f64)>,
 }
 
 /// Runs every analysis; fixes literal-typed scalars and reductions in `f`.
@@ -40,6 +43,13 @@ pub fn analyse(f: &mut Func) -> syn::Result<Analysis> {
     };
     let roles = match roles::roles(f) {
         Ok(r) => r,
+        Err(e) => {
+            push(&mut errors, e);
+            Vec::new()
+        }
+    };
+    let compress = match compress::compress(f, &roles) {
+        Ok(c) => c,
         Err(e) => {
             push(&mut errors, e);
             Vec::new()
@@ -108,6 +118,7 @@ pub fn analyse(f: &mut Func) -> syn::Result<Analysis> {
         point_reads,
         halo,
         time_ty,
+        compress,
     })
 }
 

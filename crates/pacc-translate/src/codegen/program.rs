@@ -91,6 +91,7 @@ pub fn build(f: &Func, an: &Analysis, cuda: String) -> Program {
         halo: an.halo,
         default_chunks: f.directive.chunks,
         default_block_steps: f.directive.block_steps,
+        compress: an.compress.clone(),
         cuda_source: cuda,
     }
 }
@@ -226,6 +227,11 @@ pub fn tokens(p: &Program, cuda: TokenStream) -> TokenStream {
         None => quote!(::core::option::Option::None),
     };
     let (dc, db) = (opt(p.default_chunks), opt(p.default_block_steps));
+    let compress = p.compress.iter().map(|&(a, r)| {
+        let r = proc_macro2::Literal::f64_suffixed(r);
+        quote!((#a, #r))
+    });
+    let compress = quote!(::std::vec::Vec::from([#(#compress),*]));
     quote! {
         ::pacc::runtime::Program {
             name: #name,
@@ -241,6 +247,7 @@ pub fn tokens(p: &Program, cuda: TokenStream) -> TokenStream {
             halo: #halo,
             default_chunks: #dc,
             default_block_steps: #db,
+            compress: #compress,
             cuda_source: #cuda,
         }
     }

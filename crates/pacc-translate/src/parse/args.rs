@@ -1,5 +1,5 @@
 //! The directive's clauses: `halo = N`, `chunks = N`, `block_steps = N`, `input(..)`,
-//! `inout(..)`, `scratch(..)`.
+//! `inout(..)`, `scratch(..)`, `compress(a = RATE, ..)`.
 
 use crate::ir::Directive;
 use proc_macro2::TokenStream;
@@ -7,7 +7,10 @@ use syn::parse::{ParseStream, Parser};
 use syn::punctuated::Punctuated;
 use syn::{Ident, LitInt, Token};
 
-pub const CLAUSES: &str = "`halo = N`, `chunks = N`, `block_steps = N`, `input(a, ..)`, `inout(a, ..)` and `scratch(a, ..)`";
+pub const CLAUSES: &str = "`halo = N`, `chunks = N`, `block_steps = N`, `input(a, ..)`, `inout(a, ..)`, `scratch(a, ..)` and `compress(a = RATE, ..)`";
+
+/// Largest rate the clause accepts (bits per value of an f64).
+pub const MAX_RATE: f64 = 64.0;
 
 /// Parses the attribute's arguments. Names in role clauses are checked against the parameters
 /// later.
@@ -65,6 +68,18 @@ pub fn parse(args: TokenStream) -> syn::Result<Directive> {
                     };
                     list.extend(names);
                 }
+                "compress" => {
+                    let content;
+                    syn::parenthesized!(content in input);
+                    for (id, rate, span) in compress_list(&content, &mut errors)? {
+                        if d.compress.iter().any(|(n, ..)| *n == id) {
+                            let msg = format!("`{id}` is given twice in `compress(..)`");
+                            push(&mut errors, syn::Error::new_spanned(&id, msg));
+                            continue;
+                        }
+                        d.compress.push((id, rate, span));
+                    }
+                }
                 _ => {
                     push(
                         &mut errors,
@@ -92,6 +107,57 @@ pub fn parse(args: TokenStream) -> syn::Result<Directive> {
     parser.parse2(args)
 }
 
+/// `a = 16, b = 12.5`: array names with rates in bits per value (0 < rate <= 64).
+fn compress_list(
+    input: ParseStream,
+    errors: &mut Option<syn::Error>,
+) -> syn::Result<Vec<(Ident, f64, proc_macro2::Span)>> {
+    let mut out = Vec::new();
+    while !input.is_empty() {
+        let id: Ident = input.parse().map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                "expected `compress(ARRAY = RATE, ..)`, e.g. `compress(cur = 16)`",
+            )
+        })?;
+        input.parse::<Token![=]>().map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                format!("expected `{id} = RATE` (bits per value, e.g. 16 or 12.5)"),
+            )
+        })?;
+        let lit: syn::Lit = input.parse().map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                format!(
+                    "expected `{id} = RATE` with RATE a number of bits per value, e.g. 16 or 12.5"
+                ),
+            )
+        })?;
+        let rate = match &lit {
+            syn::Lit::Int(i) => i.base10_parse::<f64>().ok(),
+            syn::Lit::Float(f) => f.base10_parse::<f64>().ok(),
+            _ => None,
+        };
+        match rate {
+            Some(r) if r > 0.0 && r <= MAX_RATE => out.push((id, r, lit.span())),
+            Some(r) => push(
+                errors,
+                syn::Error::new_spanned(&lit, format!("compression rate {r} for `{id}` is out of range: a rate is the bits kept per value, more than 0 and at most {MAX_RATE} (f32 arrays: below 32)")),
+            ),
+            None => push(
+                errors,
+                syn::Error::new_spanned(&lit, format!("the compression rate of `{id}` must be a number of bits per value, e.g. 16 or 12.5")),
+            ),
+        }
+        if input.is_empty() {
+            break;
+        }
+        input.parse::<Token![,]>()?;
+    }
+    Ok(out)
+}
+
 pub fn push(acc: &mut Option<syn::Error>, e: syn::Error) {
     match acc {
         Some(a) => a.combine(e),
@@ -112,9 +178,12 @@ mod tests {
             block_steps = 3,
             input(a, b),
             inout(c),
-            scratch(d)
+            scratch(d),
+            compress(a = 16, c = 12.5)
         ))
         .unwrap();
+        let rates: Vec<f64> = d.compress.iter().map(|c| c.1).collect();
+        assert_eq!(rates, vec![16.0, 12.5]);
         assert_eq!(d.halo.map(|h| h.0), Some(4));
         assert_eq!(d.chunks, Some(8));
         assert_eq!(d.block_steps, Some(3));
@@ -137,6 +206,19 @@ mod tests {
             m.contains("unknown clause `tile`") && m.contains("block_steps"),
             "{m}"
         );
+    }
+
+    #[test]
+    fn bad_compress_rates() {
+        for bad in [
+            quote!(compress(a = x)),
+            quote!(compress(a = 0)),
+            quote!(compress(a = 65.0)),
+            quote!(compress(a = "16")),
+            quote!(compress(a = 16, a = 8)),
+        ] {
+            assert!(parse(bad.clone()).is_err(), "{bad}");
+        }
     }
 
     #[test]

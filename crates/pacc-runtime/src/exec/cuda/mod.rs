@@ -30,6 +30,7 @@
 //!   returning, so nothing writes the user's arrays after the error comes back.
 //! * Runs are serialized: [`execute`] holds a process-wide lock for the whole run.
 
+mod compression;
 mod device;
 mod extra;
 mod launch;
@@ -128,6 +129,7 @@ fn replan(
             block_steps: plan.block_steps,
             scheme,
             buffer_sets: plan.buffer_sets,
+            compress: plan.compression.iter().map(|c| c.map(|c| c.rate)).collect(),
         },
     )
 }
@@ -337,10 +339,10 @@ fn op_label(program: &Program, k: &OpKind) -> (&'static str, String) {
             format!(
                 "HtoD {} s{set} {planes:?}{}",
                 an(array),
-                if *from == HostSide::Staging {
-                    " (staging)"
-                } else {
-                    ""
+                match from {
+                    HostSide::Staging => " (staging)",
+                    HostSide::Compressed => " (compressed)",
+                    HostSide::User => "",
                 }
             ),
         ),
@@ -355,10 +357,10 @@ fn op_label(program: &Program, k: &OpKind) -> (&'static str, String) {
             format!(
                 "DtoH {} s{set} {planes:?}{}",
                 an(array),
-                if *to == HostSide::Staging {
-                    " (staging)"
-                } else {
-                    ""
+                match to {
+                    HostSide::Staging => " (staging)",
+                    HostSide::Compressed => " (compressed)",
+                    HostSide::User => "",
                 }
             ),
         ),
@@ -374,6 +376,12 @@ fn op_label(program: &Program, k: &OpKind) -> (&'static str, String) {
             "host_copy",
             format!("StageOut {} s{set} {planes:?}", an(array)),
         ),
+        OpKind::Encode {
+            array, set, planes, ..
+        } => ("encode", format!("Encode {} s{set} {planes:?}", an(array))),
+        OpKind::Decode {
+            array, set, planes, ..
+        } => ("decode", format!("Decode {} s{set} {planes:?}", an(array))),
         OpKind::DtoD {
             array,
             from_set,
@@ -540,6 +548,12 @@ fn execute_serialized(
                 }
                 registration = Some(r);
             }
+            Err(msg) if plan.compresses() => {
+                return Err(Error::Cuda {
+                    what: "page-locking the arrays (compression needs them page-locked: it has no staged-copy fallback)".into(),
+                    message: msg,
+                });
+            }
             Err(msg) => {
                 notes.push(format!(
                     "registering the arrays as page-locked failed ({msg}); fell back to staged-copy"
@@ -637,6 +651,7 @@ fn execute_serialized(
         .map(|&n| DeviceBuf::new(&ctx, n * 8, "reduction partials"))
         .collect::<Result<Vec<_>, _>>()?;
     let results = DeviceBuf::new(&ctx, nslots * 8, "reduction results")?;
+    let dcodec = compression::DeviceCodec::new(&ctx, program, &plan)?;
 
     // Streams and events.
     let mut streams = Streams(Vec::new());
@@ -710,7 +725,44 @@ fn execute_serialized(
                 result::event::record(ev_start(i), st).map_err(cerr("recording an event"))?;
                 // From here on the operation may execute.
                 tracker.started(&plan, i);
+                let codec = || {
+                    dcodec
+                        .as_ref()
+                        .ok_or_else(|| Error::Internal("a codec operation without a codec".into()))
+                };
                 match &op.kind {
+                    OpKind::HtoD {
+                        array,
+                        set,
+                        base,
+                        planes,
+                        from: HostSide::Compressed,
+                    } => codec()?.copy(&plan, *array, *set, *base, planes, true, st)?,
+                    OpKind::DtoH {
+                        array,
+                        set,
+                        base,
+                        planes,
+                        to: HostSide::Compressed,
+                    } => codec()?.copy(&plan, *array, *set, *base, planes, false, st)?,
+                    OpKind::Encode {
+                        array,
+                        set,
+                        base,
+                        planes,
+                    } => {
+                        let buf = dev[*set][*array].ptr;
+                        codec()?.launch(&plan, *array, *set, *base, planes, true, buf, st)?
+                    }
+                    OpKind::Decode {
+                        array,
+                        set,
+                        base,
+                        planes,
+                    } => {
+                        let buf = dev[*set][*array].ptr;
+                        codec()?.launch(&plan, *array, *set, *base, planes, false, buf, st)?
+                    }
                     OpKind::HtoD {
                         array,
                         set,
@@ -725,7 +777,7 @@ fn execute_serialized(
                             HostSide::User => {
                                 inv.arrays[a].ptr.add(planes.start * pbytes[a]) as *const u8
                             }
-                            HostSide::Staging => {
+                            HostSide::Staging | HostSide::Compressed => {
                                 staging[*set][a].ptr.add((planes.start - base) * pbytes[a])
                                     as *const u8
                             }
@@ -748,7 +800,7 @@ fn execute_serialized(
                         let src = dev[*set][a].ptr + ((planes.start - base) * pbytes[a]) as u64;
                         let dst = match to {
                             HostSide::User => inv.arrays[a].ptr.add(planes.start * pbytes[a]),
-                            HostSide::Staging => {
+                            HostSide::Staging | HostSide::Compressed => {
                                 staging[*set][a].ptr.add((planes.start - base) * pbytes[a])
                             }
                         };
@@ -930,6 +982,9 @@ fn execute_serialized(
             tracker.finished(&plan, i);
         }
         let fail = |e: Error| tracker.fail(e);
+        if let Some(c) = &dcodec {
+            c.check(&ctx, program).map_err(fail)?;
+        }
 
         // Timings.
         let mut stages = StageTimes {
@@ -952,6 +1007,8 @@ fn execute_serialized(
                 "dtoh" => stages.dtoh += d,
                 "dtod" => stages.dtod += d,
                 "host_copy" => stages.host_copy += d,
+                "encode" => stages.encode += d,
+                "decode" => stages.decode += d,
                 _ => stages.kernel += d,
             }
             timeline.push(TraceEvent {
@@ -992,6 +1049,8 @@ fn execute_serialized(
             bytes_htod: plan.bytes_htod(),
             bytes_dtoh: plan.bytes_dtoh(),
             bytes_dtod: plan.bytes_dtod(),
+            bytes_htod_raw: plan.bytes_htod_raw(),
+            bytes_dtoh_raw: plan.bytes_dtoh_raw(),
             device_bytes: plan.device_bytes(),
             wall_seconds: t_start.elapsed().as_secs_f64(),
             stages,
@@ -1093,6 +1152,7 @@ mod tests {
             halo: 1,
             default_chunks: None,
             default_block_steps: None,
+            compress: Vec::new(),
             cuda_source: String::new(),
         }
     }
@@ -1105,6 +1165,7 @@ mod tests {
             block_steps: 2,
             scheme: Scheme::RegionSharing,
             buffer_sets: 3,
+            compress: Vec::new(),
         };
         let plan = crate::plan::build(&p, &[256, 16, 16], 4, &[], &opts).unwrap();
         let geoms = [Geometry {

@@ -1,0 +1,237 @@
+//! Compression on the device: the codec's kernels (NVRTC, compiled once per process like the
+//! program's), each buffer set's compressed staging areas, the host's compressed copies
+//! (page-locked, so compressed transfers run asynchronously at full speed) and the flags the
+//! encode kernels raise on NaN or infinite values.
+//!
+//! Addressing (see `plan` module docs): a set's staging area for an array holds slab `s` of the
+//! window at byte `s * slab_bytes` (slab 0 = the buffer's base, a slab boundary); the host copy
+//! holds the whole array's stream, slab `j` at `j * slab_bytes`.
+
+use super::device::{self, cuda_err};
+use super::memory::{DeviceBuf, PinnedHost};
+use crate::codec;
+use crate::compress::CompressError;
+use crate::error::Error;
+use crate::fault::{self, Site};
+use crate::plan::{slabs, Plan, SLAB};
+use crate::program::Program;
+use cudarc::driver::{result, sys, CudaContext};
+use std::ffi::c_void;
+use std::ops::Range;
+use std::sync::Arc;
+
+/// Threads per block of the codec kernels (one thread per codec block).
+const THREADS: u32 = 128;
+
+/// One compressed array's kernels and block size.
+struct Kernels {
+    encode: sys::CUfunction,
+    decode: sys::CUfunction,
+    maxbits: u32,
+}
+
+pub(super) struct DeviceCodec {
+    kernels: Vec<Option<Kernels>>,
+    /// `[set][array]`: compressed staging areas (0 bytes for uncompressed arrays).
+    staging: Vec<Vec<DeviceBuf>>,
+    /// `[array]`: the host's compressed copies.
+    host: Vec<PinnedHost>,
+    /// One `unsigned int` per array, set by the encode kernels on NaN or infinity (such a block
+    /// is not written; the run then fails with a typed error).
+    flags: DeviceBuf,
+    /// Codec blocks per slab (the inner axes' blocks).
+    blocks_per_slab: usize,
+}
+
+impl DeviceCodec {
+    /// Compiles (cached) and allocates everything a compressing plan needs; `None` when the plan
+    /// compresses nothing. Runs before any user data is touched.
+    pub fn new(
+        ctx: &Arc<CudaContext>,
+        program: &Program,
+        plan: &Plan,
+    ) -> Result<Option<DeviceCodec>, Error> {
+        if !plan.compresses() {
+            return Ok(None);
+        }
+        fault::hit(Site::Compile, || {
+            "NVRTC compile of the codec kernels".into()
+        })?;
+        let module = device::module(ctx, "pacc_codec", codec::cuda::SOURCE, false)?;
+        let ndim = plan.shape.len();
+        let mut kernels = Vec::with_capacity(program.arrays.len());
+        for (a, decl) in program.arrays.iter().enumerate() {
+            let Some(c) = plan.compressed(a) else {
+                kernels.push(None);
+                continue;
+            };
+            let bad = |reason: String| {
+                Error::Compress(CompressError::Codec {
+                    array: decl.name.clone(),
+                    message: reason,
+                })
+            };
+            let maxbits = codec::block_bits(c.rate, ndim).map_err(|e| bad(e.to_string()))?;
+            if maxbits % 64 != 0 || maxbits > u32::MAX as usize {
+                return Err(bad(format!(
+                    "rate {} gives {maxbits}-bit blocks; the GPU codec needs whole 64-bit words",
+                    c.rate
+                )));
+            }
+            kernels.push(Some(Kernels {
+                encode: module.function(&codec::cuda::kernel_name(true, decl.elem, ndim))?,
+                decode: module.function(&codec::cuda::kernel_name(false, decl.elem, ndim))?,
+                maxbits: maxbits as u32,
+            }));
+        }
+        let mut staging = Vec::with_capacity(plan.buffer_sets);
+        for s in 0..plan.buffer_sets {
+            let mut v = Vec::with_capacity(program.arrays.len());
+            for (a, decl) in program.arrays.iter().enumerate() {
+                let what = format!("compressed staging of set {s} of `{}`", decl.name);
+                v.push(DeviceBuf::new(
+                    ctx,
+                    plan.staging_compressed_bytes(a) as usize,
+                    &what,
+                )?);
+            }
+            staging.push(v);
+        }
+        let mut host = Vec::with_capacity(program.arrays.len());
+        for (a, decl) in program.arrays.iter().enumerate() {
+            let what = format!("the compressed copy of `{}`", decl.name);
+            host.push(PinnedHost::new(
+                ctx,
+                plan.host_compressed_bytes(a) as usize,
+                &what,
+            )?);
+        }
+        let flags = DeviceBuf::new(ctx, 4 * program.arrays.len(), "codec error flags")?;
+        // SAFETY: `flags` holds 4 bytes per array.
+        unsafe { sys::cuMemsetD8_v2(flags.ptr, 0, flags.bytes) }
+            .result()
+            .map_err(cuda_err("clearing the codec error flags"))?;
+        Ok(Some(DeviceCodec {
+            kernels,
+            staging,
+            host,
+            flags,
+            blocks_per_slab: plan.shape[1..].iter().map(|n| n.div_ceil(SLAB)).product(),
+        }))
+    }
+
+    /// Enqueues a compressed transfer of `planes` (whole slabs) on `st`: host copy -> set's
+    /// staging area (`htod`), or back.
+    ///
+    /// # Safety
+    /// The plan must have passed the race check and `planes` must lie in the window at `base`.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn copy(
+        &self,
+        plan: &Plan,
+        array: usize,
+        set: usize,
+        base: usize,
+        planes: &Range<usize>,
+        htod: bool,
+        st: sys::CUstream,
+    ) -> Result<(), Error> {
+        let Some(c) = plan.compressed(array) else {
+            return Err(Error::Internal(
+                "a compressed transfer of an uncompressed array".into(),
+            ));
+        };
+        let n = c.bytes(planes);
+        if n == 0 {
+            return Ok(());
+        }
+        let host = self.host[array].ptr.add(slabs(planes).start * c.slab_bytes);
+        let dev =
+            self.staging[set][array].ptr + ((planes.start - base) / SLAB * c.slab_bytes) as u64;
+        if htod {
+            sys::cuMemcpyHtoDAsync_v2(dev, host as *const c_void, n, st)
+                .result()
+                .map_err(cuda_err("cuMemcpyHtoDAsync (compressed)"))
+        } else {
+            sys::cuMemcpyDtoHAsync_v2(host as *mut c_void, dev, n, st)
+                .result()
+                .map_err(cuda_err("cuMemcpyDtoHAsync (compressed)"))
+        }
+    }
+
+    /// Launches the encode (buffer -> staging) or decode kernel on `planes` of `array` in `set`,
+    /// whose buffer starts at device address `buf` (plane `base`).
+    ///
+    /// # Safety
+    /// As [`DeviceCodec::copy`]; `buf` must be the set's buffer of `array`.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn launch(
+        &self,
+        plan: &Plan,
+        array: usize,
+        set: usize,
+        base: usize,
+        planes: &Range<usize>,
+        encode: bool,
+        buf: sys::CUdeviceptr,
+        st: sys::CUstream,
+    ) -> Result<(), Error> {
+        let (Some(c), Some(k)) = (plan.compressed(array), &self.kernels[array]) else {
+            return Err(Error::Internal(
+                "a codec operation on an uncompressed array".into(),
+            ));
+        };
+        let total = slabs(planes).len() * self.blocks_per_slab;
+        if total == 0 {
+            return Ok(());
+        }
+        let elem = plan.elem_sizes[array];
+        let values = buf + ((planes.start - base) * plan.plane_len * elem) as u64;
+        let bytes =
+            self.staging[set][array].ptr + ((planes.start - base) / SLAB * c.slab_bytes) as u64;
+        // The kernels' ABI (`codec::cuda`): encode (values, n0, n1[, n2], bytes, maxbits, err),
+        // decode (bytes, n0, n1[, n2], values, maxbits).
+        let mut slots: Vec<u64> = vec![if encode { values } else { bytes }];
+        slots.push(planes.len() as u64);
+        slots.extend(plan.shape[1..].iter().map(|&n| n as u64));
+        slots.push(if encode { bytes } else { values });
+        slots.push(u64::from(k.maxbits));
+        if encode {
+            slots.push(self.flags.ptr + 4 * array as u64);
+        }
+        let mut params: Vec<*mut c_void> = slots
+            .iter_mut()
+            .map(|s| s as *mut u64 as *mut c_void)
+            .collect();
+        let grid = (total.div_ceil(THREADS as usize) as u32, 1, 1);
+        let f = if encode { k.encode } else { k.decode };
+        result::launch_kernel(f, grid, (THREADS, 1, 1), 0, st, &mut params).map_err(cuda_err(
+            if encode {
+                "launching the encode kernel"
+            } else {
+                "launching the decode kernel"
+            },
+        ))
+    }
+
+    /// After the run (streams synchronized): an error naming the first array whose values could
+    /// not be compressed (NaN or infinity), if any.
+    pub fn check(&self, ctx: &Arc<CudaContext>, program: &Program) -> Result<(), Error> {
+        let n = program.arrays.len();
+        let bounce = PinnedHost::new(ctx, 4 * n, "codec flag bounce buffer")?;
+        // SAFETY: both hold 4 * n bytes; the streams are synchronized.
+        let flags = unsafe {
+            sys::cuMemcpyDtoH_v2(bounce.ptr as *mut c_void, self.flags.ptr, 4 * n)
+                .result()
+                .map_err(cuda_err("reading the codec error flags"))?;
+            std::slice::from_raw_parts(bounce.ptr as *const u32, n).to_vec()
+        };
+        match flags.iter().position(|&f| f != 0) {
+            None => Ok(()),
+            Some(a) => Err(Error::Compress(CompressError::Codec {
+                array: program.arrays[a].name.clone(),
+                message: "the values to compress include NaN or infinity".into(),
+            })),
+        }
+    }
+}

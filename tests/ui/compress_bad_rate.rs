@@ -1,0 +1,15 @@
+use ndarray::Array2;
+
+#[pacc::pipeline(compress(a = 0, b = "16"))]
+fn f(a: &mut Array2<f32>, b: &Array2<f32>, steps: usize) {
+    let (ny, nx) = a.dim();
+    for _t in 0..steps {
+        for y in 0..ny {
+            for x in 0..nx {
+                a[[y, x]] = b[[y, x]];
+            }
+        }
+    }
+}
+
+fn main() {}
