@@ -46,6 +46,10 @@ struct Cli {
     /// `PACC_MARCH` syntax (e.g. `bx=64,by=8,unroll=2`).
     #[arg(long, default_value = "")]
     variants: String,
+    /// Also measure the codec kernels (encode and decode throughput, bits against the CPU codec)
+    /// on a cube of this side at rates 8, 16 and 24 (f32) and 16 (f64); 0: skip.
+    #[arg(long, default_value_t = 0)]
+    codec: usize,
     /// Write the results as JSON here.
     #[arg(long)]
     json: Option<std::path::PathBuf>,
@@ -74,6 +78,7 @@ struct Out {
     device: String,
     dtod_gbytes_per_s: f64,
     rows: Vec<Row>,
+    codec: Vec<cuda::CodecRates>,
 }
 
 fn opts(steps: usize, form: KernelForm) -> Options {
@@ -150,6 +155,57 @@ fn row(
     }
 }
 
+/// A smooth wave with a little roughness, like a wavefield.
+fn field(n: usize, z: usize, y: usize, x: usize) -> f64 {
+    let k = std::f64::consts::TAU / n as f64;
+    (k * 3.0 * x as f64).sin() * (k * 2.0 * y as f64).cos() * (k * z as f64 + 0.3).sin()
+        + 1e-3 * (((z * 131 + y * 71 + x * 17) % 97) as f64 / 97.0 - 0.5)
+}
+
+fn codec_rates(n: usize) -> Vec<cuda::CodecRates> {
+    let shape = [n, n, n];
+    let f32s = Array3::from_shape_fn((n, n, n), |(z, y, x)| field(n, z, y, x) as f32);
+    let mut out = Vec::new();
+    for rate in [8.0, 16.0, 24.0] {
+        let data = f32s
+            .as_slice()
+            .unwrap_or_else(|| fail("array not contiguous"));
+        out.push(cuda::measure_codec(data, &shape, rate, 5).unwrap_or_else(|e| fail(e)));
+    }
+    drop(f32s);
+    let m = n * 4 / 5;
+    let f64s = Array3::from_shape_fn((m, m, m), |(z, y, x)| field(m, z, y, x));
+    let data = f64s
+        .as_slice()
+        .unwrap_or_else(|| fail("array not contiguous"));
+    out.push(cuda::measure_codec(data, &[m, m, m], 16.0, 5).unwrap_or_else(|e| fail(e)));
+    println!(
+        "\n{:<16} {:<4} {:>5} {:>12} {:>12} {:>6} {:>10} {:>10}",
+        "codec shape",
+        "elem",
+        "rate",
+        "encode GB/s",
+        "decode GB/s",
+        "ratio",
+        "rel. L2",
+        "= CPU bits"
+    );
+    for c in &out {
+        println!(
+            "{:<16} {:<4} {:>5} {:>12.0} {:>12.0} {:>6.1} {:>10.2e} {:>10}",
+            format!("{:?}", c.shape),
+            c.elem,
+            c.rate,
+            c.encode_bytes_per_s / 1e9,
+            c.decode_bytes_per_s / 1e9,
+            c.ratio,
+            c.rel_l2_error,
+            c.matches_cpu
+        );
+    }
+    out
+}
+
 fn main() {
     let cli = Cli::parse();
     if let Err(reason) = cuda::available() {
@@ -168,6 +224,7 @@ fn main() {
         device,
         dtod_gbytes_per_s: dtod / 1e9,
         rows: Vec::new(),
+        codec: Vec::new(),
     };
     let variants: Vec<String> = std::iter::once(String::new())
         .chain(
@@ -290,6 +347,9 @@ fn main() {
         );
     }
     println!("(differ: elements whose bits differ from the plain kernels' result)");
+    if cli.codec > 0 {
+        out.codec = codec_rates(cli.codec);
+    }
     println!("({:.0} s in all)", t.elapsed().as_secs_f64());
     if let Some(p) = &cli.json {
         let s = serde_json::to_string_pretty(&out).unwrap_or_else(|e| fail(e));

@@ -30,6 +30,7 @@
 //!   returning, so nothing writes the user's arrays after the error comes back.
 //! * Runs are serialized: [`execute`] holds a process-wide lock for the whole run.
 
+mod codec_rate;
 mod compression;
 mod device;
 mod extra;
@@ -38,6 +39,7 @@ mod memory;
 mod resident;
 mod trace;
 
+pub use codec_rate::{measure_codec, CodecRates};
 pub use device::{available, DeviceInfo};
 pub use extra::{
     device_memory_budget, free_memory, lock_host, managed_fits, measure_link, run_managed,

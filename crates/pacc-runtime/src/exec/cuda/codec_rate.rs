@@ -1,0 +1,143 @@
+//! The codec kernels' throughput on one resident array, and a check of their bits against the
+//! CPU codec: the compression benchmark's measurement.
+
+use super::device::{self, cuda_err};
+use super::memory::DeviceBuf;
+use super::{available, Events, Streams, SyncOnDrop};
+use crate::codec::{self, CodecFloat};
+use crate::error::Error;
+use cudarc::driver::{result, sys};
+use std::ffi::c_void;
+
+/// Threads per block of the codec kernels in this measurement (as the executor launches them).
+const THREADS: u32 = 128;
+
+/// What the codec kernels achieved on one array.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct CodecRates {
+    pub shape: Vec<usize>,
+    pub rate: f64,
+    pub elem: String,
+    /// Uncompressed bytes per second encoded, best of the repetitions.
+    pub encode_bytes_per_s: f64,
+    /// Uncompressed bytes per second decoded, best of the repetitions.
+    pub decode_bytes_per_s: f64,
+    /// Uncompressed bytes / compressed bytes.
+    pub ratio: f64,
+    /// Whether the GPU stream equals the CPU codec's, byte for byte.
+    pub matches_cpu: bool,
+    /// Relative L2 error of decode(encode(values)).
+    pub rel_l2_error: f64,
+}
+
+/// Encodes and decodes `values` (an array of `shape`, axis 0 outermost) on the GPU `reps` times
+/// each, timing the kernels with events, then compares the stream with the CPU codec's.
+pub fn measure_codec<T: CodecFloat + Into<f64>>(
+    values: &[T],
+    shape: &[usize],
+    rate: f64,
+    reps: usize,
+) -> Result<CodecRates, Error> {
+    let info = available().map_err(|reason| Error::NoCuda { reason })?;
+    let ctx = device::context(info.ordinal)?;
+    let cerr = |w: &str| cuda_err(w.to_string());
+    let bad = |e: codec::CodecError| Error::Option(format!("the codec measurement: {e}"));
+    let maxbits = codec::block_bits(rate, shape.len()).map_err(bad)?;
+    let nbytes = codec::compressed_bytes(shape, rate).map_err(bad)?;
+    let mut cpu = vec![0u8; nbytes];
+    codec::encode(values, shape, rate, &mut cpu).map_err(bad)?;
+    if maxbits % 64 != 0 || !(2..=3).contains(&shape.len()) {
+        return Err(Error::Option(format!(
+            "the GPU codec takes 2D or 3D arrays with whole 64-bit blocks; rate {rate} in {}D gives {maxbits} bits",
+            shape.len()
+        )));
+    }
+    let md = device::module(&ctx, "pacc_codec", codec::cuda::SOURCE, false)?;
+    let elem = T::ELEM;
+    let enc = md.function(&codec::cuda::kernel_name(true, elem, shape.len()))?;
+    let dec = md.function(&codec::cuda::kernel_name(false, elem, shape.len()))?;
+    let vbytes = std::mem::size_of_val(values);
+    let src = DeviceBuf::new(&ctx, vbytes, "codec input")?;
+    let out = DeviceBuf::new(&ctx, vbytes, "codec output")?;
+    let bytes = DeviceBuf::new(&ctx, nbytes, "compressed stream")?;
+    let flag = DeviceBuf::new(&ctx, 4, "codec flag")?;
+    let st = Streams(vec![result::stream::create(
+        result::stream::StreamKind::NonBlocking,
+    )
+    .map_err(cerr("creating a stream"))?]);
+    let ev = Events(
+        (0..2)
+            .map(|_| result::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT))
+            .collect::<Result<_, _>>()
+            .map_err(cerr("creating an event"))?,
+    );
+    let _sync = SyncOnDrop(ctx.clone());
+    let blocks: usize = shape.iter().map(|n| n.div_ceil(4)).product();
+    let grid = (blocks.div_ceil(THREADS as usize) as u32, 1, 1);
+    let mut best = [f64::INFINITY; 2];
+    let mut gpu = vec![0u8; nbytes];
+    let mut back: Vec<T> = values.to_vec();
+    // SAFETY: the kernels' ABI (`codec::cuda`) over buffers of the sizes computed above, on one
+    // stream, synchronized before the events are read and the buffers drop.
+    unsafe {
+        sys::cuMemcpyHtoD_v2(src.ptr, values.as_ptr() as *const c_void, vbytes)
+            .result()
+            .map_err(cerr("copying the codec input"))?;
+        sys::cuMemsetD8_v2(flag.ptr, 0, 4)
+            .result()
+            .map_err(cerr("clearing the flag"))?;
+        for (k, best) in best.iter_mut().enumerate() {
+            for rep in 0..=reps.max(1) {
+                let (from, to) = if k == 0 {
+                    (src.ptr, bytes.ptr)
+                } else {
+                    (bytes.ptr, out.ptr)
+                };
+                let mut slots: Vec<u64> = vec![from];
+                slots.extend(shape.iter().map(|&n| n as u64));
+                slots.push(to);
+                slots.push(maxbits as u64);
+                if k == 0 {
+                    slots.push(flag.ptr);
+                }
+                let mut params: Vec<*mut c_void> = slots
+                    .iter_mut()
+                    .map(|s| s as *mut u64 as *mut c_void)
+                    .collect();
+                let f = if k == 0 { enc } else { dec };
+                result::event::record(ev.0[0], st.0[0]).map_err(cerr("recording an event"))?;
+                result::launch_kernel(f, grid, (THREADS, 1, 1), 0, st.0[0], &mut params)
+                    .map_err(cerr("launching a codec kernel"))?;
+                result::event::record(ev.0[1], st.0[0]).map_err(cerr("recording an event"))?;
+                result::stream::synchronize(st.0[0]).map_err(cerr("running the codec"))?;
+                let ms =
+                    result::event::elapsed(ev.0[0], ev.0[1]).map_err(cerr("cuEventElapsedTime"))?;
+                if rep > 0 {
+                    *best = best.min(ms as f64 / 1e3);
+                }
+            }
+        }
+        sys::cuMemcpyDtoH_v2(gpu.as_mut_ptr() as *mut c_void, bytes.ptr, nbytes)
+            .result()
+            .map_err(cerr("copying the stream back"))?;
+        sys::cuMemcpyDtoH_v2(back.as_mut_ptr() as *mut c_void, out.ptr, vbytes)
+            .result()
+            .map_err(cerr("copying the decoded values back"))?;
+    }
+    let (mut num, mut den) = (0.0f64, 0.0f64);
+    for (a, b) in values.iter().zip(&back) {
+        let (a, b): (f64, f64) = ((*a).into(), (*b).into());
+        num += (a - b) * (a - b);
+        den += a * a;
+    }
+    Ok(CodecRates {
+        shape: shape.to_vec(),
+        rate,
+        elem: format!("{elem:?}"),
+        encode_bytes_per_s: vbytes as f64 / best[0],
+        decode_bytes_per_s: vbytes as f64 / best[1],
+        ratio: vbytes as f64 / nbytes as f64,
+        matches_cpu: gpu == cpu,
+        rel_l2_error: (num / den.max(f64::MIN_POSITIVE)).sqrt(),
+    })
+}
