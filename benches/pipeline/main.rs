@@ -72,6 +72,18 @@ struct Args {
     /// with the same structure).
     #[arg(long, default_value = "auto")]
     kernels: String,
+    /// The `compressed` configuration: region sharing at the tuner's chunks and block steps for
+    /// plain region sharing, with these arrays kept compressed on the host (default: every
+    /// array the step writes) ...
+    #[arg(long, value_delimiter = ',')]
+    compress_arrays: Option<Vec<String>>,
+    /// Run region-sharing, direct-map and compressed at these chunks and block steps (`D,K`)
+    /// instead of the tuner's choice.
+    #[arg(long, value_delimiter = ',')]
+    at: Option<Vec<usize>>,
+    /// ... at this rate (bits per value).
+    #[arg(long, default_value_t = 16.0)]
+    compress_rate: f64,
     /// Let NVRTC contract multiply-adds (pacc's default is off).
     #[arg(long)]
     fma: bool,
@@ -568,6 +580,10 @@ struct Stages {
     dtod: f64,
     kernel: f64,
     host_copy: f64,
+    #[serde(default)]
+    encode: f64,
+    #[serde(default)]
+    decode: f64,
 }
 
 impl From<&StageTimes> for Stages {
@@ -577,6 +593,8 @@ impl From<&StageTimes> for Stages {
             dtoh: s.dtoh,
             dtod: s.dtod,
             kernel: s.kernel,
+            encode: s.encode,
+            decode: s.decode,
             host_copy: s.host_copy,
         }
     }
@@ -912,6 +930,33 @@ fn gb(b: u64) -> f64 {
     b as f64 / 1e9
 }
 
+/// The tuner's choice, or `--at D,K` (then without a prediction).
+fn fixed(mut c: tune::TuneChoice, at: Option<&[usize]>) -> tune::TuneChoice {
+    if let Some(&[d, k]) = at {
+        c.chunks = d;
+        c.block_steps = k;
+        c.predicted_seconds = f64::NAN;
+    }
+    c
+}
+
+/// Per physical array: the rate of the `compressed` configuration (`names`, or every array the
+/// caller gets back).
+fn compressed_arrays(program: &Program, names: Option<&[String]>, rate: f64) -> Vec<Option<f64>> {
+    program
+        .arrays
+        .iter()
+        .map(|a| {
+            let on = match names {
+                Some(n) => n.iter().any(|x| x == &a.name),
+                // Every array the caller gets back (swapped arrays are written too).
+                None => a.role == Role::InOut,
+            };
+            on.then_some(rate)
+        })
+        .collect()
+}
+
 fn has(args: &Args, c: &str) -> bool {
     args.configs
         .as_ref()
@@ -1091,7 +1136,7 @@ fn bench_one(
         let run_scheme =
             |w: &mut Workload, name: &str, scheme: Scheme, configs: &mut Vec<Measurement>| {
                 let host = (scheme == Scheme::StagedCopy).then_some(staging_budget);
-                match tuned(scheme, host) {
+                match tuned(scheme, host).map(|c| fixed(c, args.at.as_deref())) {
                     Ok(c) => {
                         reinit(w);
                         let po = PlanOptions {
@@ -1126,6 +1171,39 @@ fn bench_one(
         }
         if has(args, "direct-map") {
             run_scheme(&mut w, "direct-map", Scheme::DirectMap, &mut configs);
+        }
+        if has(args, "compressed") {
+            // Compression is invisible to the tuner: use its choice for plain region sharing,
+            // so the two rows differ only in compression.
+            match tuned(Scheme::RegionSharing, None).map(|c| fixed(c, args.at.as_deref())) {
+                Ok(c) => {
+                    reinit(&mut w);
+                    let rate = args.compress_rate;
+                    let po = PlanOptions {
+                        chunks: c.chunks,
+                        block_steps: c.block_steps,
+                        scheme: Scheme::RegionSharing,
+                        buffer_sets: 3,
+                        compress: compressed_arrays(
+                            &w.program,
+                            args.compress_arrays.as_deref(),
+                            rate,
+                        ),
+                    };
+                    let name = format!("compressed-{rate}");
+                    match gpu::run_plan(&mut w, &name, &po, steps, fma, link, None) {
+                        Ok(mut m) => {
+                            if verify {
+                                m.checksum = Some(w.checksum());
+                            }
+                            println!("{}", line(&m));
+                            configs.push(m);
+                        }
+                        Err(e) => println!("{name}: failed: {e}"),
+                    }
+                }
+                Err(e) => println!("compressed: the tuner found nothing: {e}"),
+            }
         }
         if has(args, "staged-copy") {
             run_scheme(&mut w, "staged-copy", Scheme::StagedCopy, &mut configs);
@@ -1844,6 +1922,14 @@ fn today() -> (String, String) {
 
 fn main() {
     let args = Args::parse();
+    if args
+        .at
+        .as_ref()
+        .is_some_and(|v| v.len() != 2 || v.contains(&0))
+    {
+        eprintln!("error: --at takes CHUNKS,BLOCK_STEPS (two positive numbers)");
+        std::process::exit(2);
+    }
     match args.kernel_form.parse() {
         Ok(f) => {
             let _ = KERNEL_FORM.set(f);

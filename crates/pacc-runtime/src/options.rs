@@ -76,7 +76,7 @@ pub struct Options {
 }
 
 /// The form of a generated CUDA kernel (docs/internals.md §3).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum KernelForm {
     /// Thread blocks march along the outermost axis, keeping planes in registers: the fast
     /// form.

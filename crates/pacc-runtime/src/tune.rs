@@ -457,7 +457,7 @@ mod measure {
         inv: &Invocation<'_>,
         opts: &Options,
     ) -> Result<Vec<f64>, Error> {
-        type Key = (String, u64, Vec<usize>, bool);
+        type Key = (String, u64, Vec<usize>, bool, crate::options::KernelForm);
         static CACHE: OnceLock<Mutex<HashMap<Key, Vec<f64>>>> = OnceLock::new();
         let shape = inv.arrays[0].shape().to_vec();
         let mut h = std::collections::hash_map::DefaultHasher::new();
@@ -467,6 +467,7 @@ mod measure {
             h.finish(),
             shape[1..].to_vec(),
             opts.fma,
+            opts.kernel_form,
         );
         if let Some(v) = CACHE
             .get_or_init(Default::default)
