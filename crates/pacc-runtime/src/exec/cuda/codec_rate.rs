@@ -3,7 +3,8 @@
 
 use super::device::{self, cuda_err};
 use super::memory::DeviceBuf;
-use super::{available, Events, Streams, SyncOnDrop};
+use super::resident::stream_and_events;
+use super::{available, SyncOnDrop};
 use crate::codec::{self, CodecFloat};
 use crate::error::Error;
 use cudarc::driver::{result, sys};
@@ -61,16 +62,7 @@ pub fn measure_codec<T: CodecFloat + Into<f64>>(
     let out = DeviceBuf::new(&ctx, vbytes, "codec output")?;
     let bytes = DeviceBuf::new(&ctx, nbytes, "compressed stream")?;
     let flag = DeviceBuf::new(&ctx, 4, "codec flag")?;
-    let st = Streams(vec![result::stream::create(
-        result::stream::StreamKind::NonBlocking,
-    )
-    .map_err(cerr("creating a stream"))?]);
-    let ev = Events(
-        (0..2)
-            .map(|_| result::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT))
-            .collect::<Result<_, _>>()
-            .map_err(cerr("creating an event"))?,
-    );
+    let (st, ev) = stream_and_events(2)?;
     let _sync = SyncOnDrop(ctx.clone());
     let blocks: usize = shape.iter().map(|n| n.div_ceil(4)).product();
     let grid = (blocks.div_ceil(THREADS as usize) as u32, 1, 1);

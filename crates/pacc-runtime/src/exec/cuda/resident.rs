@@ -14,6 +14,22 @@ use cudarc::driver::{result, sys};
 use std::ffi::c_void;
 use std::sync::Arc;
 
+/// One non-blocking stream and `n` timing events, released when dropped.
+pub(super) fn stream_and_events(n: usize) -> Result<(Streams, Events), Error> {
+    let cerr = |w: &str| cuda_err(w.to_string());
+    let st = Streams(vec![result::stream::create(
+        result::stream::StreamKind::NonBlocking,
+    )
+    .map_err(cerr("creating a stream"))?]);
+    let ev = Events(
+        (0..n)
+            .map(|_| result::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT))
+            .collect::<Result<_, _>>()
+            .map_err(cerr("creating an event"))?,
+    );
+    Ok((st, ev))
+}
+
 /// What a whole-domain run measured.
 #[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct ResidentOutput {
@@ -32,16 +48,7 @@ pub fn measure_dtod(bytes: usize, reps: usize) -> Result<f64, Error> {
     let cerr = |w: &str| cuda_err(w.to_string());
     let a = DeviceBuf::new(&ctx, bytes, "the copy measurement")?;
     let b = DeviceBuf::new(&ctx, bytes, "the copy measurement")?;
-    let st = Streams(vec![result::stream::create(
-        result::stream::StreamKind::NonBlocking,
-    )
-    .map_err(cerr("creating a stream"))?]);
-    let ev = Events(
-        (0..2)
-            .map(|_| result::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT))
-            .collect::<Result<_, _>>()
-            .map_err(cerr("creating an event"))?,
-    );
+    let (st, ev) = stream_and_events(2)?;
     let _sync = SyncOnDrop(ctx.clone());
     let mut best = f64::INFINITY;
     // SAFETY: copies between two buffers we allocated, of their size, synchronized before the
@@ -143,18 +150,8 @@ impl<'a> Steps<'a> {
             shape[1] as i64,
             if ndim == 3 { shape[2] as i64 } else { 1 },
         ];
-        let st = Streams(vec![result::stream::create(
-            result::stream::StreamKind::NonBlocking,
-        )
-        .map_err(cerr("creating a stream"))?]);
+        let (st, ev) = stream_and_events(2 * inv.steps * program.kernels.len())?;
         let st0 = st.0[0];
-        let launches = inv.steps * program.kernels.len();
-        let ev = Events(
-            (0..2 * launches)
-                .map(|_| result::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT))
-                .collect::<Result<_, _>>()
-                .map_err(cerr("creating an event"))?,
-        );
         let _sync = SyncOnDrop(self.ctx.clone());
         let sptrs: Vec<u64> = self.slices.iter().map(|s| s.ptr).collect();
         let mut timed = Vec::new();
