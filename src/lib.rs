@@ -1,7 +1,8 @@
 //! pacc: write the serial stencil loop nest, add `#[pacc::pipeline]`, run it out of core.
 //!
-//! See the README for a tour. The three examples of the repository live in [`models`], so that
-//! the examples, the tests and `pacc expand` all use the same annotated functions.
+//! See the README for a tour. The examples of the repository live in [`models`], so that the
+//! examples, the tests and `pacc expand` all use the same annotated functions; [`fidelity`]
+//! holds the error metrics of the compression fidelity study (`examples/fidelity.rs`).
 
 // Generated code names the runtime as `::pacc::runtime`; this alias makes that path resolve
 // inside this crate too (the models below are annotated with `#[pacc::pipeline]`).
@@ -11,6 +12,7 @@ pub use pacc_macros::pipeline;
 pub use pacc_runtime as runtime;
 pub use pacc_runtime::{BackendChoice, Error, Options, Plan, Program, Report, Scheme};
 
+pub mod fidelity;
 pub mod models;
 
 /// `use pacc::prelude::*;` brings the attribute, the option and report types and the `ndarray`

@@ -3,7 +3,7 @@
 //! (arrays); reduction values agree within the rounding of a different summation order.
 
 use ndarray::{Array2, Array3};
-use pacc::models::{acoustic, himeno, laplace2d};
+use pacc::models::{acoustic, grayscott, himeno, laplace2d};
 use pacc::{BackendChoice, Options, Scheme};
 
 /// Deterministic pseudo-random values in [lo, hi) (a 64-bit LCG; no dependency needed).
@@ -86,6 +86,54 @@ fn laplace2d_equals_serial() {
             assert_ne!(report.backend, "serial", "{what}");
             same_bits(&format!("{what}: a"), &a, &sa);
             same_bits(&format!("{what}: b"), &b, &sb);
+        }
+    }
+}
+
+#[test]
+fn grayscott_equals_serial() {
+    let (ny, nx, steps) = (34, 23, 9);
+    // The classic start plus noise everywhere inside, so every point of both fields matters.
+    let (mut u0, mut v0, _, _) = grayscott::init(ny, nx, 3);
+    let mut r = noise(13, -0.05, 0.05);
+    for y in 1..ny - 1 {
+        for x in 1..nx - 1 {
+            u0[[y, x]] += r();
+            v0[[y, x]] += r().abs();
+        }
+    }
+    let p = grayscott::DEFAULT;
+    let run_serial = || {
+        let (mut u, mut v, mut u2, mut v2) = (u0.clone(), v0.clone(), u0.clone(), v0.clone());
+        grayscott::step::serial(
+            &mut u, &mut v, &mut u2, &mut v2, p.du, p.dv, p.f, p.k, p.dt, steps,
+        );
+        (u, v, u2, v2)
+    };
+    let (su, sv, su2, sv2) = run_serial();
+    for backend in backends() {
+        for (d, k, scheme) in combos() {
+            let what = format!("grayscott {backend:?} chunks {d} block_steps {k} {scheme}");
+            let (mut u, mut v, mut u2, mut v2) = (u0.clone(), v0.clone(), u0.clone(), v0.clone());
+            let ((), report) = grayscott::step::run(
+                &mut u,
+                &mut v,
+                &mut u2,
+                &mut v2,
+                p.du,
+                p.dv,
+                p.f,
+                p.k,
+                p.dt,
+                steps,
+                &opts(backend, d, k, scheme),
+            )
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert_ne!(report.backend, "serial", "{what}");
+            same_bits(&format!("{what}: u"), &u, &su);
+            same_bits(&format!("{what}: v"), &v, &sv);
+            same_bits(&format!("{what}: u2"), &u2, &su2);
+            same_bits(&format!("{what}: v2"), &v2, &sv2);
         }
     }
 }

@@ -6,7 +6,9 @@
 //! - [`acoustic::propagate`] / [`acoustic::propagate_sponge`]: 3D acoustic wave propagation,
 //!   2nd order in time, 8th order in space, Ricker source, optional absorbing sponge.
 //! - [`himeno::jacobi`]: the RIKEN Himeno benchmark's 19-point Jacobi sweep.
+//! - [`grayscott::step`]: 2D Gray-Scott reaction-diffusion, two coupled fields `u`, `v`.
 
 pub mod acoustic;
+pub mod grayscott;
 pub mod himeno;
 pub mod laplace2d;
