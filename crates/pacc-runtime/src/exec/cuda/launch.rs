@@ -320,6 +320,40 @@ pub(crate) unsafe fn launch(
     Ok(())
 }
 
+/// Launches point statement `func` (one thread) at point `at` (missing axes 0) on `stream`:
+/// `(base, n0, n1, n2, t, i0, i1, i2, arrays, scalars, slices)`, docs/internals.md §3; the
+/// owned planes and reductions of `a` do not apply.
+///
+/// # Safety
+/// As [`launch`].
+pub(crate) unsafe fn launch_point(
+    func: sys::CUfunction,
+    name: &str,
+    at: &[i64],
+    a: &KernelArgs<'_>,
+    stream: sys::CUstream,
+) -> Result<(), Error> {
+    let mut args = Args::new();
+    for v in [a.base as i64, a.n[0], a.n[1], a.n[2], a.t] {
+        args.i64(v);
+    }
+    for d in 0..3 {
+        args.i64(at.get(d).copied().unwrap_or(0));
+    }
+    for &p in a.arrays {
+        args.ptr(p);
+    }
+    for s in a.scalars {
+        args.scalar(s);
+    }
+    for &p in a.slices {
+        args.ptr(p);
+    }
+    let mut params = args.params();
+    result::launch_kernel(func, (1, 1, 1), (1, 1, 1), 0, stream, &mut params)
+        .map_err(|e| cuda_err(format!("launching `{name}`"))(e))
+}
+
 /// Streaming multiprocessors of the context's device (1 if the driver will not say).
 pub(crate) fn sm_count(ctx: &cudarc::driver::CudaContext) -> usize {
     ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)

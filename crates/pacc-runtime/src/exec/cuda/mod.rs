@@ -925,36 +925,25 @@ fn execute_serialized(
                         args,
                         ..
                     } => {
-                        let idx = &inv.points[*point];
-                        let mut a = Args::new();
-                        for v in [*base as i64, n0, n1, n2, t_of(*step)] {
-                            a.i64(v);
-                        }
-                        for d in 0..3 {
-                            a.i64(idx.get(d).copied().unwrap_or(0));
-                        }
-                        for &phys in args {
-                            a.ptr(dev[*set][phys].ptr);
-                        }
-                        for s in &inv.scalars {
-                            a.scalar(s);
-                        }
-                        for s in &slices {
-                            a.ptr(s.ptr);
-                        }
-                        let mut params = a.params();
-                        result::launch_kernel(
+                        let ptrs: Vec<u64> = args.iter().map(|&p| dev[*set][p].ptr).collect();
+                        let sptrs: Vec<u64> = slices.iter().map(|s| s.ptr).collect();
+                        launch::launch_point(
                             pfuncs[*point],
-                            (1, 1, 1),
-                            (1, 1, 1),
-                            0,
+                            &program.points[*point].name,
+                            &inv.points[*point],
+                            &KernelArgs {
+                                owned: (0, 0),
+                                base: *base,
+                                n: [n0, n1, n2],
+                                t: t_of(*step),
+                                arrays: &ptrs,
+                                scalars: &inv.scalars,
+                                slices: &sptrs,
+                                partials: 0,
+                                reductions: 0,
+                            },
                             st,
-                            &mut params,
-                        )
-                        .map_err(cerr(&format!(
-                            "launching `{}`",
-                            program.points[*point].name
-                        )))?;
+                        )?;
                     }
                 }
                 result::event::record(ev_end(i), st).map_err(cerr("recording an event"))?;

@@ -5,7 +5,7 @@
 use super::device::{context, cuda_err, Module};
 use super::launch::{self, Geometry, KernelArgs};
 use super::memory::DeviceBuf;
-use super::{available, Args, Events, Streams, SyncOnDrop};
+use super::{available, Events, Streams, SyncOnDrop};
 use crate::error::Error;
 use crate::invocation::Invocation;
 use crate::options::Options;
@@ -188,33 +188,20 @@ impl<'a> Steps<'a> {
                             timed.push((k, es, ee));
                         }
                         Stage::Point(pi) => {
-                            let idx = &inv.points[pi];
-                            let mut a = Args::new();
-                            for v in [0, n[0], n[1], n[2], t] {
-                                a.i64(v);
-                            }
-                            for d in 0..3 {
-                                a.i64(idx.get(d).copied().unwrap_or(0));
-                            }
-                            for &p in &arrays {
-                                a.ptr(p);
-                            }
-                            for s in &inv.scalars {
-                                a.scalar(s);
-                            }
-                            for &p in &sptrs {
-                                a.ptr(p);
-                            }
-                            let mut params = a.params();
-                            result::launch_kernel(
-                                self.pfuncs[pi],
-                                (1, 1, 1),
-                                (1, 1, 1),
-                                0,
-                                st0,
-                                &mut params,
-                            )
-                            .map_err(cerr("launching a point statement"))?;
+                            let a = KernelArgs {
+                                owned: (0, n0),
+                                base: 0,
+                                n,
+                                t,
+                                arrays: &arrays,
+                                scalars: &inv.scalars,
+                                slices: &sptrs,
+                                partials: 0,
+                                reductions: 0,
+                            };
+                            let name = &program.points[pi].name;
+                            let at = &inv.points[pi];
+                            launch::launch_point(self.pfuncs[pi], name, at, &a, st0)?;
                         }
                         Stage::Swap(x, y) => bind.swap(x, y),
                         Stage::Reset(_) => {}
