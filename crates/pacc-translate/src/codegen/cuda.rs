@@ -318,18 +318,30 @@ impl<'a> Gen<'a> {
         .collect()
     }
 
+    /// The parameters of nest `k`'s kernel: the fixed ones, `pacc_seg` in the marching form,
+    /// the program's arrays, scalars and slices, and one partials pointer per reduction. The
+    /// marching form marks pointers `__restrict__` (every array has its own buffer).
+    pub(super) fn kernel_params(&self, k: usize, an: &Analysis, marching: bool) -> Vec<String> {
+        let mut params = Self::fixed_params();
+        if marching {
+            params.push("long long pacc_seg".into());
+        }
+        params.extend(self.common_params(&an.writes[k], marching));
+        let r = if marching { " __restrict__" } else { "" };
+        for (j, _) in an.reductions[k].iter().enumerate() {
+            params.push(format!("double*{r} pacc_red{j}"));
+        }
+        params
+    }
+
     /// The plain form of nest `k`: one thread per point, `blockIdx.z` (3D) or `blockIdx.y` (2D)
     /// is the plane. Kept as the baseline the benchmark compares against.
     fn kernel(&mut self, k: usize, n: &Nest, an: &Analysis) {
         let f = self.f;
         let nd = f.ndim;
         self.loop_vars = n.vars.iter().map(|v| c_ident(&v.to_string())).collect();
-        let mut params = Self::fixed_params();
-        params.extend(self.common_params(&an.writes[k], false));
+        let params = self.kernel_params(k, an, false);
         let reds = &an.reductions[k];
-        for (j, _) in reds.iter().enumerate() {
-            params.push(format!("double* pacc_red{j}"));
-        }
         let _ = writeln!(
             self.out,
             "extern \"C\" __global__ void {}{PLAIN_SUFFIX}(\n    {})\n{{",

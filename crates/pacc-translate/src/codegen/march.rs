@@ -161,12 +161,7 @@ impl Gen<'_> {
         let f = self.f;
         let nd = f.ndim;
         let march = March::of(n, &an.writes[k], nd);
-        let mut params = Self::fixed_params();
-        params.push("long long pacc_seg".into());
-        params.extend(self.common_params(&an.writes[k], true));
-        for (j, _) in an.reductions[k].iter().enumerate() {
-            params.push(format!("double* __restrict__ pacc_red{j}"));
-        }
+        let params = self.kernel_params(k, an, true);
         let _ = writeln!(
             self.out,
             "extern \"C\" __global__ void __launch_bounds__(PACC_BX * PACC_BY) {}(\n    {})\n{{",
