@@ -1133,66 +1133,32 @@ fn bench_one(
             .saturating_sub(12 << 30)
             .min(16 << 30);
 
-        let run_scheme =
-            |w: &mut Workload, name: &str, scheme: Scheme, configs: &mut Vec<Measurement>| {
-                let host = (scheme == Scheme::StagedCopy).then_some(staging_budget);
-                match tuned(scheme, host).map(|c| fixed(c, args.at.as_deref())) {
-                    Ok(c) => {
-                        reinit(w);
-                        let po = PlanOptions {
-                            chunks: c.chunks,
-                            block_steps: c.block_steps,
-                            scheme,
-                            buffer_sets: 3,
-                            compress: Vec::new(),
-                        };
-                        match gpu::run_plan(w, name, &po, steps, fma, link, Some(&inputs)) {
-                            Ok(mut m) => {
-                                m.predicted_seconds = Some(c.predicted_seconds);
-                                if verify {
-                                    m.checksum = Some(w.checksum());
-                                }
-                                println!("{}", line(&m));
-                                configs.push(m);
-                            }
-                            Err(e) => println!("{name}: failed: {e}"),
-                        }
-                    }
-                    Err(e) => println!("{name}: the tuner found nothing: {e}"),
-                }
-            };
-        if has(args, "region-sharing") {
-            run_scheme(
-                &mut w,
-                "region-sharing",
-                Scheme::RegionSharing,
-                &mut configs,
-            );
-        }
-        if has(args, "direct-map") {
-            run_scheme(&mut w, "direct-map", Scheme::DirectMap, &mut configs);
-        }
-        if has(args, "compressed") {
-            // Compression is invisible to the tuner: use its choice for plain region sharing,
-            // so the two rows differ only in compression.
-            match tuned(Scheme::RegionSharing, None).map(|c| fixed(c, args.at.as_deref())) {
+        // One configuration at the tuner's choice for `scheme` (or `--at`), compressing per
+        // `compress` (empty: nothing). Compression is invisible to the tuner, so a compressed
+        // run uses the choice for the uncompressed scheme and has no prediction.
+        let run_scheme = |w: &mut Workload,
+                          name: &str,
+                          scheme: Scheme,
+                          compress: Vec<Option<f64>>,
+                          configs: &mut Vec<Measurement>| {
+            let host = (scheme == Scheme::StagedCopy).then_some(staging_budget);
+            let predicted = compress.iter().all(Option::is_none);
+            match tuned(scheme, host).map(|c| fixed(c, args.at.as_deref())) {
                 Ok(c) => {
-                    reinit(&mut w);
-                    let rate = args.compress_rate;
+                    reinit(w);
                     let po = PlanOptions {
                         chunks: c.chunks,
                         block_steps: c.block_steps,
-                        scheme: Scheme::RegionSharing,
+                        scheme,
                         buffer_sets: 3,
-                        compress: compressed_arrays(
-                            &w.program,
-                            args.compress_arrays.as_deref(),
-                            rate,
-                        ),
+                        compress,
                     };
-                    let name = format!("compressed-{rate}");
-                    match gpu::run_plan(&mut w, &name, &po, steps, fma, link, None) {
+                    let inputs = predicted.then_some(&inputs);
+                    match gpu::run_plan(w, name, &po, steps, fma, link, inputs) {
                         Ok(mut m) => {
+                            if predicted {
+                                m.predicted_seconds = Some(c.predicted_seconds);
+                            }
                             if verify {
                                 m.checksum = Some(w.checksum());
                             }
@@ -1202,11 +1168,36 @@ fn bench_one(
                         Err(e) => println!("{name}: failed: {e}"),
                     }
                 }
-                Err(e) => println!("compressed: the tuner found nothing: {e}"),
+                Err(e) => println!("{name}: the tuner found nothing: {e}"),
             }
+        };
+        if has(args, "region-sharing") {
+            let rs = Scheme::RegionSharing;
+            run_scheme(&mut w, "region-sharing", rs, Vec::new(), &mut configs);
+        }
+        if has(args, "direct-map") {
+            run_scheme(
+                &mut w,
+                "direct-map",
+                Scheme::DirectMap,
+                Vec::new(),
+                &mut configs,
+            );
+        }
+        if has(args, "compressed") {
+            let rate = args.compress_rate;
+            let compress = compressed_arrays(&w.program, args.compress_arrays.as_deref(), rate);
+            let name = format!("compressed-{rate}");
+            run_scheme(&mut w, &name, Scheme::RegionSharing, compress, &mut configs);
         }
         if has(args, "staged-copy") {
-            run_scheme(&mut w, "staged-copy", Scheme::StagedCopy, &mut configs);
+            run_scheme(
+                &mut w,
+                "staged-copy",
+                Scheme::StagedCopy,
+                Vec::new(),
+                &mut configs,
+            );
         }
         if has(args, "in-core") {
             let po = PlanOptions {
