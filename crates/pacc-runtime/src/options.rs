@@ -310,3 +310,21 @@ fn env_usize(key: &str) -> Result<Option<usize>, Error> {
         Err(_) => Ok(None),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernel_form_parses_and_refuses_clearly() {
+        assert_eq!("plain".parse::<KernelForm>().unwrap(), KernelForm::Plain);
+        assert_eq!(
+            "marching".parse::<KernelForm>().unwrap(),
+            KernelForm::Marching
+        );
+        match "fast".parse::<KernelForm>() {
+            Err(Error::Option(m)) => assert!(m.contains("expected marching or plain"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+    }
+}

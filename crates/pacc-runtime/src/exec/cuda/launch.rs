@@ -21,9 +21,14 @@ pub(crate) struct MarchTuning {
 
 impl MarchTuning {
     pub fn from_env() -> Result<MarchTuning, Error> {
-        let Ok(v) = std::env::var("PACC_MARCH") else {
-            return Ok(MarchTuning::default());
-        };
+        match std::env::var("PACC_MARCH") {
+            Ok(v) => MarchTuning::parse(&v),
+            Err(_) => Ok(MarchTuning::default()),
+        }
+    }
+
+    /// `PACC_MARCH` syntax: comma-separated `bx=N`, `by=N`, `unroll=N`.
+    pub fn parse(v: &str) -> Result<MarchTuning, Error> {
         let bad = |what: &str| {
             Error::Option(format!(
                 "PACC_MARCH=`{v}`: {what}; expected comma-separated bx=N, by=N (threads, \
@@ -359,4 +364,40 @@ pub(crate) fn sm_count(ctx: &cudarc::driver::CudaContext) -> usize {
     ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
         .map(|n| n.max(1) as usize)
         .unwrap_or(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn march_tuning_parses_and_refuses_clearly() {
+        let t = MarchTuning::parse("bx=64, by=4,unroll=2").unwrap();
+        assert_eq!((t.bx, t.by, t.unroll), (Some(64), Some(4), Some(2)));
+        assert_eq!(MarchTuning::parse("").unwrap(), MarchTuning::default());
+        for (bad, why) in [
+            ("bx", "lacks `=`"),
+            ("bx=x", "not a number"),
+            ("tiles=1", "unknown key"),
+            ("unroll=9", "out of range"),
+            ("bx=0", "out of range"),
+            ("bx=64,by=32", "more than 1024 threads"),
+        ] {
+            match MarchTuning::parse(bad) {
+                Err(Error::Option(m)) => {
+                    assert!(m.contains(why), "{bad}: {m}");
+                    assert!(m.contains("expected comma-separated"), "{bad}: {m}");
+                }
+                other => panic!("{bad}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn marching_source_gets_the_overrides_first() {
+        let t = MarchTuning::parse("by=4").unwrap();
+        let s = t.source("#ifndef PACC_BY\n#define PACC_BY 8\n#endif\n");
+        assert!(s.starts_with("#define PACC_BY 4\n#ifndef PACC_BY"), "{s}");
+        assert_eq!(MarchTuning::default().source("x"), "x");
+    }
 }
