@@ -2,7 +2,7 @@
 //! one-thread-per-point kernels, for the three models, on arrays resident on the GPU.
 //!
 //! ```text
-//! cargo bench --bench kernels -- --json bench/results/kernels.json
+//! cargo bench --bench kernels -- --json benches/results/kernels.json
 //! ```
 //!
 //! Each model runs through its generated `run` with one chunk and one block of all the steps

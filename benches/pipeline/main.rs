@@ -61,7 +61,7 @@ struct Args {
     /// Grid-search block steps (comma-separated; default per size).
     #[arg(long, value_delimiter = ',')]
     grid_steps: Option<Vec<usize>>,
-    /// Where to write the JSON (default `bench/results/<date>-<device>.json`); the SVG plots go
+    /// Where to write the JSON (default `benches/results/<date>-<device>.json`); the SVG plots go
     /// beside it (`<stem>-time.svg`, `<stem>-stages.svg`).
     #[arg(long)]
     json: Option<String>,
@@ -1867,7 +1867,7 @@ fn write_svgs(out: &Output, stem: &std::path::Path) -> std::io::Result<Vec<Strin
 fn json_path_of(args: &Args, date: &str, out: &Output) -> String {
     args.json
         .clone()
-        .unwrap_or_else(|| format!("bench/results/{}-{}.json", date, slug(&out.device)))
+        .unwrap_or_else(|| format!("benches/results/{}-{}.json", date, slug(&out.device)))
 }
 
 fn slug(s: &str) -> String {

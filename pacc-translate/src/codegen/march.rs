@@ -7,7 +7,7 @@
 //! point itself are loaded one step ahead into a register, so the load overlaps the step before.
 //! Reads at in-plane offsets go through the cache: the block's threads load each other's columns
 //! in the same step, so these hit the L1 (on an H100 this beat staging the plane in shared
-//! memory, which costs two barriers per step; `bench/results/` has the comparison). The
+//! memory, which costs two barriers per step; `benches/results/` has the comparison). The
 //! arithmetic is the plain kernel's, so results are the same bits.
 
 use super::cuda::{kernel_name, Gen};
