@@ -1,8 +1,9 @@
 //! Assembling the plan: chunk geometry per block, transfers per scheme, streams, dependencies.
 
 use super::access::{accesses, Access};
-use super::infer::{bindings_through_step, infer, returned, ChunkWork, Work};
-use super::span::{hull, intersect, overlaps, subtract, Span};
+use super::infer::{bindings_through_step, returned};
+use super::span::overlaps;
+use super::tiling::{BlockSpec, BlockTiles, ChunkTile, Transfers, Work};
 use super::{
     BlockGeom, ChunkGeom, Compression, HostSide, Op, OpKind, Plan, PlanError, PlanOptions, Scheme,
     SLAB,
@@ -46,14 +47,10 @@ pub fn build(
     let asked = chunks;
     let slabs = aligned.then_some(compression.as_slice());
     let geometry = loop {
-        let g = geometry(program, shape, steps, k, chunks, points, slabs);
-        match thin_chunk(&g, opts.scheme, &returned(program)) {
-            None => break g,
-            Some(need) if chunks > 1 => {
-                let _ = need;
-                chunks -= 1;
-            }
-            Some(need) => {
+        match geometry(program, shape, steps, k, chunks, points, slabs, opts.scheme) {
+            Ok(g) => break g,
+            Err(_) if chunks > 1 => chunks -= 1,
+            Err(need) => {
                 return Err(PlanError::TooThin {
                     scheme: opts.scheme,
                     need,
@@ -85,7 +82,7 @@ pub fn build(
         buffer_sets: sets,
         buffer_planes: geometry
             .iter()
-            .flatten()
+            .flat_map(|b| &b.chunks)
             .map(|c| c.window.len())
             .max()
             .unwrap_or(0),
@@ -102,8 +99,8 @@ pub fn build(
     let nblocks = geometry.len();
     for (b, block) in geometry.iter().enumerate() {
         let first_step = b * k;
-        let chunk_sets: Vec<usize> = (0..block.len()).map(|i| (seq + i) % sets).collect();
-        seq += block.len();
+        let chunk_sets: Vec<usize> = (0..block.chunks.len()).map(|i| (seq + i) % sets).collect();
+        seq += block.chunks.len();
         let pos = BlockPos {
             first: b == 0,
             last: b + 1 == nblocks,
@@ -113,6 +110,7 @@ pub fn build(
             first_step,
             steps: (steps - first_step).min(k),
             chunks: block
+                .chunks
                 .iter()
                 .zip(&chunk_sets)
                 .map(|(c, &set)| ChunkGeom {
@@ -195,12 +193,6 @@ fn validate(
     Ok(())
 }
 
-struct ChunkPlan {
-    owned: Range<usize>,
-    window: Range<usize>,
-    work: ChunkWork,
-}
-
 /// Owned planes of chunk `i` of `d`: as even as possible, the larger chunks last.
 pub fn owned(n0: usize, d: usize, i: usize) -> Range<usize> {
     (i * n0 / d)..((i + 1) * n0 / d)
@@ -210,32 +202,6 @@ pub fn owned(n0: usize, d: usize, i: usize) -> Range<usize> {
 pub fn owned_slabs(n0: usize, d: usize, i: usize) -> Range<usize> {
     let s = owned(n0.div_ceil(SLAB), d, i);
     (s.start * SLAB).min(n0)..(s.end * SLAB).min(n0)
-}
-
-/// Compression: rounds the window, and the loads of compressed arrays, outward to whole slabs, so
-/// that every remnant and shared region is a whole number of slabs (the window's start, the
-/// buffers' base, is then a slab boundary too). In block 0 a compressed input also loads its owned
-/// planes, which the chunk compresses into the host's copy for the later blocks.
-fn align_to_slabs(
-    work: &mut ChunkWork,
-    owned: &Range<usize>,
-    comp: &[Option<Compression>],
-    first_block: bool,
-    n0: usize,
-) {
-    work.window = slab_cover(&work.window, n0);
-    for (p, c) in comp.iter().enumerate() {
-        let Some(c) = c else { continue };
-        if first_block && !c.written {
-            work.load[p] = hull(&work.load[p], &Some(owned.clone()));
-        }
-        work.load[p] = work.load[p].as_ref().map(|r| slab_cover(r, n0));
-    }
-}
-
-/// The smallest run of whole slabs covering `r` (the last slab ends at the last plane `n0`).
-fn slab_cover(r: &Range<usize>, n0: usize) -> Range<usize> {
-    (r.start / SLAB * SLAB)..(r.end.div_ceil(SLAB) * SLAB).min(n0)
 }
 
 /// Per physical array, how it is compressed; refuses settings the plan cannot honour.
@@ -254,7 +220,7 @@ fn compression(
             want: program.arrays.len(),
         });
     }
-    if opts.scheme == Scheme::StagedCopy {
+    if opts.scheme.transfers() == Transfers::Staged {
         return Err(PlanError::CompressScheme {
             scheme: opts.scheme,
         });
@@ -287,6 +253,8 @@ fn compression(
     Ok(out)
 }
 
+/// Tiles every block of the run with the scheme's tiling. `Err(need)`: a chunk is too thin.
+#[allow(clippy::too_many_arguments)]
 fn geometry(
     program: &Program,
     shape: &[usize],
@@ -295,69 +263,33 @@ fn geometry(
     d: usize,
     points: &[usize],
     slabs: Option<&[Option<Compression>]>,
-) -> Vec<Vec<ChunkPlan>> {
-    let n0 = shape[0];
+    scheme: Scheme,
+) -> Result<Vec<BlockTiles>, usize> {
     let ret = returned(program);
+    let strategy = scheme.tiling().strategy();
     let mut binding: Vec<usize> = (0..program.arrays.len()).collect();
     let mut blocks = Vec::new();
     let mut first = 0;
     while first < steps {
         let s = k.min(steps - first);
-        let block = (0..d)
-            .map(|i| {
-                let own = match slabs {
-                    Some(_) => owned_slabs(n0, d, i),
-                    None => owned(n0, d, i),
-                };
-                let mut work = infer(program, shape, &own, s, &binding, &ret, points);
-                if let Some(comp) = slabs {
-                    align_to_slabs(&mut work, &own, comp, first == 0, n0);
-                }
-                ChunkPlan {
-                    owned: own,
-                    window: work.window.clone(),
-                    work,
-                }
-            })
-            .collect();
-        blocks.push(block);
+        let spec = BlockSpec {
+            program,
+            shape,
+            steps: s,
+            binding: &binding,
+            returned: &ret,
+            points,
+            first: first == 0,
+            slabs,
+            transfers: scheme.transfers(),
+        };
+        blocks.push(strategy.tile(&spec, d)?);
         for _ in 0..s {
             binding = bindings_through_step(program, &binding).1;
         }
         first += s;
     }
-    blocks
-}
-
-/// In submission order a chunk's results are written back before the chunk two places later
-/// loads its inputs; if that chunk's halo reaches back into them it would read the new values.
-/// Returns the thickness a chunk would need, if some chunk is too thin.
-fn thin_chunk(blocks: &[Vec<ChunkPlan>], scheme: Scheme, returned: &[bool]) -> Option<usize> {
-    for block in blocks {
-        for j in 0..block.len() {
-            for m in j + 2..block.len() {
-                for p in (0..returned.len()).filter(|&p| returned[p]) {
-                    let reads = loads(block, m, p, scheme).0;
-                    if reads.iter().any(|r| overlaps(r, &block[j].owned)) {
-                        let lowest = reads.iter().map(|r| r.start).min().unwrap_or(0);
-                        return Some(block[m].owned.start - lowest);
-                    }
-                }
-            }
-        }
-    }
-    None
-}
-
-/// Planes of physical array `p` chunk `i` gets from the host, and those it gets from the
-/// previous chunk's buffer (region sharing).
-fn loads(block: &[ChunkPlan], i: usize, p: usize, scheme: Scheme) -> (Vec<Range<usize>>, Span) {
-    let need = &block[i].work.load[p];
-    if scheme != Scheme::RegionSharing || i == 0 {
-        return (need.iter().cloned().collect(), None);
-    }
-    let shared = intersect(need, &block[i - 1].work.load[p]);
-    (subtract(need, &shared), shared)
+    Ok(blocks)
 }
 
 /// Where a block's transfers of compressed arrays go: block 0 loads raw arrays, every later block
@@ -391,7 +323,8 @@ impl Emitter<'_> {
     fn load(&mut self, i: usize, base: usize, array: usize, planes: Range<usize>, pos: BlockPos) {
         let set = self.sets[i];
         let compressed = self.plan.compressed(array).is_some() && !pos.first;
-        if self.plan.scheme == Scheme::StagedCopy {
+        let staged = self.plan.scheme.transfers() == Transfers::Staged;
+        if staged {
             let p = planes.clone();
             self.push(
                 i,
@@ -404,10 +337,12 @@ impl Emitter<'_> {
                 },
             );
         }
-        let from = match self.plan.scheme {
-            Scheme::StagedCopy => HostSide::Staging,
-            _ if compressed => HostSide::Compressed,
-            _ => HostSide::User,
+        let from = if staged {
+            HostSide::Staging
+        } else if compressed {
+            HostSide::Compressed
+        } else {
+            HostSide::User
         };
         let p = planes.clone();
         self.push(
@@ -470,7 +405,7 @@ impl Emitter<'_> {
                     to,
                 },
             );
-        } else if self.plan.scheme == Scheme::StagedCopy {
+        } else if self.plan.scheme.transfers() == Transfers::Staged {
             let (p, to) = (planes.clone(), HostSide::Staging);
             self.push(
                 j,
@@ -509,9 +444,27 @@ impl Emitter<'_> {
         }
     }
 
+    /// Chunk `i`'s shared planes, copied from chunk `i - 1`'s buffer.
+    fn share(&mut self, block: &[ChunkTile], i: usize) {
+        for (p, planes) in block[i].shared.iter().enumerate() {
+            let Some(planes) = planes.clone() else {
+                continue;
+            };
+            let kind = OpKind::DtoD {
+                array: p,
+                from_set: self.sets[i - 1],
+                from_base: block[i - 1].window.start,
+                to_set: self.sets[i],
+                to_base: block[i].window.start,
+                planes,
+            };
+            self.push(i, true, kind);
+        }
+    }
+
     /// Chunk `j`'s write-backs: returned arrays (compressed except in the last block), and in
     /// block 0 of a compressing plan the compressed copies of compressed inputs.
-    fn write_back(&mut self, block: &[ChunkPlan], j: usize, ret: &[bool], pos: BlockPos) {
+    fn write_back(&mut self, block: &[ChunkTile], j: usize, ret: &[bool], pos: BlockPos) {
         let (base, owned) = (block[j].window.start, block[j].owned.clone());
         for (p, &returned) in ret.iter().enumerate() {
             let comp = self.plan.compressed(p).copied();
@@ -524,14 +477,15 @@ impl Emitter<'_> {
         }
     }
 
-    fn work(&mut self, i: usize, c: &ChunkPlan, first_step: usize) {
+    fn work(&mut self, i: usize, c: &ChunkTile, first_step: usize) {
         let (set, base) = (self.sets[i], c.window.start);
-        for w in &c.work.work {
+        for w in &c.work {
             let kind = match w {
                 Work::Kernel {
                     step,
                     kernel,
                     planes,
+                    owned,
                     args,
                 } => OpKind::Kernel {
                     kernel: *kernel,
@@ -539,7 +493,7 @@ impl Emitter<'_> {
                     base,
                     step: first_step + step,
                     planes: planes.clone(),
-                    owned: c.owned.clone(),
+                    owned: owned.clone(),
                     args: args.clone(),
                 },
                 Work::Point {
@@ -565,36 +519,26 @@ fn emit_block(
     plan: &mut Plan,
     b: usize,
     first_step: usize,
-    block: &[ChunkPlan],
+    tiles: &BlockTiles,
     sets: &[usize],
     ret: &[bool],
     pos: BlockPos,
 ) {
-    let scheme = plan.scheme;
-    let narrays = ret.len();
+    let block = &tiles.chunks;
     let mut e = Emitter { plan, b, sets };
     for (i, c) in block.iter().enumerate() {
-        let base = c.window.start;
-        for p in 0..narrays {
-            for planes in loads(block, i, p, scheme).0 {
-                e.load(i, base, p, planes, pos);
+        // Results (the wavefront's staircase) are shared once the previous chunk has computed
+        // them; block-start values before the previous chunk overwrites them.
+        if tiles.share_results && i > 0 {
+            e.share(block, i);
+        }
+        for (p, loads) in c.loads.iter().enumerate() {
+            for planes in loads {
+                e.load(i, c.window.start, p, planes.clone(), pos);
             }
         }
-        if scheme == Scheme::RegionSharing && i + 1 < block.len() {
-            let next = &block[i + 1];
-            for p in 0..narrays {
-                if let (_, Some(planes)) = loads(block, i + 1, p, scheme) {
-                    let kind = OpKind::DtoD {
-                        array: p,
-                        from_set: sets[i],
-                        from_base: base,
-                        to_set: sets[i + 1],
-                        to_base: next.window.start,
-                        planes,
-                    };
-                    e.push(i + 1, true, kind);
-                }
-            }
+        if !tiles.share_results && i + 1 < block.len() {
+            e.share(block, i + 1);
         }
         if i > 0 {
             e.write_back(block, i - 1, ret, pos);

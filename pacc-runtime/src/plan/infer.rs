@@ -7,25 +7,9 @@
 //! overlapped tiling: redundant work happens only in the halos that require it.
 
 use super::span::{hull, hull_minus, intersect, span, Span};
+use super::tiling::Work;
 use crate::program::{Program, Role, Stage};
 use std::ops::Range;
-
-/// One kernel or point statement the chunk must run, in forward order.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Work {
-    Kernel {
-        step: usize,
-        kernel: usize,
-        planes: Range<usize>,
-        args: Vec<usize>,
-    },
-    Point {
-        step: usize,
-        point: usize,
-        plane: usize,
-        args: Vec<usize>,
-    },
-}
 
 #[derive(Clone, Debug)]
 pub struct ChunkWork {
@@ -144,6 +128,7 @@ pub fn infer(
                         step,
                         kernel: k,
                         planes: c,
+                        owned: owned.clone(),
                         args: args.clone(),
                     });
                 }

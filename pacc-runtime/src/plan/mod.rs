@@ -27,13 +27,16 @@ mod display;
 mod infer;
 pub mod race;
 mod span;
+pub mod tiling;
 
 pub use build::{build, owned};
+pub use tiling::{Tiling, Transfers};
 
 use serde::{Deserialize, Serialize};
 use std::ops::Range;
 
-/// How data moves between host arrays and device buffers.
+/// What a run does: a tiling (which planes each chunk computes) and a transfer scheme (how they
+/// move between host and device), named as users choose them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 pub enum Scheme {
     /// PACC's original scheme: user arrays are copied through pinned staging buffers.
@@ -45,16 +48,43 @@ pub enum Scheme {
     /// on the device, so each array crosses the link once per block.
     #[default]
     RegionSharing,
+    /// Wavefront tiling with shared transfers: skewed windows compute every point of every step
+    /// once, the boundary staircase is copied on the device, so each array crosses the link once
+    /// per block and blocks do not drain the pipeline.
+    Wavefront,
 }
 
 impl Scheme {
-    pub const ALL: [Scheme; 3] = [Scheme::StagedCopy, Scheme::DirectMap, Scheme::RegionSharing];
+    pub const ALL: [Scheme; 4] = [
+        Scheme::StagedCopy,
+        Scheme::DirectMap,
+        Scheme::RegionSharing,
+        Scheme::Wavefront,
+    ];
 
     pub const fn name(self) -> &'static str {
         match self {
             Scheme::StagedCopy => "staged-copy",
             Scheme::DirectMap => "direct-map",
             Scheme::RegionSharing => "region-sharing",
+            Scheme::Wavefront => "wavefront",
+        }
+    }
+
+    /// Which planes each chunk computes.
+    pub const fn tiling(self) -> Tiling {
+        match self {
+            Scheme::Wavefront => Tiling::Wavefront,
+            _ => Tiling::Overlapped,
+        }
+    }
+
+    /// How planes move between host and device.
+    pub const fn transfers(self) -> Transfers {
+        match self {
+            Scheme::StagedCopy => Transfers::Staged,
+            Scheme::DirectMap => Transfers::Direct,
+            Scheme::RegionSharing | Scheme::Wavefront => Transfers::Shared,
         }
     }
 }
@@ -66,7 +96,10 @@ impl std::str::FromStr for Scheme {
             .into_iter()
             .find(|x| x.name() == s)
             .ok_or_else(|| {
-                format!("unknown scheme `{s}`; expected staged-copy, direct-map or region-sharing")
+                format!(
+                    "unknown scheme `{s}`; expected staged-copy, direct-map, region-sharing or \
+                     wavefront"
+                )
             })
     }
 }

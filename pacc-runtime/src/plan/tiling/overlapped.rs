@@ -1,0 +1,123 @@
+//! Overlapped tiling: every chunk runs what bounds inference (`plan/infer.rs`) says its owned
+//! planes need after the block, so neighbouring chunks recompute their common halos. With
+//! shared transfers, the planes two consecutive chunks load in common are copied on the device
+//! before the earlier chunk overwrites them.
+
+use super::super::infer::{infer, ChunkWork};
+use super::super::span::{hull, intersect, overlaps, subtract, Span};
+use super::super::{Compression, SLAB};
+use super::{owned_planes, BlockSpec, BlockTiles, ChunkTile, TilingStrategy, Transfers};
+use std::ops::Range;
+
+pub struct Overlapped;
+
+struct Inferred {
+    owned: Range<usize>,
+    work: ChunkWork,
+}
+
+impl TilingStrategy for Overlapped {
+    fn tile(&self, spec: &BlockSpec<'_>, chunks: usize) -> Result<BlockTiles, usize> {
+        let n0 = spec.shape[0];
+        let block: Vec<Inferred> = (0..chunks)
+            .map(|i| {
+                let own = owned_planes(n0, chunks, i, spec.slabs.is_some());
+                let mut work = infer(
+                    spec.program,
+                    spec.shape,
+                    &own,
+                    spec.steps,
+                    spec.binding,
+                    spec.returned,
+                    spec.points,
+                );
+                if let Some(comp) = spec.slabs {
+                    align_to_slabs(&mut work, &own, comp, spec.first, n0);
+                }
+                Inferred { owned: own, work }
+            })
+            .collect();
+        if let Some(need) = thin_chunk(&block, spec.transfers, spec.returned) {
+            return Err(need);
+        }
+        let narrays = spec.returned.len();
+        let chunks = (0..block.len())
+            .map(|i| {
+                let (loads, shared) = (0..narrays)
+                    .map(|p| loads(&block, i, p, spec.transfers))
+                    .unzip();
+                ChunkTile {
+                    owned: block[i].owned.clone(),
+                    window: block[i].work.window.clone(),
+                    loads,
+                    shared,
+                    work: block[i].work.work.clone(),
+                }
+            })
+            .collect();
+        Ok(BlockTiles {
+            chunks,
+            share_results: false,
+        })
+    }
+}
+
+/// Compression: rounds the window, and the loads of compressed arrays, outward to whole slabs, so
+/// that every remnant and shared region is a whole number of slabs (the window's start, the
+/// buffers' base, is then a slab boundary too). In block 0 a compressed input also loads its owned
+/// planes, which the chunk compresses into the host's copy for the later blocks.
+fn align_to_slabs(
+    work: &mut ChunkWork,
+    owned: &Range<usize>,
+    comp: &[Option<Compression>],
+    first_block: bool,
+    n0: usize,
+) {
+    work.window = slab_cover(&work.window, n0);
+    for (p, c) in comp.iter().enumerate() {
+        let Some(c) = c else { continue };
+        if first_block && !c.written {
+            work.load[p] = hull(&work.load[p], &Some(owned.clone()));
+        }
+        work.load[p] = work.load[p].as_ref().map(|r| slab_cover(r, n0));
+    }
+}
+
+/// The smallest run of whole slabs covering `r` (the last slab ends at the last plane `n0`).
+fn slab_cover(r: &Range<usize>, n0: usize) -> Range<usize> {
+    (r.start / SLAB * SLAB)..(r.end.div_ceil(SLAB) * SLAB).min(n0)
+}
+
+/// In submission order a chunk's results are written back before the chunk two places later
+/// loads its inputs; if that chunk's halo reaches back into them it would read the new values.
+/// Returns the thickness a chunk would need, if some chunk is too thin.
+fn thin_chunk(block: &[Inferred], transfers: Transfers, returned: &[bool]) -> Option<usize> {
+    for j in 0..block.len() {
+        for m in j + 2..block.len() {
+            for p in (0..returned.len()).filter(|&p| returned[p]) {
+                let reads = loads(block, m, p, transfers).0;
+                if reads.iter().any(|r| overlaps(r, &block[j].owned)) {
+                    let lowest = reads.iter().map(|r| r.start).min().unwrap_or(0);
+                    return Some(block[m].owned.start - lowest);
+                }
+            }
+        }
+    }
+    None
+}
+
+/// Planes of physical array `p` chunk `i` gets from the host, and those it gets from the
+/// previous chunk's buffer (shared transfers).
+fn loads(
+    block: &[Inferred],
+    i: usize,
+    p: usize,
+    transfers: Transfers,
+) -> (Vec<Range<usize>>, Span) {
+    let need = &block[i].work.load[p];
+    if transfers != Transfers::Shared || i == 0 {
+        return (need.iter().cloned().collect(), None);
+    }
+    let shared = intersect(need, &block[i - 1].work.load[p]);
+    (subtract(need, &shared), shared)
+}

@@ -1,0 +1,294 @@
+//! Wavefront tiling (DESIGN.md "Wavefront tiling"; `shared/tools/wavefront-sim.py` models it):
+//! every point of every step is computed exactly once.
+//!
+//! The block is a sequence of invocations (every kernel and point statement of every step, in
+//! serial order, with the physical arrays bound at that point). Invocation `n` of chunk `i`
+//! computes planes `[E(i-1, n), E(i, n))` of its nest, `E(i, n) = z(i+1) - sigma(n)`, where
+//! `z(i)` are the chunk boundaries and `sigma` the cumulative skew. Buffers are updated in place,
+//! so near its right edge a chunk's buffer holds a staircase of levels; the next chunk receives
+//! that staircase on the device and continues it. Two conditions make this exact:
+//! - a forward read of physical array `A` at `+b` by invocation `n` needs
+//!   `sigma(n) - sigma(w) >= b`, `w` the last writer of `A` before `n` (the values it reads
+//!   are computed by then in this chunk);
+//! - a backward read at `-a` needs `sigma(j) - sigma(n) >= a`, `j` the next invocation that
+//!   overwrites `A` (the previous chunk has not overwritten the planes this chunk still reads).
+//!
+//! The minimal `sigma` is the longest path over these difference constraints, computed in one
+//! forward pass since every constraint points forward.
+
+use super::super::span::Span;
+use super::super::SLAB;
+use super::{owned_planes, BlockSpec, BlockTiles, ChunkTile, TilingStrategy, Work};
+use crate::program::Stage;
+use std::ops::Range;
+
+pub struct Wavefront;
+
+/// One kernel or point statement of the block, in serial order.
+struct Invocation {
+    step: usize,
+    what: What,
+    /// Name -> physical array.
+    args: Vec<usize>,
+    /// Physical array, backward reach, forward reach (reach may be negative: an offset that
+    /// only looks the other way).
+    reads: Vec<(usize, i64, i64)>,
+    /// Physical arrays written.
+    writes: Vec<usize>,
+    /// Planes of axis 0 the statement covers.
+    range: Range<usize>,
+}
+
+enum What {
+    Kernel(usize),
+    Point(usize),
+}
+
+fn invocations(spec: &BlockSpec<'_>) -> Vec<Invocation> {
+    let (program, n0) = (spec.program, spec.shape[0]);
+    let mut out = Vec::new();
+    let mut binding = spec.binding.to_vec();
+    for step in 0..spec.steps {
+        for st in &program.step {
+            let args = binding.clone();
+            match *st {
+                Stage::Swap(a, b) => binding.swap(a, b),
+                Stage::Reset(_) => {}
+                Stage::Kernel(k) => {
+                    let kd = &program.kernels[k];
+                    let lo = kd.ranges[0].lo.eval(n0).clamp(0, n0 as i64) as usize;
+                    let hi = kd.ranges[0].hi.eval(n0).clamp(0, n0 as i64) as usize;
+                    out.push(Invocation {
+                        step,
+                        what: What::Kernel(k),
+                        reads: kd
+                            .reads
+                            .iter()
+                            .map(|r| (args[r.array], -r.lo[0], r.hi[0]))
+                            .collect(),
+                        writes: kd.writes.iter().map(|&w| args[w]).collect(),
+                        range: lo..hi.max(lo),
+                        args,
+                    });
+                }
+                Stage::Point(p) => {
+                    let pd = &program.points[p];
+                    let plane = spec.points[p];
+                    out.push(Invocation {
+                        step,
+                        what: What::Point(p),
+                        reads: pd.reads.iter().map(|&r| (args[r], 0, 0)).collect(),
+                        writes: vec![args[pd.array]],
+                        range: plane..plane + 1,
+                        args,
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `x` (at least 0) rounded up to a multiple of `slab`.
+fn round_up(x: i64, slab: i64) -> i64 {
+    (x.max(0) + slab - 1) / slab * slab
+}
+
+/// The minimal cumulative skew (non-decreasing, multiples of `slab`).
+fn skew(invs: &[Invocation], narrays: usize, slab: i64) -> Vec<i64> {
+    let mut sigma: Vec<i64> = Vec::with_capacity(invs.len());
+    let mut last_writer: Vec<Option<usize>> = vec![None; narrays];
+    // Per array, the least skew its next overwriter must have (backward reads since the last
+    // write).
+    let mut pending: Vec<i64> = vec![0; narrays];
+    for inv in invs {
+        let mut s = sigma.last().copied().unwrap_or(0);
+        for &(p, _, b) in &inv.reads {
+            if let Some(w) = last_writer[p] {
+                s = s.max(sigma[w] + b);
+            }
+        }
+        for &p in &inv.writes {
+            s = s.max(pending[p]);
+        }
+        let s = round_up(s, slab);
+        let n = sigma.len();
+        sigma.push(s);
+        for &p in &inv.writes {
+            last_writer[p] = Some(n);
+            pending[p] = 0;
+        }
+        for &(p, a, _) in &inv.reads {
+            pending[p] = pending[p].max(s + a);
+        }
+    }
+    sigma
+}
+
+/// `(beta, amax)`: how far past its boundary a chunk must hold planes for reads of values not yet
+/// written in the block (forward reach minus the skew at that invocation), and the largest
+/// backward reach (how far below its first computed plane a chunk must hold planes).
+fn reaches(invs: &[Invocation], sigma: &[i64], narrays: usize, slab: i64) -> (usize, usize) {
+    let mut written = vec![false; narrays];
+    let (mut beta, mut amax) = (0i64, 0i64);
+    for (inv, &s) in invs.iter().zip(sigma) {
+        for &(p, a, b) in &inv.reads {
+            if !written[p] {
+                beta = beta.max(b - s);
+            }
+            amax = amax.max(a);
+        }
+        for &p in &inv.writes {
+            written[p] = true;
+        }
+    }
+    (round_up(beta, slab) as usize, round_up(amax, slab) as usize)
+}
+
+fn intersect(a: &Range<usize>, b: &Range<usize>) -> Range<usize> {
+    a.start.max(b.start)..a.end.min(b.end).max(a.start.max(b.start))
+}
+
+impl TilingStrategy for Wavefront {
+    fn tile(&self, spec: &BlockSpec<'_>, d: usize) -> Result<BlockTiles, usize> {
+        let n0 = spec.shape[0];
+        let narrays = spec.returned.len();
+        let invs = invocations(spec);
+        let slab = if spec.slabs.is_some() { SLAB as i64 } else { 1 };
+        let sigma = skew(&invs, narrays, slab);
+        let (beta, amax) = reaches(&invs, &sigma, narrays, slab);
+        let last_sigma = sigma.last().copied().unwrap_or(0) as usize;
+        let held = held_arrays(spec, &invs);
+        let z = |i: usize| owned_planes(n0, d, i, spec.slabs.is_some()).end;
+        // E(i, s): the end of chunk i's planes for an invocation of skew s (chunk -1: 0).
+        let e = |i: isize, s: usize| -> usize {
+            match i {
+                i if i < 0 => 0,
+                i if i as usize + 1 == d => n0,
+                i => z(i as usize).saturating_sub(s),
+            }
+        };
+        let top = |i: usize| {
+            if i + 1 == d {
+                n0
+            } else {
+                (z(i) + beta).min(n0)
+            }
+        };
+        let chunks = (0..d)
+            .map(|i| {
+                let ii = i as isize;
+                let window = e(ii - 1, last_sigma).saturating_sub(amax)..top(i);
+                let from_host = if i == 0 { 0 } else { top(i - 1) }..window.end;
+                let shared: Span = (i > 0).then(|| window.start..top(i - 1));
+                let work = invs
+                    .iter()
+                    .zip(&sigma)
+                    .filter_map(|(inv, &s)| {
+                        let planes = e(ii - 1, s as usize)..e(ii, s as usize);
+                        work_in(inv, intersect(&planes, &inv.range))
+                    })
+                    .collect();
+                ChunkTile {
+                    owned: e(ii - 1, last_sigma)..e(ii, last_sigma),
+                    loads: (0..narrays)
+                        .map(|p| {
+                            (held[p] && !from_host.is_empty())
+                                .then(|| from_host.clone())
+                                .into_iter()
+                                .collect()
+                        })
+                        .collect(),
+                    shared: (0..narrays)
+                        .map(|p| shared.clone().filter(|r| held[p] && !r.is_empty()))
+                        .collect(),
+                    window,
+                    work,
+                }
+            })
+            .collect();
+        Ok(BlockTiles {
+            chunks,
+            share_results: true,
+        })
+    }
+}
+
+/// The work of `inv` on `planes` (already clipped to its range), if any.
+fn work_in(inv: &Invocation, planes: Range<usize>) -> Option<Work> {
+    if planes.is_empty() {
+        return None;
+    }
+    Some(match inv.what {
+        What::Kernel(kernel) => Work::Kernel {
+            step: inv.step,
+            kernel,
+            owned: planes.clone(),
+            planes,
+            args: inv.args.clone(),
+        },
+        What::Point(point) => Work::Point {
+            step: inv.step,
+            point,
+            plane: planes.start,
+            args: inv.args.clone(),
+        },
+    })
+}
+
+/// Physical arrays the chunks hold: read in the block, returned, or compressed (a compressed
+/// input is encoded from the buffer in block 0). Others are only written, never needed again.
+fn held_arrays(spec: &BlockSpec<'_>, invs: &[Invocation]) -> Vec<bool> {
+    let mut held: Vec<bool> = spec.returned.to_vec();
+    for inv in invs {
+        for &(p, _, _) in &inv.reads {
+            held[p] = true;
+        }
+    }
+    if let Some(comp) = spec.slabs {
+        for (p, c) in comp.iter().enumerate() {
+            held[p] |= c.is_some();
+        }
+    }
+    held
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inv(reads: Vec<(usize, i64, i64)>, writes: Vec<usize>) -> Invocation {
+        Invocation {
+            step: 0,
+            what: What::Kernel(0),
+            args: vec![],
+            reads,
+            writes,
+            range: 0..10,
+        }
+    }
+
+    #[test]
+    fn leapfrog_skews_by_the_reach_per_step() {
+        // prev = f(cur +-4, prev); swap: physical 0 and 1 alternate.
+        let invs = vec![
+            inv(vec![(1, 4, 4), (0, 0, 0)], vec![0]),
+            inv(vec![(0, 4, 4), (1, 0, 0)], vec![1]),
+            inv(vec![(1, 4, 4), (0, 0, 0)], vec![0]),
+        ];
+        let s = skew(&invs, 2, 1);
+        assert_eq!(s, vec![0, 4, 8]);
+        assert_eq!(reaches(&invs, &s, 2, 1), (4, 4));
+        assert_eq!(skew(&invs, 2, 4), vec![0, 4, 8]);
+        let s3 = skew(&invs[..2], 2, 3);
+        assert_eq!(s3, vec![0, 6]);
+    }
+
+    #[test]
+    fn backward_reads_hold_back_the_next_overwriter() {
+        // x reads a at -3 (forward 0); y overwrites a: y must skew by 3.
+        let invs = vec![inv(vec![(0, 3, 0)], vec![1]), inv(vec![], vec![0])];
+        assert_eq!(skew(&invs, 2, 1), vec![0, 3]);
+        assert_eq!(reaches(&invs, &[0, 3], 2, 1), (0, 3));
+    }
+}
