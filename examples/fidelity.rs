@@ -57,7 +57,7 @@ struct Cli {
     /// shuffled[:SEED].
     #[arg(long, default_value = "auto")]
     backend: String,
-    /// How data moves: direct-map or region-sharing (staged-copy cannot compress).
+    /// How data moves: direct-map, region-sharing or wavefront (staged-copy cannot compress).
     #[arg(long, default_value = "region-sharing")]
     scheme: String,
     /// Floor of the pointwise relative error's denominator, as a fraction of the reference

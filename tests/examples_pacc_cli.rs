@@ -100,3 +100,74 @@ fn plan_region_sharing_moves_each_array_once_per_block() {
     assert!(summary.contains("operations per stream"), "{summary}");
     assert!(summary.contains("race check: passed"), "{summary}");
 }
+
+/// `pacc plan --json` for the acoustic setting above: the plan plus its `summary`.
+fn plan_json(scheme: &str) -> serde_json::Value {
+    let json = pacc(&[
+        "plan",
+        "src/models/acoustic.rs",
+        "--function",
+        "propagate",
+        "--shape",
+        "1160,1160,1160",
+        "--chunks",
+        "8",
+        "--block-steps",
+        "12",
+        "--steps",
+        "24",
+        "--scheme",
+        scheme,
+        "--json",
+    ]);
+    serde_json::from_str(json.trim()).expect("plan JSON")
+}
+
+#[test]
+fn plan_json_has_a_summary_for_every_scheme() {
+    let n = 1160u64;
+    let plane = n * n * 4;
+    // The nest covers 4..n-4 on every axis, 24 steps.
+    let serial = 24 * (n - 8).pow(3);
+    for scheme in ["staged-copy", "direct-map", "region-sharing", "wavefront"] {
+        let v = plan_json(scheme);
+        let s = &v["summary"];
+        let field = |k: &str| {
+            s[k].as_u64()
+                .unwrap_or_else(|| panic!("{scheme}: summary.{k} in {s}"))
+        };
+        assert_eq!(field("serial_points"), serial, "{scheme}");
+        let plan: Plan = serde_json::from_value(v.clone()).expect("plan");
+        assert_eq!(field("bytes_htod"), plan.bytes_htod(), "{scheme}");
+        assert_eq!(field("bytes_dtoh"), plan.bytes_dtoh(), "{scheme}");
+        if scheme == "wavefront" {
+            assert_eq!(field("kernel_points"), serial, "computed once");
+            // prev, cur and vel are loaded once per block, prev and cur written back once.
+            assert_eq!(field("bytes_htod"), 2 * 3 * n * plane);
+            assert_eq!(field("bytes_dtoh"), 2 * 2 * n * plane);
+        } else {
+            assert!(
+                field("kernel_points") > serial,
+                "{scheme}: overlapped halos"
+            );
+        }
+    }
+    let text = pacc(&[
+        "plan",
+        "src/models/acoustic.rs",
+        "--function",
+        "propagate",
+        "--shape",
+        "64,32,32",
+        "--chunks",
+        "4",
+        "--block-steps",
+        "3",
+        "--scheme",
+        "wavefront",
+    ]);
+    assert!(text.contains("redundancy 1.000"), "{text}");
+    assert!(text.contains("windows of block 0"), "{text}");
+    assert!(text.contains("from chunk 0"), "staircase: {text}");
+    assert!(text.contains("race check: passed"), "{text}");
+}

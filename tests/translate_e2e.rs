@@ -184,6 +184,16 @@ fn cpu_options() -> Vec<Options> {
             .backend(BackendChoice::Shuffled(7))
             .chunks(4)
             .block_steps(3),
+        Options::new()
+            .backend(BackendChoice::Shuffled(11))
+            .scheme(pacc::runtime::Scheme::Wavefront)
+            .chunks(4)
+            .block_steps(3),
+        Options::new()
+            .backend(BackendChoice::Cpu)
+            .scheme(pacc::runtime::Scheme::Wavefront)
+            .chunks(2)
+            .block_steps(5),
     ]
 }
 
@@ -275,6 +285,75 @@ fn cuda_backend_matches_serial() {
     assert!(close(g1 as f64, g2 as f64), "{g1} vs {g2}");
     let d = (&p1 - &p2).iter().fold(0.0f32, |m, v| m.max(v.abs()));
     assert!(d < 1e-5, "relax differs by {d}");
+}
+
+/// On a CUDA device: the wavefront scheme (FMA off) gives the CPU backend's bits for heat2d and
+/// the region-sharing CUDA run's bits for wave3d and relax (whose kernels may round differently
+/// from the CPU's only where the device's math library does). Skips where there is no device.
+#[test]
+fn cuda_wavefront_matches_cpu_bits() {
+    let wf = |d, k| {
+        Options::new()
+            .backend(BackendChoice::Cuda)
+            .scheme(pacc::runtime::Scheme::Wavefront)
+            .chunks(d)
+            .block_steps(k)
+    };
+    let rs = Options::new()
+        .backend(BackendChoice::Cuda)
+        .chunks(3)
+        .block_steps(2);
+    let (mut a1, mut b1) = (ramp2(40, 37), Array2::zeros((40, 37)));
+    let r1 = heat2d::serial(&mut a1, &mut b1, 0.1, 7);
+    for (d, k) in [(3, 2), (4, 7), (1, 3)] {
+        let (mut a2, mut b2) = (ramp2(40, 37), Array2::zeros((40, 37)));
+        let (r2, report) = match heat2d::run(&mut a2, &mut b2, 0.1, 7, &wf(d, k)) {
+            Ok(x) => x,
+            Err(pacc::runtime::Error::NoCuda { reason }) => {
+                eprintln!("skipping the CUDA wavefront comparison: {reason}");
+                return;
+            }
+            Err(e) => panic!("{e}"),
+        };
+        eprintln!("{report}");
+        assert_eq!(
+            r1.to_bits(),
+            r2.to_bits(),
+            "heat2d peak, {d} chunks {k} steps"
+        );
+        assert_eq!(a1, a2, "heat2d a, {d} chunks {k} steps");
+        assert_eq!(b1, b2, "heat2d b, {d} chunks {k} steps");
+    }
+
+    let n = (21, 19, 35);
+    let w: Vec<f32> = (0..9).map(|i| (i as f32 * 0.7).sin()).collect();
+    let vel = ramp3(n, 0.0) + 1.5;
+    let (mut p1, mut c1) = (ramp3(n, 1.0), ramp3(n, 0.5));
+    let (mut p2, mut c2) = (p1.clone(), c1.clone());
+    let (mut p3, mut c3) = (p1.clone(), c1.clone());
+    let r1 = wave3d::serial(&mut p1, &mut c1, &vel, &w, (7, 4, 4), 0.1, 9);
+    let (r2, _) = wave3d::run(&mut p2, &mut c2, &vel, &w, (7, 4, 4), 0.1, 9, &wf(4, 4)).unwrap();
+    let (r3, _) = wave3d::run(&mut p3, &mut c3, &vel, &w, (7, 4, 4), 0.1, 9, &rs).unwrap();
+    assert!(close(r1 as f64, r2 as f64), "{r1} vs {r2}");
+    assert!(close(r3 as f64, r2 as f64), "{r3} vs {r2}");
+    assert_eq!(p2, p3, "wave3d: wavefront and region sharing on the device");
+    assert_eq!(c2, c3, "wave3d: wavefront and region sharing on the device");
+    let d = (&p1 - &p2).iter().fold(0.0f32, |m, v| m.max(v.abs()));
+    assert!(d < 1e-5, "wave3d differs from serial by {d}");
+
+    let n = (33, 17, 20);
+    let rhs = ramp3(n, 0.01);
+    let (mut p1, mut t1) = (ramp3(n, 1.0), Array3::zeros(n));
+    let (mut p2, mut t2) = (p1.clone(), t1.clone());
+    let (mut p3, mut t3) = (p1.clone(), t1.clone());
+    let g1 = relax::serial(&mut p1, &mut t1, &rhs, 0.8, 6);
+    let (g2, _) = relax::run(&mut p2, &mut t2, &rhs, 0.8, 6, &wf(5, 3)).unwrap();
+    let (g3, _) = relax::run(&mut p3, &mut t3, &rhs, 0.8, 6, &rs).unwrap();
+    assert!(close(g1 as f64, g2 as f64), "{g1} vs {g2}");
+    assert!(close(g3 as f64, g2 as f64), "{g3} vs {g2}");
+    assert_eq!(p2, p3, "relax: wavefront and region sharing on the device");
+    let d = (&p1 - &p2).iter().fold(0.0f32, |m, v| m.max(v.abs()));
+    assert!(d < 1e-5, "relax differs from serial by {d}");
 }
 
 /// The `compress(..)` clause reaches the program; the run compresses between blocks (lossy),

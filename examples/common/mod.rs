@@ -22,7 +22,9 @@ pub struct PipelineArgs {
     /// Time steps per block (temporal blocking depth).
     #[arg(long)]
     pub block_steps: Option<usize>,
-    /// How data moves between host and device: staged-copy, direct-map or region-sharing.
+    /// How data moves between host and device: staged-copy, direct-map, region-sharing or
+    /// wavefront (skewed tiling: every point computed once, the boundary staircase shared on
+    /// the device).
     #[arg(long)]
     pub scheme: Option<String>,
     /// Let the CUDA compiler contract multiply-adds into FMAs (results then match the serial

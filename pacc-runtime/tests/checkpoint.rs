@@ -50,6 +50,7 @@ fn checkpointed_runs_equal_uninterrupted_runs_bit_for_bit() {
             (2, 1, Scheme::DirectMap),
             (4, 3, Scheme::StagedCopy),
             (1, 2, Scheme::RegionSharing),
+            (3, 2, Scheme::Wavefront),
         ] {
             let steps = 9;
             let base = cpu(chunks, k).scheme(scheme);
@@ -198,6 +199,10 @@ fn resume_from_every_checkpoint_equals_uninterrupted() {
             let o2 = cpu(2, 3).scheme(Scheme::StagedCopy).resume(dir.path());
             case.run(&mut z, steps, &o2).unwrap();
             assert_eq!(z.bits(), want.bits());
+            let mut w = case.initial();
+            let o3 = cpu(4, 2).scheme(Scheme::Wavefront).resume(dir.path());
+            case.run(&mut w, steps, &o3).unwrap();
+            assert_eq!(w.bits(), want.bits(), "resumed with the wavefront");
         }
     }
 }

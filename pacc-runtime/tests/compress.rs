@@ -421,7 +421,7 @@ fn random_case<T: Val>(seed: u64) {
         vec![9 + pick(40), 4 + pick(12)]
     };
     let (steps, k, chunks) = (1 + pick(9), 1 + pick(4), 1 + pick(5));
-    let scheme = [Scheme::RegionSharing, Scheme::DirectMap][pick(2)];
+    let scheme = [Scheme::RegionSharing, Scheme::DirectMap, Scheme::Wavefront][pick(3)];
     let prog = program(c, <T as GridElem>::ELEM);
     let mut rr = Rng(seed ^ 0xABCD);
     let mut rates = vec![None; 3];
@@ -500,7 +500,7 @@ fn plans_with_compression_have_no_races() {
         let opts = PlanOptions {
             chunks: 1 + pick(8),
             block_steps: 1 + pick(5),
-            scheme: [Scheme::RegionSharing, Scheme::DirectMap][pick(2)],
+            scheme: [Scheme::RegionSharing, Scheme::DirectMap, Scheme::Wavefront][pick(3)],
             buffer_sets: 1 + pick(3),
             compress,
         };

@@ -62,7 +62,7 @@ enum Cmd {
         /// Time steps per block (default: the directive's, else 4).
         #[arg(long)]
         block_steps: Option<usize>,
-        /// staged-copy, direct-map or region-sharing.
+        /// staged-copy, direct-map, region-sharing or wavefront.
         #[arg(long, default_value = "region-sharing")]
         scheme: Scheme,
         /// Time steps of the run (default: one block).
@@ -236,14 +236,16 @@ fn run(cli: Cli, out: &mut String) -> Result<(), String> {
             let plan = plan::build(&program, &shape, steps, &point_planes, &opts)
                 .map_err(|e| format!("cannot plan the run: {e}"))?;
             if json {
-                let _ = writeln!(
-                    out,
-                    "{}",
-                    serde_json::to_string(&plan).map_err(|e| e.to_string())?
-                );
+                let mut v = serde_json::to_value(&plan).map_err(|e| e.to_string())?;
+                let totals = serde_json::to_value(plan.totals(&program));
+                v["summary"] = totals.map_err(|e| e.to_string())?;
+                let _ = writeln!(out, "{v}");
                 return Ok(());
             }
             out.push_str(&plan.summary(&program));
+            if plan.scheme.tiling() == plan::Tiling::Wavefront {
+                out.push_str(&plan.windows(&program));
+            }
             print_link_per_block(out, &program, &plan);
             match plan::race::check(&program, &plan) {
                 Ok(()) => {

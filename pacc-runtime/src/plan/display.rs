@@ -1,7 +1,8 @@
 //! Printing a plan: what crosses the link per array and block, memory, operations per stream.
 
 use super::{OpKind, Plan};
-use crate::program::Program;
+use crate::program::{Program, Stage};
+use serde::{Deserialize, Serialize};
 use std::fmt::Write;
 
 fn mib(bytes: u64) -> String {
@@ -63,6 +64,12 @@ impl Plan {
             mib(self.bytes_htod()),
             mib(self.bytes_dtoh()),
             mib(self.bytes_dtod())
+        );
+        let t = self.totals(program);
+        let _ = writeln!(
+            s,
+            "kernel points: {} computed, {} in the serial loop (redundancy {:.3})",
+            t.kernel_points, t.serial_points, t.redundancy
         );
         self.compression_summary(program, &mut s);
         let _ = writeln!(s, "operations per stream:");
@@ -153,5 +160,137 @@ impl Plan {
             raw as f64 / link.max(1) as f64,
             mib(host)
         );
+    }
+}
+
+/// The plan's totals: points computed against the serial loop's, and bytes moved (what
+/// `pacc plan --json` reports as `summary`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Totals {
+    /// Points the plan's kernel operations compute (halo recomputation included).
+    pub kernel_points: u64,
+    /// Points the serial loop computes: steps x the points of every nest of one step.
+    pub serial_points: u64,
+    /// `kernel_points / serial_points` (1 when nothing is computed twice).
+    pub redundancy: f64,
+    pub bytes_htod: u64,
+    pub bytes_dtoh: u64,
+    pub bytes_dtod: u64,
+    pub device_bytes: u64,
+    pub operations: usize,
+}
+
+/// Points of kernel `k`'s nest in one plane (every axis but the outermost).
+fn points_per_plane(program: &Program, shape: &[usize], k: usize) -> u64 {
+    let kd = &program.kernels[k];
+    kd.ranges[1..]
+        .iter()
+        .zip(&shape[1..])
+        .map(|(r, &n)| (r.hi.eval(n) - r.lo.eval(n)).max(0) as u64)
+        .product()
+}
+
+impl Plan {
+    pub fn totals(&self, program: &Program) -> Totals {
+        let kernel_points: u64 = self
+            .ops
+            .iter()
+            .map(|op| match &op.kind {
+                OpKind::Kernel { kernel, planes, .. } => {
+                    planes.len() as u64 * points_per_plane(program, &self.shape, *kernel)
+                }
+                _ => 0,
+            })
+            .sum();
+        let n0 = self.shape[0];
+        let per_step: u64 = program
+            .step
+            .iter()
+            .filter_map(|st| match *st {
+                Stage::Kernel(k) => {
+                    let r = &program.kernels[k].ranges[0];
+                    let planes = (r.hi.eval(n0) - r.lo.eval(n0)).max(0) as u64;
+                    Some(planes * points_per_plane(program, &self.shape, k))
+                }
+                _ => None,
+            })
+            .sum();
+        let serial_points = per_step * self.steps as u64;
+        Totals {
+            kernel_points,
+            serial_points,
+            redundancy: kernel_points as f64 / serial_points.max(1) as f64,
+            bytes_htod: self.bytes_htod(),
+            bytes_dtoh: self.bytes_dtoh(),
+            bytes_dtod: self.bytes_dtod(),
+            device_bytes: self.device_bytes(),
+            operations: self.ops.len(),
+        }
+    }
+
+    /// Per chunk of the first block: the planes it receives from the previous chunk (the
+    /// staircase), loads and writes back, and the planes each invocation computes (`pacc plan`
+    /// prints this for the wavefront, whose windows are skewed per invocation).
+    pub fn windows(&self, program: &Program) -> String {
+        let mut s = String::new();
+        let Some(block) = self.blocks.first() else {
+            return s;
+        };
+        let _ = writeln!(
+            s,
+            "windows of block 0 ({} steps; later blocks alike, shifted in time):",
+            block.steps
+        );
+        let name = |a: usize| program.arrays[a].name.as_str();
+        for (i, c) in block.chunks.iter().enumerate() {
+            let _ = writeln!(
+                s,
+                "  chunk {i} (set {}): buffer planes {:?}, writes back {:?}",
+                c.set, c.window, c.owned
+            );
+            let ops = self.ops.iter().filter(|o| o.block == 0 && o.chunk == i);
+            let mut moved: Vec<String> = Vec::new();
+            for op in ops.clone() {
+                match &op.kind {
+                    OpKind::DtoD { array, planes, .. } => {
+                        moved.push(format!("{} {planes:?} from chunk {}", name(*array), i - 1))
+                    }
+                    OpKind::HtoD { array, planes, .. } => {
+                        moved.push(format!("{} {planes:?} from host", name(*array)))
+                    }
+                    _ => {}
+                }
+            }
+            let _ = writeln!(s, "    receives: {}", list(&moved));
+            for op in ops {
+                match &op.kind {
+                    OpKind::Kernel {
+                        kernel,
+                        step,
+                        planes,
+                        ..
+                    } => {
+                        let k = &program.kernels[*kernel].name;
+                        let _ = writeln!(s, "    step {step} {k}: planes {planes:?}");
+                    }
+                    OpKind::Point {
+                        point, step, plane, ..
+                    } => {
+                        let p = &program.points[*point].name;
+                        let _ = writeln!(s, "    step {step} {p}: plane {plane}");
+                    }
+                    _ => {}
+                }
+            }
+        }
+        s
+    }
+}
+
+fn list(v: &[String]) -> String {
+    if v.is_empty() {
+        "nothing".into()
+    } else {
+        v.join(", ")
     }
 }

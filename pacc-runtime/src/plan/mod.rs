@@ -30,6 +30,7 @@ mod span;
 pub mod tiling;
 
 pub use build::{build, owned};
+pub use display::Totals;
 pub use tiling::{Tiling, Transfers};
 
 use serde::{Deserialize, Serialize};
