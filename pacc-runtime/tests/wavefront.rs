@@ -117,14 +117,13 @@ fn random_spec(r: &mut Rng) -> Spec {
                     reads.push((a, 0, 0, 0)); // the centre only: no race
                 }
             } else if pick(5) < 3 {
-                // Asymmetric, sometimes one-sided (a negative reach looks the other way only).
+                // Asymmetric; back < 0: only one plane ahead is read (a negative backward reach).
                 let back = pick(5) - 1;
-                let fwd = if back < 0 {
-                    pick(4)
+                if back < 0 {
+                    reads.push((a, back, 1 + pick(3), 0));
                 } else {
-                    pick(5) - i64::from(back == 0)
-                };
-                reads.push((a, back, fwd.max(-back), pick(margin + 1)));
+                    reads.push((a, back, pick(5), pick(margin + 1)));
+                }
             }
         }
         let reach_lo = reads.iter().map(|r| r.1).max().unwrap_or(0).max(0);
@@ -194,26 +193,34 @@ fn random_spec(r: &mut Rng) -> Spec {
     }
 }
 
-/// Whether a step's first access to `a` writes it (then it may be scratch).
+/// Whether `a` may be scratch: a step's first access to it is a nest writing it, and every read
+/// of it lies inside what that nest writes (else a step would read values an earlier step left,
+/// which a scratch array does not keep across blocks).
 fn first_access_writes(nests: &[Nest], points: &[PointStmt], stmts: &[Stmt], a: usize) -> bool {
-    for s in stmts {
-        let (reads, writes) = match *s {
-            Stmt::Nest(n) => (nests[n].reads.iter().any(|r| r.0 == a), nests[n].write == a),
-            // A point statement updates its array (`+=`): it reads it too.
-            Stmt::Point(p) => (
-                points[p].reads.contains(&a) || points[p].write == a,
-                points[p].write == a,
-            ),
-            Stmt::Swap(..) => continue,
-        };
-        if reads {
-            return false;
-        }
-        if writes {
-            return true;
-        }
+    if points.iter().any(|p| p.write == a || p.reads.contains(&a)) {
+        return false;
     }
-    false
+    let Some(w) = stmts.iter().find_map(|s| match *s {
+        Stmt::Nest(n) if nests[n].write == a || nests[n].reads.iter().any(|r| r.0 == a) => {
+            Some(&nests[n])
+        }
+        _ => None,
+    }) else {
+        return false;
+    };
+    if w.write != a || w.reads.iter().any(|r| r.0 == a) {
+        return false;
+    }
+    nests.iter().all(|n| {
+        n.reads
+            .iter()
+            .filter(|r| r.0 == a)
+            .all(|&(_, back, fwd, inner)| {
+                n.lo0 - back.max(0) >= w.lo0
+                    && n.hi0 - fwd.max(0) >= w.hi0
+                    && n.margin - inner >= w.margin
+            })
+    })
 }
 
 fn program(s: &Spec, elem: Elem) -> Program {
