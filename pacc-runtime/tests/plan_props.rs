@@ -1,6 +1,6 @@
 //! Planner properties: transfer volumes computed by hand, and no races, over random programs.
 
-use pacc_runtime::plan::{self, race, OpKind, PlanOptions, Scheme};
+use pacc_runtime::plan::{self, race, OpKind, PlanOptions, Scheme, Transfers};
 use pacc_runtime::program::*;
 use proptest::prelude::*;
 
@@ -300,7 +300,8 @@ fn scheme() -> impl Strategy<Value = Scheme> {
     prop_oneof![
         Just(Scheme::StagedCopy),
         Just(Scheme::DirectMap),
-        Just(Scheme::RegionSharing)
+        Just(Scheme::RegionSharing),
+        Just(Scheme::Wavefront)
     ]
 }
 
@@ -323,7 +324,7 @@ proptest! {
         let pl = plan::build(&p, &[n0, 9], steps, &[], &opts(d, k, scheme)).unwrap();
         race::check(&p, &pl).unwrap();
         prop_assert_eq!(pl.chunks == d, pl.adjustments.is_empty());
-        if scheme == Scheme::RegionSharing {
+        if scheme.transfers() == Transfers::Shared {
             // Each array crosses the link at most once per block.
             for b in 0..pl.blocks.len() {
                 for a in 0..4 {
@@ -336,7 +337,12 @@ proptest! {
                 // Every kernel computes inside its chunk's window and its nest's range.
                 let g = &pl.blocks[op.block].chunks[op.chunk];
                 prop_assert!(g.window.start <= planes.start && planes.end <= g.window.end);
-                prop_assert!(g.owned == *owned);
+                if scheme == Scheme::Wavefront {
+                    // Every point once: reductions count what the kernel computes.
+                    prop_assert!(planes == owned);
+                } else {
+                    prop_assert!(g.owned == *owned);
+                }
             }
         }
         // Owned planes tile the axis exactly.
@@ -354,7 +360,7 @@ proptest! {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
 
-    /// Compression: random programs, rates per swap group (inputs too), both schemes that
+    /// Compression: random programs, rates per swap group (inputs too), the schemes that
     /// compress. Host compressed copies, staging areas and buffers are all race-checked
     /// resources; compressed planes are whole slabs; each array still crosses once per block.
     #[test]
@@ -365,14 +371,15 @@ proptest! {
         d in 1usize..9,
         k in 1usize..5,
         steps in 1usize..9,
-        sharing in any::<bool>(),
+        which in 0usize..3,
         picks in prop::collection::vec(0usize..3, 4),
     ) {
         let p = random_program(reaches, swap, false);
         let groups = pacc_runtime::compress::swap_groups(&p);
         let rate = |i: usize| [None, Some(8.0), Some(16.0)][picks[i]];
         let compress: Vec<Option<f64>> = (0..4).map(|a| rate(groups[a])).collect();
-        let scheme = if sharing { Scheme::RegionSharing } else { Scheme::DirectMap };
+        let scheme = [Scheme::RegionSharing, Scheme::DirectMap, Scheme::Wavefront][which];
+        let sharing = scheme.transfers() == Transfers::Shared;
         let o = PlanOptions { compress, ..opts(d.min(n0), k, scheme) };
         let pl = match plan::build(&p, &[n0, 9], steps, &[], &o) {
             Ok(pl) => pl,
