@@ -193,17 +193,6 @@ fn validate(
     Ok(())
 }
 
-/// Owned planes of chunk `i` of `d`: as even as possible, the larger chunks last.
-pub fn owned(n0: usize, d: usize, i: usize) -> Range<usize> {
-    (i * n0 / d)..((i + 1) * n0 / d)
-}
-
-/// Owned planes of chunk `i` of `d` when compressing: whole slabs, as even as possible.
-pub fn owned_slabs(n0: usize, d: usize, i: usize) -> Range<usize> {
-    let s = owned(n0.div_ceil(SLAB), d, i);
-    (s.start * SLAB).min(n0)..(s.end * SLAB).min(n0)
-}
-
 /// Per physical array, how it is compressed; refuses settings the plan cannot honour.
 fn compression(
     program: &Program,

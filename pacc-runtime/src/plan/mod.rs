@@ -29,8 +29,9 @@ pub mod race;
 mod span;
 pub mod tiling;
 
-pub use build::{build, owned};
+pub use build::build;
 pub use display::Totals;
+pub use tiling::owned;
 pub use tiling::{Tiling, Transfers};
 
 use serde::{Deserialize, Serialize};

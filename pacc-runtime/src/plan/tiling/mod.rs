@@ -20,7 +20,7 @@ pub use overlapped::Overlapped;
 pub use wavefront::Wavefront;
 
 use super::span::Span;
-use super::Compression;
+use super::{Compression, SLAB};
 use crate::program::Program;
 use serde::{Deserialize, Serialize};
 use std::ops::Range;
@@ -125,12 +125,22 @@ pub trait TilingStrategy {
     fn tile(&self, spec: &BlockSpec<'_>, chunks: usize) -> Result<BlockTiles, usize>;
 }
 
-/// First planes of chunk `i` of `d`: as even as possible, the larger chunks last; whole slabs
-/// when compressing.
+/// The planes chunk `i` of `d` owns: whole slabs when compressing (`slabs`).
 pub fn owned_planes(n0: usize, d: usize, i: usize, slabs: bool) -> Range<usize> {
     if slabs {
-        super::build::owned_slabs(n0, d, i)
+        owned_slabs(n0, d, i)
     } else {
-        super::build::owned(n0, d, i)
+        owned(n0, d, i)
     }
+}
+
+/// Owned planes of chunk `i` of `d`: as even as possible, the larger chunks last.
+pub fn owned(n0: usize, d: usize, i: usize) -> Range<usize> {
+    (i * n0 / d)..((i + 1) * n0 / d)
+}
+
+/// Owned planes of chunk `i` of `d` when compressing: whole slabs, as even as possible.
+pub fn owned_slabs(n0: usize, d: usize, i: usize) -> Range<usize> {
+    let s = owned(n0.div_ceil(SLAB), d, i);
+    (s.start * SLAB).min(n0)..(s.end * SLAB).min(n0)
 }
