@@ -68,21 +68,19 @@ fn heat3d_all_schemes_equal_serial() {
 #[test]
 fn device_memory_cap_replans_or_errors() {
     let _dev = need_device!();
+    for scheme in [Scheme::RegionSharing, Scheme::Wavefront] {
+        device_memory_cap(scheme);
+    }
+}
+
+fn device_memory_cap(scheme: Scheme) {
     let prog = heat_program();
     let shape = (48, 16, 40);
     let steps = 4;
     let pt = [30, 3, 3];
     let mut want = heat_inputs(shape);
     let want_s = heat_serial(&mut want, steps, pt);
-    let plan = plan_for(
-        &prog,
-        &[48, 16, 40],
-        steps,
-        &[pt[0]],
-        1,
-        2,
-        Scheme::RegionSharing,
-    );
+    let plan = plan_for(&prog, &[48, 16, 40], steps, &[pt[0]], 1, 2, scheme);
     let full = plan.device_bytes();
     // Room for about half the single-chunk buffers (the cap includes the 64 MiB reserve).
     cuda::set_device_memory_limit(Some((64 << 20) + full / 2 + 4096));
@@ -102,7 +100,7 @@ fn device_memory_cap_replans_or_errors() {
     cuda::set_device_memory_limit(None);
     let out = r.unwrap();
     println!(
-        "cap re-plan: {} -> {} chunks; notes {:?}",
+        "cap re-plan ({scheme}): {} -> {} chunks; notes {:?}",
         plan.chunks, out.plan.chunks, out.report.adjustments
     );
     assert!(out.plan.chunks > 1);
@@ -900,8 +898,8 @@ fn jacobi2d_more_than_65535_planes() {
 
 /// Out-of-core at scale (ignored; run on the GPU machine): 3 arrays of N^3 f32 (N from
 /// PACC_TEST_N, default 1024: 12 GiB) with device memory capped at PACC_TEST_CAP_MIB (default
-/// 4096), region-sharing; checked bit for bit against an uncapped direct-map run with another
-/// chunk count and blocking depth.
+/// 4096), region-sharing (or PACC_TEST_SCHEME, e.g. wavefront); checked bit for bit against an
+/// uncapped direct-map run with another chunk count and blocking depth.
 #[test]
 #[ignore = "large GPU run"]
 fn heat3d_out_of_core_capped() {
@@ -914,21 +912,17 @@ fn heat3d_out_of_core_capped() {
     };
     let n = env("PACC_TEST_N", 1024);
     let cap = env("PACC_TEST_CAP_MIB", 4096) as u64;
+    let scheme: Scheme = std::env::var("PACC_TEST_SCHEME")
+        .ok()
+        .map(|s| s.parse().unwrap())
+        .unwrap_or(Scheme::RegionSharing);
     let steps = 8;
     let prog = heat_program();
     let pt = [n / 3, n / 2, n / 2];
     let t = std::time::Instant::now();
     let mut got = heat_inputs((n, n, n));
     println!("init {:.1} s", t.elapsed().as_secs_f64());
-    let plan = plan_for(
-        &prog,
-        &[n, n, n],
-        steps,
-        &[pt[0]],
-        2,
-        4,
-        Scheme::RegionSharing,
-    );
+    let plan = plan_for(&prog, &[n, n, n], steps, &[pt[0]], 2, 4, scheme);
     cuda::set_device_memory_limit(Some((64 + cap) << 20));
     let r = {
         let [a, b, kk] = &mut got;
@@ -979,7 +973,7 @@ fn heat3d_out_of_core_capped() {
         assert_bits_eq3(
             &got[i],
             &chk[i],
-            "capped region-sharing vs uncapped direct-map",
+            &format!("capped {scheme} vs uncapped direct-map"),
         );
     }
     println!(
