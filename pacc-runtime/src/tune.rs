@@ -15,15 +15,19 @@
 //! resources running concurrently on their own streams, where
 //! `link = max(in / htod, out / dtoh, (in + out) / both)`. A run is its blocks plus one pipeline
 //! fill, `(in + kernels + out) / chunks` of the first block: the first chunk's upload before any
-//! kernel and the last chunk's download after the last. The candidate with the smallest
-//! predicted time wins; candidates whose buffer sets do not fit are skipped.
+//! kernel and the last chunk's download after the last. One chunk overlaps nothing: its blocks
+//! take `in + kernels + out` each, with no fill; with one chunk and every step in one block the
+//! arrays stay resident, crossing the link once. The candidate with the smallest predicted time
+//! wins; candidates whose buffer sets do not fit are skipped. The wavefront tiling is priced by
+//! the same plan counts: no redundant points, and wider buffers (a chunk plus the block's skew
+//! plus the reach), which the device memory bounds. [`choose_scheme`] compares schemes too.
 //!
 //! [`choose`] is the pure part (model in, choice out). On the CUDA backend, `run` calls
 //! [`auto_plan_options`] when neither the options nor the directive fix both the chunk count and
 //! the block steps; explicit values are kept and only the free ones are tuned.
 
 use crate::error::Error;
-use crate::plan::{self, OpKind, Plan, PlanOptions, Scheme};
+use crate::plan::{self, OpKind, Plan, PlanOptions, Scheme, Tiling};
 use crate::program::Program;
 use serde::Serialize;
 
@@ -258,7 +262,8 @@ pub fn choose(
         None if !inputs.step_candidates.is_empty() => inputs.step_candidates.clone(),
         None => {
             let mut v: Vec<usize> = STEPS.iter().copied().filter(|&k| k <= steps).collect();
-            if steps <= 64 && !v.contains(&steps) {
+            // Every step in one block: with one chunk, the arrays stay resident.
+            if !v.contains(&steps) {
                 v.push(steps);
             }
             v
@@ -290,11 +295,16 @@ pub fn choose(
     for &k in &step_list {
         let k = k.min(steps).max(1);
         for &c in &chunk_list {
-            // Redundant work beyond twice the owned planes never pays: skip without planning
-            // (unless the caller fixed both values).
+            // Deeper blocks than the list's are for the resident run (one chunk) only.
+            if k > STEPS[STEPS.len() - 1] && c > 1 && inputs.block_steps.is_none() {
+                continue;
+            }
+            // Overlapped tiling: redundant work beyond twice the owned planes never pays; skip
+            // without planning (unless the caller fixed both values).
             let (back, fwd) = program.axis0_reach();
             let owned = n0.div_ceil(c.max(1));
-            if inputs.chunks.is_none() && c > 1 && (back + fwd) * k > 2 * owned {
+            let overlapped = inputs.scheme.tiling() == Tiling::Overlapped;
+            if overlapped && inputs.chunks.is_none() && c > 1 && (back + fwd) * k > 2 * owned {
                 continue;
             }
             let block = match build(c, k, k) {
@@ -339,17 +349,22 @@ pub fn choose(
                 }
             }
             let pb = predict(program, &block, inputs);
+            let block_seconds = |p: &Prediction| block_time(p, block.chunks, inputs);
             let full = steps / k;
             let rem = steps % k;
-            let mut total = pb.seconds * full as f64;
+            let mut total = block_seconds(&pb) * full as f64;
             if rem > 0 {
                 match build(block.chunks, rem, rem) {
-                    Ok(r) => total += predict(program, &r, inputs).seconds,
-                    Err(_) => total += pb.seconds * rem as f64 / k as f64,
+                    Ok(r) => total += block_seconds(&predict(program, &r, inputs)),
+                    Err(_) => total += block_seconds(&pb) * rem as f64 / k as f64,
                 }
             }
-            let fill =
-                (pb.link_seconds + pb.kernel_seconds + pb.host_copy_seconds) / block.chunks as f64;
+            // One chunk overlaps nothing, so there is no pipeline to fill.
+            let fill = if block.chunks == 1 {
+                0.0
+            } else {
+                (pb.link_seconds + pb.kernel_seconds + pb.host_copy_seconds) / block.chunks as f64
+            };
             total += fill;
             cand.predicted_seconds = total;
             candidates.push(cand);
@@ -390,6 +405,57 @@ pub fn choose(
                 )))
             }
         }
+    }
+}
+
+/// Seconds of one block: the resources overlap across chunks; a single chunk runs its upload,
+/// kernels and download one after the other.
+fn block_time(p: &Prediction, chunks: usize, inputs: &TuneInputs) -> f64 {
+    if chunks > 1 {
+        return p.seconds;
+    }
+    inputs.link.seconds(p.bytes_htod, 0)
+        + inputs.link.seconds(0, p.bytes_dtoh)
+        + p.kernel_seconds
+        + p.dtod_seconds
+        + p.host_copy_seconds
+}
+
+/// The schemes the tuner compares when the call names none: region sharing (overlapped tiling)
+/// and the wavefront. Staged copy and direct mapping move more bytes for the same kernels.
+pub const AUTO_SCHEMES: [Scheme; 2] = [Scheme::RegionSharing, Scheme::Wavefront];
+
+/// [`choose`] over several schemes: the fastest prediction (the earlier scheme on a tie).
+pub fn choose_scheme(
+    program: &Program,
+    shape: &[usize],
+    steps: usize,
+    inputs: &TuneInputs,
+    schemes: &[Scheme],
+) -> Result<TuneChoice, Error> {
+    let mut best: Option<TuneChoice> = None;
+    let mut last_err = None;
+    for &scheme in schemes {
+        let t = TuneInputs {
+            scheme,
+            ..inputs.clone()
+        };
+        match choose(program, shape, steps, &t) {
+            Ok(c) => {
+                if best
+                    .as_ref()
+                    .is_none_or(|b| c.predicted_seconds < b.predicted_seconds * (1.0 - 1e-9))
+                {
+                    best = Some(c);
+                }
+            }
+            Err(e) => last_err = Some(e),
+        }
+    }
+    match (best, last_err) {
+        (Some(b), _) => Ok(b),
+        (None, Some(e)) => Err(e),
+        (None, None) => Err(Error::Option("the tuner was given no scheme".into())),
     }
 }
 
@@ -648,13 +714,17 @@ mod measure {
             }
             t.chunks = fixed_c;
             t.block_steps = fixed_k;
-            choose(program, &shape, inv.steps, &t)
+            match opts.scheme {
+                Some(_) => choose(program, &shape, inv.steps, &t),
+                None => choose_scheme(program, &shape, inv.steps, &t, &AUTO_SCHEMES),
+            }
         });
         match r {
             Ok(c) => (
                 PlanOptions {
                     chunks: c.chunks,
                     block_steps: c.block_steps,
+                    scheme: c.scheme,
                     ..base
                 },
                 Some(c.summary()),
@@ -736,8 +806,11 @@ mod tests {
     fn link_bound_runs_block_deeper_and_memory_limits_the_buffers() {
         let p = prog(4);
         let shape = [512, 256, 256];
+        // Memory for the arrays once: one chunk (three buffer sets of everything) does not fit,
+        // so the run is out of core.
+        let arrays = 3 * 512 * 256 * 256 * 4u64;
         // Fast kernels: the link dominates, so deeper blocking pays until memory stops it.
-        let mut t = TuneInputs::new(link(), vec![1e12], 1 << 40);
+        let mut t = TuneInputs::new(link(), vec![1e12], arrays);
         let c = choose(&p, &shape, 32, &t).unwrap();
         assert!(c.block_steps >= 8, "{c:?}");
         // Slow kernels: the redundant work of deep blocks costs more than it saves.
@@ -745,7 +818,6 @@ mod tests {
         let slow = choose(&p, &shape, 32, &t).unwrap();
         assert!(slow.block_steps < c.block_steps, "{slow:?} vs {c:?}");
         // A memory limit of a quarter of the arrays forces several chunks.
-        let arrays = 3 * 512 * 256 * 256 * 4u64;
         t.kernel_rate = vec![1e12];
         t.device_memory = arrays / 4;
         let m = choose(&p, &shape, 32, &t).unwrap();
@@ -763,6 +835,42 @@ mod tests {
             choose(&p, &shape, 32, &t),
             Err(Error::DeviceMemory { .. })
         ));
+    }
+
+    #[test]
+    fn resident_when_the_arrays_fit() {
+        let p = prog(4);
+        let shape = [256, 128, 128];
+        let t = TuneInputs::new(link(), vec![5e10], 1 << 40);
+        let c = choose_scheme(&p, &shape, 144, &t, &AUTO_SCHEMES).unwrap();
+        assert_eq!((c.chunks, c.block_steps), (1, 144), "{}", c.summary());
+        assert_eq!(c.fill_seconds, 0.0);
+        // The whole run: in once, the kernels, out once.
+        let pts = useful_points(&p, &shape, 144) as f64;
+        let link = t.link.seconds(c.block.bytes_htod, 0) + t.link.seconds(0, c.block.bytes_dtoh);
+        let want = link + pts / 5e10 + 4e-6 * 144.0;
+        assert!((c.predicted_seconds - want).abs() < 1e-6 * want, "{c:?}");
+    }
+
+    #[test]
+    fn kernel_bound_out_of_core_picks_the_wavefront() {
+        let p = prog(4);
+        let shape = [512, 256, 256];
+        let arrays = 3 * 512 * 256 * 256 * 4u64;
+        // Memory for the arrays once (out of core), kernels as slow as the link: the overlapped
+        // tiling's redundant halo work costs more than the wavefront's wider buffers.
+        let t = TuneInputs::new(link(), vec![2e10], arrays);
+        let c = choose_scheme(&p, &shape, 48, &t, &AUTO_SCHEMES).unwrap();
+        assert_eq!(c.scheme, Scheme::Wavefront, "{}", c.summary());
+        assert!(c.chunks > 1 && c.device_bytes <= arrays, "{}", c.summary());
+        assert_eq!(
+            c.block.kernel_points,
+            useful_points(&p, &shape, c.block_steps),
+            "the wavefront computes every point once"
+        );
+        let rs = choose(&p, &shape, 48, &t).unwrap();
+        assert_eq!(rs.scheme, Scheme::RegionSharing);
+        assert!(rs.predicted_seconds > c.predicted_seconds);
     }
 
     #[test]
