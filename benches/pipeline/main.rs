@@ -2,8 +2,9 @@
 //! benchmark (19-point, 14 arrays) in every configuration side by side, in one process:
 //!
 //! * `region-sharing` (pacc's default: direct mapping + sharing), `direct-map`, `staged-copy`
-//!   (PACC's original scheme), each at the tuner's choice of chunks and block steps for that
-//!   scheme;
+//!   (PACC's original scheme) and `wavefront` (skewed tiling, every point once; with
+//!   `wavefront-compressed`, the same with the compressed arrays), each at the tuner's choice of
+//!   chunks and block steps for that scheme;
 //! * `in-core`: the same kernels with everything resident (a plan of 1 chunk, 1 buffer set and
 //!   block steps = steps), counting the initial upload and the final download;
 //! * `um` / `um-prefetch`: the arrays in managed memory, the same kernels over the whole domain
@@ -51,8 +52,8 @@ struct Args {
     /// Time steps of the CPU configuration (default: the GPU steps at in-core sizes, 1 out of core).
     #[arg(long)]
     cpu_steps: Option<usize>,
-    /// Comma-separated configurations: region-sharing, direct-map, staged-copy, in-core, um,
-    /// um-prefetch, cpu, grid (default: all).
+    /// Comma-separated configurations: region-sharing, wavefront, direct-map, staged-copy,
+    /// compressed, wavefront-compressed, in-core, um, um-prefetch, cpu, grid (default: all).
     #[arg(long, value_delimiter = ',')]
     configs: Option<Vec<String>>,
     /// Grid-search chunk counts (comma-separated; default per size).
@@ -77,8 +78,8 @@ struct Args {
     /// array the step writes) ...
     #[arg(long, value_delimiter = ',')]
     compress_arrays: Option<Vec<String>>,
-    /// Run region-sharing, direct-map and compressed at these chunks and block steps (`D,K`)
-    /// instead of the tuner's choice.
+    /// Run region-sharing, wavefront, direct-map and compressed at these chunks and block steps
+    /// (`D,K`) instead of the tuner's choice.
     #[arg(long, value_delimiter = ',')]
     at: Option<Vec<usize>>,
     /// ... at this rate (bits per value).
@@ -1175,6 +1176,16 @@ fn bench_one(
             let rs = Scheme::RegionSharing;
             run_scheme(&mut w, "region-sharing", rs, Vec::new(), &mut configs);
         }
+        if has(args, "wavefront") {
+            let wf = Scheme::Wavefront;
+            run_scheme(&mut w, "wavefront", wf, Vec::new(), &mut configs);
+        }
+        if has(args, "wavefront-compressed") {
+            let rate = args.compress_rate;
+            let compress = compressed_arrays(&w.program, args.compress_arrays.as_deref(), rate);
+            let name = format!("wavefront-compressed-{rate}");
+            run_scheme(&mut w, &name, Scheme::Wavefront, compress, &mut configs);
+        }
         if has(args, "direct-map") {
             run_scheme(
                 &mut w,
@@ -1722,6 +1733,7 @@ fn print_tables(out: &Output) {
 fn color(config: &str) -> &'static str {
     match config {
         "region-sharing" => "#1f77b4",
+        "wavefront" => "#d62728",
         "direct-map" => "#6baed6",
         "staged-copy" => "#9ecae1",
         "in-core" => "#2ca02c",
