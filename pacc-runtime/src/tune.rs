@@ -178,13 +178,7 @@ pub fn useful_points(program: &Program, shape: &[usize], steps: usize) -> u64 {
 
 /// Points of one plane a kernel computes (its inner loop ranges).
 pub fn plane_points(program: &Program, shape: &[usize], kernel: usize) -> u64 {
-    let kd = &program.kernels[kernel];
-    kd.ranges
-        .iter()
-        .zip(shape)
-        .skip(1)
-        .map(|(r, &n)| (r.hi.eval(n) - r.lo.eval(n)).max(0) as u64)
-        .product()
+    plan::points_per_plane(program, shape, kernel)
 }
 
 /// The model of `plan` (all its ops).

@@ -608,14 +608,14 @@ fn check_plan(s: &Spec, prog: &Program, steps: usize, chunks: usize, k: usize, w
     let plane_bytes = (p.plane_len * prog.arrays[0].elem.size()) as u64;
     let (mut htod, mut dtoh) = (0u64, 0u64);
     for b in 0..p.blocks.len() {
-        for a in 0..s.narrays {
+        for (a, &ret) in returned.iter().enumerate() {
             let read = prog
                 .kernels
                 .iter()
                 .any(|k| k.reads.iter().any(|r| r.array == a))
                 || prog.points.iter().any(|q| q.reads.contains(&a));
-            let load = if read || returned[a] { n0 } else { 0 };
-            let store = if returned[a] { n0 } else { 0 };
+            let load = if read || ret { n0 } else { 0 };
+            let store = if ret { n0 } else { 0 };
             assert_eq!(
                 p.planes_htod(b, a),
                 load,

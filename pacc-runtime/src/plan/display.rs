@@ -181,7 +181,7 @@ pub struct Totals {
 }
 
 /// Points of kernel `k`'s nest in one plane (every axis but the outermost).
-fn points_per_plane(program: &Program, shape: &[usize], k: usize) -> u64 {
+pub fn points_per_plane(program: &Program, shape: &[usize], k: usize) -> u64 {
     let kd = &program.kernels[k];
     kd.ranges[1..]
         .iter()

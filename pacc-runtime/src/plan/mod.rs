@@ -30,7 +30,7 @@ mod span;
 pub mod tiling;
 
 pub use build::build;
-pub use display::Totals;
+pub use display::{points_per_plane, Totals};
 pub use tiling::owned;
 pub use tiling::{Tiling, Transfers};
 
