@@ -1,9 +1,11 @@
 //! The runtime behind `#[pacc::pipeline]`: the [`Program`] description that generated code hands
 //! over, the [`plan`] that schedules an out-of-core run, and the executors that carry it out.
 
+pub mod binding;
 pub mod checkpoint;
 pub mod codec;
 pub mod compress;
+pub mod config;
 pub mod error;
 pub mod exec;
 pub mod fault;
@@ -15,9 +17,9 @@ pub mod program;
 pub mod report;
 pub mod run;
 pub mod tune;
+pub mod validate;
 
-pub use compress::CompressError;
-pub use error::{CheckpointError, CheckpointRef, Error, Progress, Result};
+pub use error::{CheckpointError, CheckpointRef, CompressError, Error, Progress, Result};
 pub use invocation::{HostArray, HostSlice, Invocation, RunOutput, ScalarValue};
 pub use options::{BackendChoice, Checkpointing, KernelForm, Options, Resume};
 pub use plan::{Compression, Plan, PlanOptions, Scheme};

@@ -168,7 +168,7 @@ impl Options {
             o.kernel_form = v.parse()?;
         }
         if let Ok(v) = std::env::var("PACC_COMPRESS") {
-            let l = crate::compress::parse_list(&v)
+            let l = parse_list(&v)
                 .map_err(|m| Error::Option(format!("PACC_COMPRESS={v}: {m}")))?;
             o.compress = l.arrays;
             o.compress_all = l.all;
@@ -300,6 +300,40 @@ impl Options {
     }
 }
 
+/// Parses `PACC_COMPRESS`-style lists: `a=16,b=12.5`, or `all=16`, or `off`.
+pub fn parse_list(s: &str) -> Result<ParsedList, String> {
+    let mut out = ParsedList::default();
+    let s = s.trim();
+    if s.is_empty() {
+        return Ok(out);
+    }
+    if s == "off" || s == "none" {
+        out.off = true;
+        return Ok(out);
+    }
+    for item in s.split(',') {
+        let (name, rate) = item.split_once('=').ok_or_else(|| {
+            format!("`{item}`: expected NAME=RATE (e.g. `cur=16,prev=16`), `all=RATE` or `off`")
+        })?;
+        let rate: f64 = rate.trim().parse().map_err(|_| {
+            format!("`{item}`: the rate must be a number of bits per value, e.g. 16 or 12.5")
+        })?;
+        match name.trim() {
+            "all" => out.all = Some(rate),
+            n => out.arrays.push((n.to_string(), rate)),
+        }
+    }
+    Ok(out)
+}
+
+/// What [`parse_list`] found.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ParsedList {
+    pub arrays: Vec<(String, f64)>,
+    pub all: Option<f64>,
+    pub off: bool,
+}
+
 fn env_usize(key: &str) -> Result<Option<usize>, Error> {
     match std::env::var(key) {
         Ok(v) => v.parse().map(Some).map_err(|_| {
@@ -326,5 +360,15 @@ mod tests {
             Err(Error::Option(m)) => assert!(m.contains("expected marching or plain"), "{m}"),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn lists_parse() {
+        let p = parse_list("a=16, b = 12.5").unwrap();
+        assert_eq!(p.arrays, vec![("a".into(), 16.0), ("b".into(), 12.5)]);
+        assert_eq!(parse_list("all=8").unwrap().all, Some(8.0));
+        assert!(parse_list("off").unwrap().off);
+        assert!(parse_list("a").is_err());
+        assert!(parse_list("a=x").is_err());
     }
 }

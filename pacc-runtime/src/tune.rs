@@ -633,8 +633,8 @@ mod measure {
         opts: &Options,
         base: PlanOptions,
     ) -> (PlanOptions, Option<String>) {
-        let fixed_c = opts.chunks.or(program.default_chunks);
-        let fixed_k = opts.block_steps.or(program.default_block_steps);
+        let fixed = crate::config::Fixed::of(program, opts);
+        let (fixed_c, fixed_k) = (fixed.chunks, fixed.block_steps);
         if (fixed_c.is_some() && fixed_k.is_some()) || inv.steps == 0 {
             return (base, None);
         }

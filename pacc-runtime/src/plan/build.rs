@@ -1,7 +1,7 @@
 //! Assembling the plan: chunk geometry per block, transfers per scheme, streams, dependencies.
 
 use super::access::{accesses, Access};
-use super::infer::{bindings_through_step, infer, returned, ChunkWork, Work};
+use super::infer::{infer, returned, ChunkWork, Work};
 use super::span::{hull, intersect, overlaps, subtract, Span};
 use super::{
     BlockGeom, ChunkGeom, Compression, HostSide, Op, OpKind, Plan, PlanError, PlanOptions, Scheme,
@@ -273,7 +273,7 @@ fn compression(
         };
         let slab_bytes =
             crate::codec::slab_bytes(&shape[1..], rate).map_err(|e| bad(e.to_string()))?;
-        if !ret[a] && crate::run::written_physically(program, a) {
+        if !ret[a] && crate::binding::written_physically(program, a) {
             return Err(bad(
                 "it is a scratch array, whose contents never go back to the host".into(),
             ));
@@ -321,9 +321,7 @@ fn geometry(
             })
             .collect();
         blocks.push(block);
-        for _ in 0..s {
-            binding = bindings_through_step(program, &binding).1;
-        }
+        binding = crate::binding::advance(program, &binding, s);
         first += s;
     }
     blocks
@@ -605,12 +603,7 @@ fn emit_block(
 }
 
 fn final_binding(program: &Program, steps: usize) -> Vec<usize> {
-    let mut b: Vec<usize> = (0..program.arrays.len()).collect();
-    let period = super::swap_period(program);
-    for _ in 0..steps % period {
-        b = bindings_through_step(program, &b).1;
-    }
-    b
+    crate::binding::binding_at(program, steps)
 }
 
 /// Every pair of operations that touch overlapping bytes, one of them writing, gets a

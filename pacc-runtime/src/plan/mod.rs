@@ -358,15 +358,7 @@ pub fn returned_arrays(program: &crate::program::Program) -> Vec<bool> {
 
 /// After how many steps the step's swaps bring every name back to its own array.
 pub fn swap_period(program: &crate::program::Program) -> usize {
-    let start: Vec<usize> = (0..program.arrays.len()).collect();
-    let mut b = start.clone();
-    for period in 1.. {
-        b = infer::bindings_through_step(program, &b).1;
-        if b == start {
-            return period;
-        }
-    }
-    unreachable!("a permutation has finite order")
+    crate::binding::period(program)
 }
 
 impl Plan {

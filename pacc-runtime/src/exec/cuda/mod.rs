@@ -50,7 +50,8 @@ pub use resident::{measure_dtod, ResidentOutput};
 pub use trace::{trace_json, write_trace};
 
 use crate::error::Error;
-use crate::fault::{self, Site, Tracker};
+use crate::exec::Tracker;
+use crate::fault::{self, Site};
 use crate::invocation::{Invocation, ScalarValue};
 use crate::options::Options;
 use crate::plan::{HostSide, OpKind, Plan, PlanOptions, Scheme};
@@ -201,24 +202,9 @@ fn fit_plan(
     Ok(hp)
 }
 
-/// The call's own checks (shared with `run`), then that the plan was made for these arrays.
+/// The checks every executor runs (`crate::validate`): the call, and the plan against it.
 fn validate(program: &Program, plan: &Plan, inv: &Invocation<'_>) -> Result<(), Error> {
-    crate::run::validate(program, inv)?;
-    let shape = inv.arrays[0].shape();
-    if shape != plan.shape.as_slice() {
-        return Err(Error::ShapeMismatch {
-            name: program.arrays[0].name.clone(),
-            got: shape.to_vec(),
-            first: "the plan".into(),
-            want: plan.shape.clone(),
-        });
-    }
-    if plan.elem_sizes.len() != program.arrays.len() {
-        return Err(Error::Internal(
-            "the plan and the program disagree on the arrays".into(),
-        ));
-    }
-    Ok(())
+    crate::validate::execution(program, plan, inv)
 }
 
 /// A launch-argument arena: every argument is at most 8 bytes, stored in its own u64 slot
@@ -321,113 +307,32 @@ impl Drop for SyncOnDrop {
     }
 }
 
+/// The report stage and the trace name of an operation (both from `crate::plan`'s labels).
 fn op_label(program: &Program, k: &OpKind) -> (&'static str, String) {
-    let an = |a: &usize| {
-        program
-            .arrays
-            .get(*a)
-            .map(|d| d.name.as_str())
-            .unwrap_or("?")
-    };
-    match k {
-        OpKind::HtoD {
-            array,
-            set,
-            planes,
-            from,
-            ..
-        } => (
-            "htod",
-            format!(
-                "HtoD {} s{set} {planes:?}{}",
-                an(array),
-                match from {
-                    HostSide::Staging => " (staging)",
-                    HostSide::Compressed => " (compressed)",
-                    HostSide::User => "",
-                }
-            ),
-        ),
-        OpKind::DtoH {
-            array,
-            set,
-            planes,
-            to,
-            ..
-        } => (
-            "dtoh",
-            format!(
-                "DtoH {} s{set} {planes:?}{}",
-                an(array),
-                match to {
-                    HostSide::Staging => " (staging)",
-                    HostSide::Compressed => " (compressed)",
-                    HostSide::User => "",
-                }
-            ),
-        ),
-        OpKind::StageIn {
-            array, set, planes, ..
-        } => (
-            "host_copy",
-            format!("StageIn {} s{set} {planes:?}", an(array)),
-        ),
-        OpKind::StageOut {
-            array, set, planes, ..
-        } => (
-            "host_copy",
-            format!("StageOut {} s{set} {planes:?}", an(array)),
-        ),
-        OpKind::Encode {
-            array, set, planes, ..
-        } => ("encode", format!("Encode {} s{set} {planes:?}", an(array))),
-        OpKind::Decode {
-            array, set, planes, ..
-        } => ("decode", format!("Decode {} s{set} {planes:?}", an(array))),
-        OpKind::DtoD {
-            array,
-            from_set,
-            to_set,
-            planes,
-            ..
-        } => (
-            "dtod",
-            format!("DtoD {} s{from_set}->s{to_set} {planes:?}", an(array)),
-        ),
-        OpKind::Kernel {
-            kernel,
-            set,
-            step,
-            planes,
-            ..
-        } => (
-            "kernel",
-            format!(
-                "{} s{set} t{step} {planes:?}",
-                program
-                    .kernels
-                    .get(*kernel)
-                    .map(|k| k.name.as_str())
-                    .unwrap_or("?")
-            ),
-        ),
-        OpKind::Point {
-            point,
-            set,
-            step,
-            plane,
-            ..
-        } => (
-            "kernel",
-            format!(
-                "{} s{set} t{step} @{plane}",
-                program
-                    .points
-                    .get(*point)
-                    .map(|p| p.name.as_str())
-                    .unwrap_or("?")
-            ),
-        ),
+    (k.stage(), k.describe(program))
+}
+
+/// The CUDA backend behind the executor interface ([`crate::exec::Executor`]): [`execute`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CudaExecutor;
+
+impl crate::exec::Executor for CudaExecutor {
+    fn name(&self) -> &'static str {
+        "cuda"
+    }
+
+    fn execute(
+        &self,
+        program: &Program,
+        plan: &Plan,
+        inv: &Invocation<'_>,
+        opts: &Options,
+    ) -> Result<crate::exec::Executed, Error> {
+        let o = execute(program, plan, inv, opts)?;
+        Ok(crate::exec::Executed {
+            reductions: o.reductions,
+            report: o.report,
+        })
     }
 }
 
