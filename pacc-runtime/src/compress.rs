@@ -30,9 +30,8 @@ pub fn rates(
 ) -> Result<Vec<Option<f64>>, CompressError> {
     let n = program.arrays.len();
     let mut rates: Vec<Option<f64>> = vec![None; n];
-    let scratch = |a: usize| {
-        !crate::plan::returned_arrays(program)[a] && written_physically(program, a)
-    };
+    let scratch =
+        |a: usize| !crate::plan::returned_arrays(program)[a] && written_physically(program, a);
     if !opts.compress_off {
         for &(a, r) in &program.compress {
             if let Some(slot) = rates.get_mut(a) {

@@ -115,7 +115,13 @@ mod tests {
         let o = plan_options(&with_clauses, 3, 2, &Options::new());
         assert_eq!((o.chunks, o.block_steps), (6, 3));
         let f = Fixed::of(&with_clauses, &Options::new().block_steps(9));
-        assert_eq!(f, Fixed { chunks: Some(6), block_steps: Some(9) });
+        assert_eq!(
+            f,
+            Fixed {
+                chunks: Some(6),
+                block_steps: Some(9)
+            }
+        );
         assert_eq!(Fixed::of(&bare, &Options::new()), Fixed::default());
     }
 }

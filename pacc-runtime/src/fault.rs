@@ -153,4 +153,3 @@ pub fn hit(site: Site, op: impl FnOnce() -> String) -> Result<(), Fault> {
         }),
     }
 }
-

@@ -168,8 +168,7 @@ impl Options {
             o.kernel_form = v.parse()?;
         }
         if let Ok(v) = std::env::var("PACC_COMPRESS") {
-            let l = parse_list(&v)
-                .map_err(|m| Error::Option(format!("PACC_COMPRESS={v}: {m}")))?;
+            let l = parse_list(&v).map_err(|m| Error::Option(format!("PACC_COMPRESS={v}: {m}")))?;
             o.compress = l.arrays;
             o.compress_all = l.all;
             o.compress_off = l.off;

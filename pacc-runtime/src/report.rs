@@ -78,7 +78,12 @@ pub struct Report {
 impl Report {
     /// The report of running `plan` on `backend`, before any time is spent: its geometry and the
     /// bytes it moves (the executors fill in the times).
-    pub fn of_plan(program: &Program, backend: &str, device: Option<String>, plan: &Plan) -> Report {
+    pub fn of_plan(
+        program: &Program,
+        backend: &str,
+        device: Option<String>,
+        plan: &Plan,
+    ) -> Report {
         Report {
             program: program.name.clone(),
             backend: backend.into(),

@@ -361,9 +361,8 @@ fn range_fault(program: &Program, plan: &Plan, inv: &Invocation<'_>, op: &Op) ->
     let out = |array: usize, planes: &Range<usize>, base: usize| {
         array >= narrays || !in_window(plan, planes, base)
     };
-    let read_only = |array: usize, planes: &Range<usize>| {
-        !planes.is_empty() && !inv.arrays[array].writable
-    };
+    let read_only =
+        |array: usize, planes: &Range<usize>| !planes.is_empty() && !inv.arrays[array].writable;
     let args_ok = |args: &[usize]| {
         args.len() == narrays
             && args

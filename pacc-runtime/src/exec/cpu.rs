@@ -125,7 +125,8 @@ pub fn execute(
 /// The program's CPU closures: one per kernel and point statement (what only this backend
 /// calls, so the shared checks leave it out).
 fn closures_match(program: &Program, inv: &Invocation<'_>) -> Result<()> {
-    if inv.cpu.kernels.len() != program.kernels.len() || inv.cpu.points.len() != program.points.len()
+    if inv.cpu.kernels.len() != program.kernels.len()
+        || inv.cpu.points.len() != program.points.len()
     {
         return Err(Error::Internal(
             "the invocation's CPU closures do not match the program's kernels and point statements"

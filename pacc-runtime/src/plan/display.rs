@@ -260,3 +260,113 @@ impl Plan {
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_has_its_own_label_and_stage() {
+        let planes = 0..4;
+        let kinds = [
+            OpKind::HtoD {
+                array: 0,
+                set: 0,
+                base: 0,
+                planes: planes.clone(),
+                from: HostSide::Staging,
+            },
+            OpKind::DtoH {
+                array: 0,
+                set: 1,
+                base: 0,
+                planes: planes.clone(),
+                to: HostSide::User,
+            },
+            OpKind::StageIn {
+                array: 0,
+                set: 0,
+                base: 0,
+                planes: planes.clone(),
+            },
+            OpKind::StageOut {
+                array: 0,
+                set: 0,
+                base: 0,
+                planes: planes.clone(),
+            },
+            OpKind::DtoD {
+                array: 0,
+                from_set: 0,
+                from_base: 0,
+                to_set: 1,
+                to_base: 0,
+                planes: planes.clone(),
+            },
+            OpKind::Kernel {
+                kernel: 0,
+                set: 0,
+                base: 0,
+                step: 2,
+                planes: planes.clone(),
+                owned: planes.clone(),
+                args: vec![0],
+            },
+            OpKind::Point {
+                point: 0,
+                set: 0,
+                base: 0,
+                step: 1,
+                plane: 3,
+                args: vec![0],
+            },
+            OpKind::Encode {
+                array: 0,
+                set: 0,
+                base: 0,
+                planes: planes.clone(),
+            },
+            OpKind::Decode {
+                array: 0,
+                set: 0,
+                base: 0,
+                planes,
+            },
+        ];
+        for (i, k) in kinds.iter().enumerate() {
+            assert_eq!(k.index(), i);
+            assert_eq!(k.to_string(), OpKind::LABELS[i]);
+        }
+        let stages: Vec<&str> = kinds.iter().map(OpKind::stage).collect();
+        assert_eq!(
+            stages,
+            [
+                "htod",
+                "dtoh",
+                "host_copy",
+                "host_copy",
+                "dtod",
+                "kernel",
+                "kernel",
+                "encode",
+                "decode"
+            ]
+        );
+        let mut t = crate::report::StageTimes::default();
+        for k in &kinds {
+            t.add_op(k, 1.0);
+        }
+        assert_eq!(
+            (
+                t.htod,
+                t.dtoh,
+                t.host_copy,
+                t.dtod,
+                t.kernel,
+                t.encode,
+                t.decode
+            ),
+            (1.0, 1.0, 2.0, 1.0, 2.0, 1.0, 1.0)
+        );
+    }
+}
