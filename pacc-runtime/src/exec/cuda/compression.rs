@@ -10,7 +10,7 @@
 use super::device::{self, cuda_err};
 use super::memory::{DeviceBuf, PinnedHost};
 use crate::codec;
-use crate::compress::CompressError;
+use crate::error::CompressError;
 use crate::error::Error;
 use crate::fault::{self, Site};
 use crate::plan::{slabs, Plan, SLAB};
