@@ -7,13 +7,13 @@
 //! a plausible zero. Transfers are plane-range copies (global plane `p` <-> buffer slot
 //! `p - base`); kernels call the program's CPU closures through [`KernelFrame`].
 
-use crate::codec;
+use crate::codec::ValuesMut;
 use crate::compress::CompressError;
 use crate::error::{Error, Result};
 use crate::exec::{reduction_identity, BufView, KernelFrame};
 use crate::fault::{self, Site, Tracker};
 use crate::invocation::Invocation;
-use crate::plan::{slabs, HostSide, Op, OpKind, Plan, SLAB};
+use crate::plan::{HostSide, Op, OpKind, Plan};
 use crate::program::{Elem, Program, ReduceOp};
 use crate::report::StageTimes;
 use rayon::prelude::*;
@@ -403,8 +403,8 @@ impl Memory {
             return;
         };
         let n = c.bytes(planes);
-        let h = slabs(planes).start * c.slab_bytes;
-        let d = (planes.start - base) / SLAB * c.slab_bytes;
+        let h = c.offset(planes.start);
+        let d = c.offset(planes.start - base);
         let stage = &mut self.dev_comp[set * self.narrays + array];
         let host = &mut self.host_comp[array];
         if htod {
@@ -436,7 +436,7 @@ impl Memory {
             (planes.start - base) * plan.plane_len,
             planes.len() * plan.plane_len,
         );
-        let d = (planes.start - base) / SLAB * c.slab_bytes;
+        let d = c.offset(planes.start - base);
         let buf = self.device(set, array);
         let stage = &mut self.dev_comp[set * self.narrays + array][d..d + c.bytes(planes)];
         let fail = |message: String| {
@@ -447,17 +447,23 @@ impl Memory {
         };
         // SAFETY: `check_plan` verified that `planes` lies in the buffer window at `base`; the
         // buffer holds `buffer_planes * plane_len` elements of the array's type, 8-byte aligned.
-        match program.arrays[array].elem {
-            Elem::F32 => {
-                let v = unsafe { std::slice::from_raw_parts_mut((buf as *mut f32).add(off), n) };
-                run_codec(v, &shape, c.rate, stage, encode)
-            }
-            Elem::F64 => {
-                let v = unsafe { std::slice::from_raw_parts_mut((buf as *mut f64).add(off), n) };
-                run_codec(v, &shape, c.rate, stage, encode)
-            }
+        let values = match program.arrays[array].elem {
+            Elem::F32 => ValuesMut::F32(unsafe {
+                std::slice::from_raw_parts_mut((buf as *mut f32).add(off), n)
+            }),
+            Elem::F64 => ValuesMut::F64(unsafe {
+                std::slice::from_raw_parts_mut((buf as *mut f64).add(off), n)
+            }),
+        };
+        // The codec refuses NaN and infinite values (`CodecError::NonFinite`), as the CUDA
+        // kernels flag them.
+        let codec = c.codec.get();
+        if encode {
+            codec.encode(values.as_values(), &shape, c.rate, stage)
+        } else {
+            codec.decode(stage, &shape, c.rate, values)
         }
-        .map_err(|m| fail(format!("planes {planes:?}: {m}")))
+        .map_err(|e| fail(format!("planes {planes:?}: {e}")))
     }
 
     fn device(&self, set: usize, array: usize) -> *mut u8 {
@@ -490,22 +496,6 @@ impl Memory {
                 ndim: plan.shape.len(),
             })
             .collect()
-    }
-}
-
-fn run_codec<T: codec::CodecFloat>(
-    v: &mut [T],
-    shape: &[usize],
-    rate: f64,
-    stage: &mut [u8],
-    encode: bool,
-) -> std::result::Result<(), String> {
-    // The codec refuses NaN and infinite values (`CodecError::NonFinite`), as the CUDA kernels
-    // flag them.
-    if encode {
-        codec::encode(v, shape, rate, stage).map_err(|e| e.to_string())
-    } else {
-        codec::decode(stage, shape, rate, v).map_err(|e| e.to_string())
     }
 }
 
@@ -649,12 +639,16 @@ fn compressed_op_fault(program: &Program, plan: &Plan, kind: &OpKind) -> Option<
     else {
         return Some("moves compressed data of an array the plan does not compress".into());
     };
-    if codec::slab_bytes(&plan.shape[1..], c.rate).ok() != Some(c.slab_bytes) {
+    let codec = c.codec.get();
+    if codec.slab_bytes(&plan.shape[1..], c.rate).ok() != Some(c.slab_bytes)
+        || codec.slab_planes() != c.slab_planes
+    {
         return Some("the plan's slab size disagrees with the codec".into());
     }
-    let aligned = base % SLAB == 0
-        && planes.start % SLAB == 0
-        && (planes.end % SLAB == 0 || planes.end == n0)
+    let slab = c.slab_planes;
+    let aligned = base % slab == 0
+        && planes.start % slab == 0
+        && (planes.end % slab == 0 || planes.end == n0)
         && planes.start >= base
         && planes.end <= n0
         && planes.end - base <= plan.buffer_planes;

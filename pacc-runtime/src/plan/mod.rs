@@ -13,8 +13,9 @@
 //! touches a buffer carries the global plane at the buffer's first slot (`base`).
 //!
 //! **Compression** ([`PlanOptions::compress`]): between blocks the host keeps compressed arrays
-//! in compressed form, as whole *slabs* (the codec's blocks covering 4 planes; the last slab may
-//! end at the last plane). Chunk boundaries and windows are then multiples of 4 planes, so every
+//! in compressed form, as whole *slabs* (the codec's [`slab_planes`](crate::codec::Codec::slab_planes),
+//! 4 for zfp; the last slab may end at the last plane). Chunk boundaries and windows are then
+//! multiples of the slab (the common one, [`slab_planes`], when arrays differ), so every
 //! remnant and every shared region is a whole number of slabs, each an independent byte range of
 //! the array's stream (Shen's separate compression). Block 0 loads raw user arrays; later blocks
 //! load compressed bytes (`HtoD` from [`HostSide::Compressed`]) and [`OpKind::Decode`] them; every
@@ -30,6 +31,7 @@ mod span;
 
 pub use build::{build, owned};
 
+use crate::codec::{CodecKind, Rate};
 use serde::{Deserialize, Serialize};
 use std::ops::Range;
 
@@ -93,30 +95,50 @@ pub struct PlanOptions {
     pub compress: Vec<Option<f64>>,
 }
 
-/// Planes per compressed slab (the codec's block edge).
-pub const SLAB: usize = 4;
-
-/// The slabs covering `planes` (whose start is a multiple of [`SLAB`]).
-pub fn slabs(planes: &Range<usize>) -> Range<usize> {
-    planes.start / SLAB..planes.end.div_ceil(SLAB)
-}
-
 /// How one physical array is compressed.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Compression {
-    /// Bits per value.
-    pub rate: f64,
-    /// Bytes of one slab of the array's stream (`codec::slab_bytes`).
+    #[serde(default)]
+    pub codec: CodecKind,
+    pub rate: Rate,
+    /// Axis-0 planes per slab ([`Codec::slab_planes`](crate::codec::Codec::slab_planes)).
+    pub slab_planes: usize,
+    /// Bytes of one slab of the array's stream ([`Codec::slab_bytes`](crate::codec::Codec::slab_bytes)).
     pub slab_bytes: usize,
     /// Whether the run writes the array (else it is an input, compressed once in block 0).
     pub written: bool,
 }
 
 impl Compression {
+    /// The slabs covering `planes` (whose start is a slab boundary).
+    pub fn slabs(&self, planes: &Range<usize>) -> Range<usize> {
+        planes.start / self.slab_planes..planes.end.div_ceil(self.slab_planes)
+    }
+
     /// Compressed bytes of `planes` (whole slabs).
     pub fn bytes(&self, planes: &Range<usize>) -> usize {
-        slabs(planes).len() * self.slab_bytes
+        self.slabs(planes).len() * self.slab_bytes
     }
+
+    /// Where plane `p` (a slab boundary) starts in a stream that starts at plane 0.
+    pub fn offset(&self, p: usize) -> usize {
+        p / self.slab_planes * self.slab_bytes
+    }
+}
+
+/// Planes per slab common to all compressed arrays (the least common multiple of theirs; 1 when
+/// nothing is compressed): chunks and windows aligned to it are whole slabs of every array.
+pub fn slab_planes(compression: &[Option<Compression>]) -> usize {
+    let gcd = |mut a: usize, mut b: usize| {
+        while b != 0 {
+            (a, b) = (b, a % b);
+        }
+        a
+    };
+    compression
+        .iter()
+        .flatten()
+        .fold(1, |l, c| l / gcd(l, c.slab_planes) * c.slab_planes)
 }
 
 impl Default for PlanOptions {
@@ -446,9 +468,8 @@ impl Plan {
         if !self.compresses() {
             return 0;
         }
-        self.compressed(a).map_or(0, |c| {
-            (self.buffer_planes.div_ceil(SLAB) * c.slab_bytes) as u64
-        })
+        self.compressed(a)
+            .map_or(0, |c| c.bytes(&(0..self.buffer_planes)) as u64)
     }
 
     /// Bytes of the host's compressed copy of array `a` (0 when not compressed or when the plan
@@ -458,7 +479,7 @@ impl Plan {
             return 0;
         }
         self.compressed(a)
-            .map_or(0, |c| (self.shape[0].div_ceil(SLAB) * c.slab_bytes) as u64)
+            .map_or(0, |c| c.bytes(&(0..self.shape[0])) as u64)
     }
 
     /// Bytes of one buffer set (every array's buffer, and the compressed staging areas) on
