@@ -218,3 +218,74 @@ impl CodecKind {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_are_positive_and_finite() {
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            assert!(
+                matches!(Rate::new(bad), Err(CodecError::NotARate { .. })),
+                "{bad}"
+            );
+        }
+        let r = Rate::new(12.5).unwrap();
+        assert_eq!((r.bits(), r.to_string()), (12.5, "12.5".to_string()));
+        assert_eq!(serde_json::to_string(&r).unwrap(), "12.5");
+        assert_eq!(serde_json::from_str::<Rate>("12.5").unwrap(), r);
+        assert!(serde_json::from_str::<Rate>("-3").is_err());
+    }
+
+    #[test]
+    fn zfp_through_the_trait_matches_the_functions() {
+        let codec = CodecKind::Zfp.get();
+        assert_eq!((codec.name(), codec.slab_planes()), ("zfp", 4));
+        let shape = [9usize, 6, 10];
+        let rate = Rate::new(8.0).unwrap();
+        let values: Vec<f32> = (0..shape.iter().product::<usize>())
+            .map(|i| (i as f32 * 0.37).sin())
+            .collect();
+        let n = codec.compressed_bytes(&shape, rate).unwrap();
+        assert_eq!(n, compressed_bytes(&shape, 8.0).unwrap());
+        assert_eq!(
+            codec.slab_bytes(&shape[1..], rate).unwrap(),
+            slab_bytes(&shape[1..], 8.0).unwrap()
+        );
+        let (mut ours, mut theirs) = (vec![0u8; n], vec![0u8; n]);
+        codec
+            .encode(Values::F32(&values), &shape, rate, &mut ours)
+            .unwrap();
+        encode(&values, &shape, 8.0, &mut theirs).unwrap();
+        assert_eq!(ours, theirs);
+        let mut back = vec![0f32; values.len()];
+        codec
+            .decode(&ours, &shape, rate, ValuesMut::F32(&mut back))
+            .unwrap();
+        let mut want = vec![0f32; values.len()];
+        decode(&theirs, &shape, 8.0, &mut want).unwrap();
+        assert_eq!(back, want);
+    }
+
+    #[test]
+    fn zfp_cuda_launch_needs_whole_words_per_block() {
+        let codec = CodecKind::Zfp.get();
+        // 3-D, rate 2: 128-bit blocks; a plane of 6 x 10 is 2 x 3 blocks.
+        let l = codec
+            .cuda_launch(&[9, 6, 10], Rate::new(2.0).unwrap())
+            .unwrap();
+        assert_eq!((l.threads_per_slab, l.param), (6, 128));
+        // 2-D, rate 5: 80-bit blocks, which threads would share words of.
+        let e = codec
+            .cuda_launch(&[9, 10], Rate::new(5.0).unwrap())
+            .unwrap_err();
+        assert!(
+            matches!(e, CodecError::GpuUnaligned { bits: 80, .. }),
+            "{e}"
+        );
+        assert!(codec
+            .cuda_source()
+            .contains(&codec.cuda_kernel(true, Elem::F64, 3)));
+    }
+}

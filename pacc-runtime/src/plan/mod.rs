@@ -525,3 +525,27 @@ impl Plan {
             .sum()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_common_slab_is_the_lcm_of_the_arrays_slabs() {
+        let c = |slab_planes| {
+            Some(Compression {
+                codec: CodecKind::Zfp,
+                rate: Rate::new(8.0).unwrap(),
+                slab_planes,
+                slab_bytes: 64,
+                written: true,
+            })
+        };
+        assert_eq!(slab_planes(&[]), 1);
+        assert_eq!(slab_planes(&[None, c(4), None]), 4);
+        assert_eq!(slab_planes(&[c(4), c(6), c(4)]), 12);
+        let z = c(4).unwrap();
+        assert_eq!(z.slabs(&(8..18)), 2..5);
+        assert_eq!((z.bytes(&(8..18)), z.offset(8)), (3 * 64, 2 * 64));
+    }
+}
