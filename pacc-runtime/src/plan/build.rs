@@ -274,24 +274,15 @@ fn compression(
             rate,
             reason,
         };
-        let codec = CodecKind::default();
-        let rate = Rate::new(rate).map_err(|e| bad(e.to_string()))?;
-        let slab_bytes = codec
-            .get()
-            .slab_bytes(&shape[1..], rate)
+        let comp = Rate::new(rate)
+            .and_then(|rate| Compression::new(CodecKind::default(), rate, &shape[1..], ret[a]))
             .map_err(|e| bad(e.to_string()))?;
         if !ret[a] && crate::run::written_physically(program, a) {
             return Err(bad(
                 "it is a scratch array, whose contents never go back to the host".into(),
             ));
         }
-        out.push(Some(Compression {
-            codec,
-            rate,
-            slab_planes: codec.get().slab_planes(),
-            slab_bytes,
-            written: ret[a],
-        }));
+        out.push(Some(comp));
     }
     Ok(out)
 }

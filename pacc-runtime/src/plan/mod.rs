@@ -31,7 +31,7 @@ mod span;
 
 pub use build::{build, owned};
 
-use crate::codec::{CodecKind, Rate};
+use crate::codec::{CodecError, CodecKind, Rate};
 use serde::{Deserialize, Serialize};
 use std::ops::Range;
 
@@ -110,6 +110,23 @@ pub struct Compression {
 }
 
 impl Compression {
+    /// `codec` at `rate` for arrays whose planes have shape `plane`, with the slab the codec
+    /// gives them.
+    pub fn new(
+        codec: CodecKind,
+        rate: Rate,
+        plane: &[usize],
+        written: bool,
+    ) -> Result<Compression, CodecError> {
+        Ok(Compression {
+            codec,
+            rate,
+            slab_planes: codec.get().slab_planes(),
+            slab_bytes: codec.get().slab_bytes(plane, rate)?,
+            written,
+        })
+    }
+
     /// The slabs covering `planes` (whose start is a slab boundary).
     pub fn slabs(&self, planes: &Range<usize>) -> Range<usize> {
         planes.start / self.slab_planes..planes.end.div_ceil(self.slab_planes)
