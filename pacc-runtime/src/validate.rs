@@ -4,10 +4,9 @@
 //! error instead of an out-of-bounds access on any backend). Touches no data.
 
 use crate::binding::written_physically;
-use crate::codec;
 use crate::error::{Error, Result};
 use crate::invocation::Invocation;
-use crate::plan::{HostSide, Op, OpKind, Plan, SLAB};
+use crate::plan::{HostSide, Op, OpKind, Plan};
 use crate::program::{Elem, Program, ScalarType};
 use std::ops::Range;
 
@@ -500,12 +499,16 @@ fn compressed_op_fault(program: &Program, plan: &Plan, kind: &OpKind) -> Option<
     else {
         return Some("moves compressed data of an array the plan does not compress".into());
     };
-    if codec::slab_bytes(&plan.shape[1..], c.rate).ok() != Some(c.slab_bytes) {
+    let codec = c.codec.get();
+    if codec.slab_bytes(&plan.shape[1..], c.rate).ok() != Some(c.slab_bytes)
+        || codec.slab_planes() != c.slab_planes
+    {
         return Some("the plan's slab size disagrees with the codec".into());
     }
-    let aligned = base % SLAB == 0
-        && planes.start % SLAB == 0
-        && (planes.end % SLAB == 0 || planes.end == n0)
+    let slab = c.slab_planes;
+    let aligned = base % slab == 0
+        && planes.start % slab == 0
+        && (planes.end % slab == 0 || planes.end == n0)
         && planes.start >= base
         && planes.end <= n0
         && planes.end - base <= plan.buffer_planes;

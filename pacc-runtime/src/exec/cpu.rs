@@ -7,13 +7,13 @@
 //! a plausible zero. Transfers are plane-range copies (global plane `p` <-> buffer slot
 //! `p - base`); kernels call the program's CPU closures through [`KernelFrame`].
 
-use crate::codec;
+use crate::codec::ValuesMut;
 use crate::error::{CompressError, Error, Result};
 use crate::exec::{reduction_identity, BufView, Executed, Executor, KernelFrame, Tracker};
 use crate::fault::{self, Site};
 use crate::invocation::Invocation;
 use crate::options::Options;
-use crate::plan::{slabs, HostSide, Op, OpKind, Plan, SLAB};
+use crate::plan::{HostSide, Op, OpKind, Plan};
 use crate::program::{Elem, Program, ReduceOp};
 use crate::report::{Report, StageTimes};
 use crate::validate;
@@ -441,8 +441,8 @@ impl Memory {
             return;
         };
         let n = c.bytes(planes);
-        let h = slabs(planes).start * c.slab_bytes;
-        let d = (planes.start - base) / SLAB * c.slab_bytes;
+        let h = c.offset(planes.start);
+        let d = c.offset(planes.start - base);
         let stage = &mut self.dev_comp[set * self.narrays + array];
         let host = &mut self.host_comp[array];
         if htod {
@@ -474,7 +474,7 @@ impl Memory {
             (planes.start - base) * plan.plane_len,
             planes.len() * plan.plane_len,
         );
-        let d = (planes.start - base) / SLAB * c.slab_bytes;
+        let d = c.offset(planes.start - base);
         let buf = self.device(set, array);
         let stage = &mut self.dev_comp[set * self.narrays + array][d..d + c.bytes(planes)];
         let fail = |message: String| {
@@ -485,17 +485,23 @@ impl Memory {
         };
         // SAFETY: `crate::validate` verified that `planes` lies in the buffer window at `base`; the
         // buffer holds `buffer_planes * plane_len` elements of the array's type, 8-byte aligned.
-        match program.arrays[array].elem {
-            Elem::F32 => {
-                let v = unsafe { std::slice::from_raw_parts_mut((buf as *mut f32).add(off), n) };
-                run_codec(v, &shape, c.rate, stage, encode)
-            }
-            Elem::F64 => {
-                let v = unsafe { std::slice::from_raw_parts_mut((buf as *mut f64).add(off), n) };
-                run_codec(v, &shape, c.rate, stage, encode)
-            }
+        let values = match program.arrays[array].elem {
+            Elem::F32 => ValuesMut::F32(unsafe {
+                std::slice::from_raw_parts_mut((buf as *mut f32).add(off), n)
+            }),
+            Elem::F64 => ValuesMut::F64(unsafe {
+                std::slice::from_raw_parts_mut((buf as *mut f64).add(off), n)
+            }),
+        };
+        // The codec refuses NaN and infinite values (`CodecError::NonFinite`), as the CUDA
+        // kernels flag them.
+        let codec = c.codec.get();
+        if encode {
+            codec.encode(values.as_values(), &shape, c.rate, stage)
+        } else {
+            codec.decode(stage, &shape, c.rate, values)
         }
-        .map_err(|m| fail(format!("planes {planes:?}: {m}")))
+        .map_err(|e| fail(format!("planes {planes:?}: {e}")))
     }
 
     fn device(&self, set: usize, array: usize) -> *mut u8 {
@@ -528,22 +534,6 @@ impl Memory {
                 ndim: plan.shape.len(),
             })
             .collect()
-    }
-}
-
-fn run_codec<T: codec::CodecFloat>(
-    v: &mut [T],
-    shape: &[usize],
-    rate: f64,
-    stage: &mut [u8],
-    encode: bool,
-) -> std::result::Result<(), String> {
-    // The codec refuses NaN and infinite values (`CodecError::NonFinite`), as the CUDA kernels
-    // flag them.
-    if encode {
-        codec::encode(v, shape, rate, stage).map_err(|e| e.to_string())
-    } else {
-        codec::decode(stage, shape, rate, v).map_err(|e| e.to_string())
     }
 }
 

@@ -4,9 +4,10 @@ use super::access::{accesses, Access};
 use super::infer::{infer, returned, ChunkWork, Work};
 use super::span::{hull, intersect, overlaps, subtract, Span};
 use super::{
-    BlockGeom, ChunkGeom, Compression, HostSide, Op, OpKind, Plan, PlanError, PlanOptions, Scheme,
-    SLAB,
+    slab_planes, BlockGeom, ChunkGeom, Compression, HostSide, Op, OpKind, Plan, PlanError,
+    PlanOptions, Scheme,
 };
+use crate::codec::{CodecKind, Rate};
 use crate::program::Program;
 use std::collections::HashMap;
 use std::ops::Range;
@@ -35,10 +36,11 @@ pub fn build(
                 .to_string(),
         );
     }
-    if aligned && chunks > n0.div_ceil(SLAB) {
-        chunks = n0.div_ceil(SLAB);
+    let slab = slab_planes(&compression);
+    if aligned && chunks > n0.div_ceil(slab) {
+        chunks = n0.div_ceil(slab);
         adjustments.push(format!(
-            "compression: chunks are whole slabs of {SLAB} planes and {n0} planes make only \
+            "compression: chunks are whole slabs of {slab} planes and {n0} planes make only \
              {chunks}; using {chunks} chunks instead of {}",
             opts.chunks
         ));
@@ -207,9 +209,9 @@ pub fn owned(n0: usize, d: usize, i: usize) -> Range<usize> {
 }
 
 /// Owned planes of chunk `i` of `d` when compressing: whole slabs, as even as possible.
-pub fn owned_slabs(n0: usize, d: usize, i: usize) -> Range<usize> {
-    let s = owned(n0.div_ceil(SLAB), d, i);
-    (s.start * SLAB).min(n0)..(s.end * SLAB).min(n0)
+pub fn owned_slabs(n0: usize, d: usize, i: usize, slab: usize) -> Range<usize> {
+    let s = owned(n0.div_ceil(slab), d, i);
+    (s.start * slab).min(n0)..(s.end * slab).min(n0)
 }
 
 /// Compression: rounds the window, and the loads of compressed arrays, outward to whole slabs, so
@@ -223,19 +225,20 @@ fn align_to_slabs(
     first_block: bool,
     n0: usize,
 ) {
-    work.window = slab_cover(&work.window, n0);
+    let slab = slab_planes(comp);
+    work.window = slab_cover(&work.window, n0, slab);
     for (p, c) in comp.iter().enumerate() {
         let Some(c) = c else { continue };
         if first_block && !c.written {
             work.load[p] = hull(&work.load[p], &Some(owned.clone()));
         }
-        work.load[p] = work.load[p].as_ref().map(|r| slab_cover(r, n0));
+        work.load[p] = work.load[p].as_ref().map(|r| slab_cover(r, n0, slab));
     }
 }
 
 /// The smallest run of whole slabs covering `r` (the last slab ends at the last plane `n0`).
-fn slab_cover(r: &Range<usize>, n0: usize) -> Range<usize> {
-    (r.start / SLAB * SLAB)..(r.end.div_ceil(SLAB) * SLAB).min(n0)
+fn slab_cover(r: &Range<usize>, n0: usize, slab: usize) -> Range<usize> {
+    (r.start / slab * slab)..(r.end.div_ceil(slab) * slab).min(n0)
 }
 
 /// Per physical array, how it is compressed; refuses settings the plan cannot honour.
@@ -271,18 +274,15 @@ fn compression(
             rate,
             reason,
         };
-        let slab_bytes =
-            crate::codec::slab_bytes(&shape[1..], rate).map_err(|e| bad(e.to_string()))?;
+        let comp = Rate::new(rate)
+            .and_then(|rate| Compression::new(CodecKind::default(), rate, &shape[1..], ret[a]))
+            .map_err(|e| bad(e.to_string()))?;
         if !ret[a] && crate::binding::written_physically(program, a) {
             return Err(bad(
                 "it is a scratch array, whose contents never go back to the host".into(),
             ));
         }
-        out.push(Some(Compression {
-            rate,
-            slab_bytes,
-            written: ret[a],
-        }));
+        out.push(Some(comp));
     }
     Ok(out)
 }
@@ -306,7 +306,7 @@ fn geometry(
         let block = (0..d)
             .map(|i| {
                 let own = match slabs {
-                    Some(_) => owned_slabs(n0, d, i),
+                    Some(comp) => owned_slabs(n0, d, i, slab_planes(comp)),
                     None => owned(n0, d, i),
                 };
                 let mut work = infer(program, shape, &own, s, &binding, &ret, points);

@@ -9,11 +9,10 @@
 
 use super::device::{self, cuda_err};
 use super::memory::{DeviceBuf, PinnedHost};
-use crate::codec;
 use crate::error::CompressError;
 use crate::error::Error;
 use crate::fault::{self, Site};
-use crate::plan::{slabs, Plan, SLAB};
+use crate::plan::Plan;
 use crate::program::Program;
 use cudarc::driver::{result, sys, CudaContext};
 use std::ffi::c_void;
@@ -23,11 +22,13 @@ use std::sync::Arc;
 /// Threads per block of the codec kernels (one thread per codec block).
 const THREADS: u32 = 128;
 
-/// One compressed array's kernels and block size.
+/// One compressed array's kernels and their launch.
 struct Kernels {
     encode: sys::CUfunction,
     decode: sys::CUfunction,
-    maxbits: u32,
+    /// Threads per slab and the kernels' rate parameter ([`crate::codec::CudaLaunch`]).
+    threads_per_slab: usize,
+    param: u32,
 }
 
 pub(super) struct DeviceCodec {
@@ -39,8 +40,6 @@ pub(super) struct DeviceCodec {
     /// One `unsigned int` per array, set by the encode kernels on NaN or infinity (such a block
     /// is not written; the run then fails with a typed error).
     flags: DeviceBuf,
-    /// Codec blocks per slab (the inner axes' blocks).
-    blocks_per_slab: usize,
 }
 
 impl DeviceCodec {
@@ -57,7 +56,6 @@ impl DeviceCodec {
         fault::hit(Site::Compile, || {
             "NVRTC compile of the codec kernels".into()
         })?;
-        let module = device::module(ctx, "pacc_codec", codec::cuda::SOURCE, false)?;
         let ndim = plan.shape.len();
         let mut kernels = Vec::with_capacity(program.arrays.len());
         for (a, decl) in program.arrays.iter().enumerate() {
@@ -71,17 +69,17 @@ impl DeviceCodec {
                     message: reason,
                 })
             };
-            let maxbits = codec::block_bits(c.rate, ndim).map_err(|e| bad(e.to_string()))?;
-            if maxbits % 64 != 0 || maxbits > u32::MAX as usize {
-                return Err(bad(format!(
-                    "rate {} gives {maxbits}-bit blocks; the GPU codec needs whole 64-bit words",
-                    c.rate
-                )));
-            }
+            let codec = c.codec.get();
+            let launch = codec
+                .cuda_launch(&plan.shape, c.rate)
+                .map_err(|e| bad(e.to_string()))?;
+            // Cached per source: arrays sharing a codec share one module.
+            let module = device::module(ctx, "pacc_codec", codec.cuda_source(), false)?;
             kernels.push(Some(Kernels {
-                encode: module.function(&codec::cuda::kernel_name(true, decl.elem, ndim))?,
-                decode: module.function(&codec::cuda::kernel_name(false, decl.elem, ndim))?,
-                maxbits: maxbits as u32,
+                encode: module.function(&codec.cuda_kernel(true, decl.elem, ndim))?,
+                decode: module.function(&codec.cuda_kernel(false, decl.elem, ndim))?,
+                threads_per_slab: launch.threads_per_slab,
+                param: launch.param,
             }));
         }
         let mut staging = Vec::with_capacity(plan.buffer_sets);
@@ -116,7 +114,6 @@ impl DeviceCodec {
             staging,
             host,
             flags,
-            blocks_per_slab: plan.shape[1..].iter().map(|n| n.div_ceil(SLAB)).product(),
         }))
     }
 
@@ -145,9 +142,8 @@ impl DeviceCodec {
         if n == 0 {
             return Ok(());
         }
-        let host = self.host[array].ptr.add(slabs(planes).start * c.slab_bytes);
-        let dev =
-            self.staging[set][array].ptr + ((planes.start - base) / SLAB * c.slab_bytes) as u64;
+        let host = self.host[array].ptr.add(c.offset(planes.start));
+        let dev = self.staging[set][array].ptr + c.offset(planes.start - base) as u64;
         if htod {
             sys::cuMemcpyHtoDAsync_v2(dev, host as *const c_void, n, st)
                 .result()
@@ -181,21 +177,20 @@ impl DeviceCodec {
                 "a codec operation on an uncompressed array".into(),
             ));
         };
-        let total = slabs(planes).len() * self.blocks_per_slab;
+        let total = c.slabs(planes).len() * k.threads_per_slab;
         if total == 0 {
             return Ok(());
         }
         let elem = plan.elem_sizes[array];
         let values = buf + ((planes.start - base) * plan.plane_len * elem) as u64;
-        let bytes =
-            self.staging[set][array].ptr + ((planes.start - base) / SLAB * c.slab_bytes) as u64;
-        // The kernels' ABI (`codec::cuda`): encode (values, n0, n1[, n2], bytes, maxbits, err),
-        // decode (bytes, n0, n1[, n2], values, maxbits).
+        let bytes = self.staging[set][array].ptr + c.offset(planes.start - base) as u64;
+        // The kernels' ABI (`codec::CudaLaunch`): encode (values, n0, n1[, n2], bytes, param,
+        // err), decode (bytes, n0, n1[, n2], values, param).
         let mut slots: Vec<u64> = vec![if encode { values } else { bytes }];
         slots.push(planes.len() as u64);
         slots.extend(plan.shape[1..].iter().map(|&n| n as u64));
         slots.push(if encode { bytes } else { values });
-        slots.push(u64::from(k.maxbits));
+        slots.push(u64::from(k.param));
         if encode {
             slots.push(self.flags.ptr + 4 * array as u64);
         }

@@ -132,7 +132,11 @@ fn replan(
             block_steps: plan.block_steps,
             scheme,
             buffer_sets: plan.buffer_sets,
-            compress: plan.compression.iter().map(|c| c.map(|c| c.rate)).collect(),
+            compress: plan
+                .compression
+                .iter()
+                .map(|c| c.map(|c| c.rate.bits()))
+                .collect(),
         },
     )
 }
