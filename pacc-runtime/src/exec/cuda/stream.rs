@@ -1,0 +1,63 @@
+//! Owners of streams and events, and the guard that synchronizes a context before a run's
+//! resources are freed.
+
+use super::driver::{self, Event, Stream};
+use crate::error::Error;
+use cudarc::driver::CudaContext;
+use std::sync::Arc;
+
+/// Non-blocking streams, destroyed when dropped.
+pub(crate) struct Streams(pub Vec<Stream>);
+
+impl Streams {
+    pub fn new(n: usize) -> Result<Streams, Error> {
+        let mut s = Streams(Vec::with_capacity(n));
+        for _ in 0..n {
+            s.0.push(driver::stream_create()?);
+        }
+        Ok(s)
+    }
+}
+
+impl Drop for Streams {
+    fn drop(&mut self) {
+        for &s in &self.0 {
+            // SAFETY: created by us; work was synchronized before this drop.
+            unsafe { driver::stream_destroy(s) };
+        }
+    }
+}
+
+/// Timing events, destroyed when dropped.
+pub(crate) struct Events(pub Vec<Event>);
+
+impl Events {
+    pub fn new(n: usize) -> Result<Events, Error> {
+        let mut e = Events(Vec::with_capacity(n));
+        for _ in 0..n {
+            e.0.push(driver::event_create()?);
+        }
+        Ok(e)
+    }
+}
+
+impl Drop for Events {
+    fn drop(&mut self) {
+        for &e in &self.0 {
+            // SAFETY: created by us.
+            unsafe { driver::event_destroy(e) };
+        }
+    }
+}
+
+/// Synchronizes the context when dropped: declared after (or, in a struct, before) every
+/// resource of a run, so it runs first on every exit path (errors included) and nothing is freed
+/// while the GPU may use it.
+pub(crate) struct SyncOnDrop(pub Arc<CudaContext>);
+
+impl Drop for SyncOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.bind_to_thread();
+        let _ = self.0.synchronize();
+    }
+}
