@@ -1,9 +1,10 @@
-//! Owners of streams and events, and the guard that synchronizes a context before a run's
-//! resources are freed.
+//! Owners of streams and events, the payload of host functions enqueued on streams, and the
+//! guard that synchronizes a context before a run's resources are freed.
 
 use super::driver::{self, Event, Stream};
 use crate::error::Error;
 use cudarc::driver::CudaContext;
+use std::ffi::c_void;
 use std::sync::Arc;
 
 /// Non-blocking streams, destroyed when dropped.
@@ -59,5 +60,36 @@ impl Drop for SyncOnDrop {
     fn drop(&mut self) {
         let _ = self.0.bind_to_thread();
         let _ = self.0.synchronize();
+    }
+}
+
+/// Payload of a host-function copy (StageIn/StageOut).
+pub(super) struct HostCopy {
+    pub src: *const u8,
+    pub dst: *mut u8,
+    pub len: usize,
+}
+
+/// The host function of a [`HostCopy`] (runs on the driver's thread; large copies in pieces on
+/// rayon's pool).
+///
+/// # Safety
+/// `user` must point at a live `HostCopy` whose ranges are valid and do not overlap.
+pub(super) unsafe extern "C" fn host_copy(user: *mut c_void) {
+    let c = &*(user as *const HostCopy);
+    const PIECE: usize = 4 << 20;
+    if c.len >= 4 * PIECE {
+        use rayon::prelude::*;
+        let (src, dst, len) = (c.src as usize, c.dst as usize, c.len);
+        (0..len.div_ceil(PIECE)).into_par_iter().for_each(|i| {
+            let o = i * PIECE;
+            let n = PIECE.min(len - o);
+            // SAFETY: disjoint pieces of the two non-overlapping ranges given by the plan.
+            unsafe {
+                std::ptr::copy_nonoverlapping((src + o) as *const u8, (dst + o) as *mut u8, n)
+            };
+        });
+    } else {
+        std::ptr::copy_nonoverlapping(c.src, c.dst, c.len);
     }
 }

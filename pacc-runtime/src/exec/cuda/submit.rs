@@ -7,6 +7,7 @@ use super::driver::{self, Stream};
 use super::label::op_label;
 use super::launch::{self, Args, KernelArgs};
 use super::prepare::{Compiled, Resources};
+use super::stream::{host_copy, HostCopy};
 use crate::error::Error;
 use crate::fault::{self, Site, Tracker};
 use crate::invocation::Invocation;
@@ -14,32 +15,6 @@ use crate::plan::{HostSide, Op, OpKind, Plan};
 use crate::program::Program;
 use std::ffi::c_void;
 use std::ops::Range;
-
-/// Payload of a host-function copy (StageIn/StageOut).
-pub(super) struct HostCopy {
-    src: *const u8,
-    dst: *mut u8,
-    len: usize,
-}
-
-unsafe extern "C" fn host_copy(user: *mut c_void) {
-    let c = &*(user as *const HostCopy);
-    const PIECE: usize = 4 << 20;
-    if c.len >= 4 * PIECE {
-        use rayon::prelude::*;
-        let (src, dst, len) = (c.src as usize, c.dst as usize, c.len);
-        (0..len.div_ceil(PIECE)).into_par_iter().for_each(|i| {
-            let o = i * PIECE;
-            let n = PIECE.min(len - o);
-            // SAFETY: disjoint pieces of the two non-overlapping ranges given by the plan.
-            unsafe {
-                std::ptr::copy_nonoverlapping((src + o) as *const u8, (dst + o) as *mut u8, n)
-            };
-        });
-    } else {
-        std::ptr::copy_nonoverlapping(c.src, c.dst, c.len);
-    }
-}
 
 /// Submits every operation of `plan` and waits for the streams. Returns, per op, the first of
 /// its reduction result slots (`usize::MAX` for ops without reductions). On an error the
