@@ -655,8 +655,9 @@ mod tests {
         let p = prog(2);
         let shape = [512, 128, 128];
         let steps = 32;
-        // A quarter of the arrays fits: several chunks, so deep blocks cost redundant halo work.
-        let arrays = 3 * 512 * 128 * 128 * 4u64;
+        // A quarter of the arrays fits (besides the executor's 64 MiB): several chunks, so deep
+        // blocks cost redundant halo work.
+        let memory = (64 << 20) + 3 * 512 * 128 * 128 * 4u64 / 4;
         let per_step = |c: &TuneChoice| {
             let k = c.block_steps as f64;
             let bytes = (c.block.bytes_htod + c.block.bytes_dtoh) as f64 / k;
@@ -672,7 +673,7 @@ mod tests {
             &p,
             &shape,
             steps,
-            &TuneInputs::new(slow_link, vec![1e14], arrays / 4),
+            &TuneInputs::new(slow_link, vec![1e14], memory),
         )
         .unwrap();
         let fast_link = LinkRates {
@@ -685,7 +686,7 @@ mod tests {
             &p,
             &shape,
             steps,
-            &TuneInputs::new(fast_link, vec![1e8], arrays / 4),
+            &TuneInputs::new(fast_link, vec![1e8], memory),
         )
         .unwrap();
         let (lb_bytes, lb_points) = per_step(&link_bound);
