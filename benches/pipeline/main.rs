@@ -747,7 +747,7 @@ mod gpu {
     }
 
     pub fn link() -> Result<LinkRates, String> {
-        cuda::measure_link(256 << 20, 5).map_err(|e| e.to_string())
+        tune::measure_link(256 << 20, 5).map_err(|e| e.to_string())
     }
 
     pub struct Lock(#[allow(dead_code)] cuda::HostLock);
@@ -784,7 +784,7 @@ mod gpu {
         let inv = w.invocation(steps);
         let out =
             cuda::execute(&w.program, &plan, &inv, &run_options(fma)).map_err(|e| e.to_string())?;
-        let pred = inputs.map(|i| tune::predict(&w.program, &out.plan, i));
+        let pred = inputs.map(|i| tune::predict(&w.program, &out.plan, &i.rates));
         let useful = tune::useful_points(&w.program, &w.shape, steps);
         let r = &out.report;
         let span = r
@@ -1103,8 +1103,8 @@ fn bench_one(
         );
         let budget = gpu::budget().unwrap_or(0);
         let mut inputs = TuneInputs::new(*link, rates, budget);
-        inputs.host_copy_rate = tune::measure_host_copy_rate(1 << 30);
-        res.host_copy_gbps = inputs.host_copy_rate / 1e9;
+        inputs.rates.host_copy_rate = tune::measure_host_copy_rate(1 << 30);
+        res.host_copy_gbps = inputs.rates.host_copy_rate / 1e9;
         println!(
             "host memcpy (parallel, 4 MiB pieces): {:.1} GB/s",
             res.host_copy_gbps

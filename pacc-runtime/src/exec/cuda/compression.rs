@@ -7,14 +7,15 @@
 //! window at byte `s * slab_bytes` (slab 0 = the buffer's base, a slab boundary); the host copy
 //! holds the whole array's stream, slab `j` at `j * slab_bytes`.
 
-use super::device::{self, cuda_err};
+use super::device;
+use super::driver::{self, DevicePtr, Function, Stream};
 use super::memory::{DeviceBuf, PinnedHost};
 use crate::error::CompressError;
 use crate::error::Error;
 use crate::fault::{self, Site};
 use crate::plan::Plan;
 use crate::program::Program;
-use cudarc::driver::{result, sys, CudaContext};
+use cudarc::driver::CudaContext;
 use std::ffi::c_void;
 use std::ops::Range;
 use std::sync::Arc;
@@ -24,8 +25,8 @@ const THREADS: u32 = 128;
 
 /// One compressed array's kernels and their launch.
 struct Kernels {
-    encode: sys::CUfunction,
-    decode: sys::CUfunction,
+    encode: Function,
+    decode: Function,
     /// Threads per slab and the kernels' rate parameter ([`crate::codec::CudaLaunch`]).
     threads_per_slab: usize,
     param: u32,
@@ -106,9 +107,7 @@ impl DeviceCodec {
         }
         let flags = DeviceBuf::new(ctx, 4 * program.arrays.len(), "codec error flags")?;
         // SAFETY: `flags` holds 4 bytes per array.
-        unsafe { sys::cuMemsetD8_v2(flags.ptr, 0, flags.bytes) }
-            .result()
-            .map_err(cuda_err("clearing the codec error flags"))?;
+        unsafe { driver::memset(flags.ptr, 0, flags.bytes, "clearing the codec error flags") }?;
         Ok(Some(DeviceCodec {
             kernels,
             staging,
@@ -131,7 +130,7 @@ impl DeviceCodec {
         base: usize,
         planes: &Range<usize>,
         htod: bool,
-        st: sys::CUstream,
+        st: Stream,
     ) -> Result<(), Error> {
         let Some(c) = plan.compressed(array) else {
             return Err(Error::Internal(
@@ -145,13 +144,9 @@ impl DeviceCodec {
         let host = self.host[array].ptr.add(c.offset(planes.start));
         let dev = self.staging[set][array].ptr + c.offset(planes.start - base) as u64;
         if htod {
-            sys::cuMemcpyHtoDAsync_v2(dev, host as *const c_void, n, st)
-                .result()
-                .map_err(cuda_err("cuMemcpyHtoDAsync (compressed)"))
+            driver::copy_htod_async(dev, host, n, st, "cuMemcpyHtoDAsync (compressed)")
         } else {
-            sys::cuMemcpyDtoHAsync_v2(host as *mut c_void, dev, n, st)
-                .result()
-                .map_err(cuda_err("cuMemcpyDtoHAsync (compressed)"))
+            driver::copy_dtoh_async(host, dev, n, st, "cuMemcpyDtoHAsync (compressed)")
         }
     }
 
@@ -169,8 +164,8 @@ impl DeviceCodec {
         base: usize,
         planes: &Range<usize>,
         encode: bool,
-        buf: sys::CUdeviceptr,
-        st: sys::CUstream,
+        buf: DevicePtr,
+        st: Stream,
     ) -> Result<(), Error> {
         let (Some(c), Some(k)) = (plan.compressed(array), &self.kernels[array]) else {
             return Err(Error::Internal(
@@ -200,13 +195,12 @@ impl DeviceCodec {
             .collect();
         let grid = (total.div_ceil(THREADS as usize) as u32, 1, 1);
         let f = if encode { k.encode } else { k.decode };
-        result::launch_kernel(f, grid, (THREADS, 1, 1), 0, st, &mut params).map_err(cuda_err(
-            if encode {
-                "launching the encode kernel"
-            } else {
-                "launching the decode kernel"
-            },
-        ))
+        let what = if encode {
+            "launching the encode kernel"
+        } else {
+            "launching the decode kernel"
+        };
+        driver::launch(f, grid, (THREADS, 1, 1), st, &mut params, what)
     }
 
     /// After the run (streams synchronized): an error naming the first array whose values could
@@ -216,9 +210,12 @@ impl DeviceCodec {
         let bounce = PinnedHost::new(ctx, 4 * n, "codec flag bounce buffer")?;
         // SAFETY: both hold 4 * n bytes; the streams are synchronized.
         let flags = unsafe {
-            sys::cuMemcpyDtoH_v2(bounce.ptr as *mut c_void, self.flags.ptr, 4 * n)
-                .result()
-                .map_err(cuda_err("reading the codec error flags"))?;
+            driver::copy_dtoh(
+                bounce.ptr,
+                self.flags.ptr,
+                4 * n,
+                "reading the codec error flags",
+            )?;
             std::slice::from_raw_parts(bounce.ptr as *const u32, n).to_vec()
         };
         match flags.iter().position(|&f| f != 0) {
