@@ -155,7 +155,10 @@ pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<Run
         inv.t0 = t0 + done as i64;
         inv.steps = plan.steps;
         inv.reduction_init = reductions.clone();
-        let (r, seg) = execute(backend, program, plan, &inv, opts)
+        // Progress counts over the whole call, not the segment's plan.
+        let mut seg_opts = opts.clone();
+        seg_opts.on_progress = opts.on_progress.as_ref().map(|p| p.segment(done, steps));
+        let (r, seg) = execute(backend, program, plan, &inv, &seg_opts)
             .map_err(|e| in_context(e, done, blocks_done, last_checkpoint.as_ref()))?;
         reductions = r;
         match &mut report {
@@ -225,7 +228,7 @@ fn execute(
         Backend::Cpu(order) => order,
     };
     let start = Instant::now();
-    let out = cpu::execute(program, plan, inv, order)?;
+    let out = cpu::execute(program, plan, inv, order, opts.on_progress.as_ref())?;
     let report = Report {
         program: program.name.clone(),
         backend: backend.name().into(),

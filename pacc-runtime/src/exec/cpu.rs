@@ -15,6 +15,7 @@ use crate::fault::{self, Site, Tracker};
 use crate::invocation::Invocation;
 use crate::plan::{slabs, HostSide, Op, OpKind, Plan, SLAB};
 use crate::program::{Elem, Program, ReduceOp};
+use crate::progress::{OnProgress, StepCounter};
 use crate::report::StageTimes;
 use rayon::prelude::*;
 use std::ops::Range;
@@ -53,6 +54,7 @@ pub fn execute(
     plan: &Plan,
     inv: &Invocation<'_>,
     order: Order,
+    progress: Option<&OnProgress>,
 ) -> Result<ExecOutput> {
     let setup = Instant::now();
     check_plan(program, plan, inv)?;
@@ -74,6 +76,7 @@ pub fn execute(
     let mut partials = Partials::new(program, plan.steps);
     let shape = &plan.shape;
     let mut tracker = Tracker::new(plan);
+    let mut counter = StepCounter::new(plan, progress);
     for i in order {
         let op = &plan.ops[i];
         fault::hit(Site::of(&op.kind), || describe(i, op)).map_err(|e| tracker.fail(e))?;
@@ -83,6 +86,7 @@ pub fn execute(
         let secs = start.elapsed().as_secs_f64();
         *slot(&mut stages) += secs;
         tracker.finished(plan, i);
+        counter.finished(plan, i);
     }
     Ok(ExecOutput {
         reductions: partials.finish(program, inv, plan.steps),

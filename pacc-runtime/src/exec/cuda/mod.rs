@@ -55,6 +55,7 @@ use crate::invocation::{Invocation, ScalarValue};
 use crate::options::Options;
 use crate::plan::{HostSide, OpKind, Plan, PlanOptions, Scheme};
 use crate::program::{Elem, Program, ReduceOp};
+use crate::progress::StepCounter;
 use crate::report::{Report, StageTimes, TraceEvent};
 use cudarc::driver::{result, sys, CudaContext};
 use device::cuda_err;
@@ -691,6 +692,7 @@ fn execute_serialized(
         let mut slot = 0usize;
         let mut op_slot = vec![usize::MAX; nops];
         let mut tracker = Tracker::new(&plan);
+        let mut counter = StepCounter::new(&plan, opts.on_progress.as_ref());
         // Operations whose end event has been recorded (a prefix of the plan).
         let mut recorded = 0usize;
         let mut submit = || -> Result<(), Error> {
@@ -948,6 +950,11 @@ fn execute_serialized(
                 }
                 result::event::record(ev_end(i), st).map_err(cerr("recording an event"))?;
                 recorded = i + 1;
+            }
+            // Progress while the device works: each kernel's end, in plan order.
+            for i in counter.watched(&plan) {
+                result::event::synchronize(ev_end(i)).map_err(cerr("waiting for a kernel"))?;
+                counter.finished(&plan, i);
             }
             for &s in &streams.0 {
                 result::stream::synchronize(s)
