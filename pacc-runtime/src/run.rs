@@ -228,7 +228,7 @@ fn execute(
         Backend::Cpu(order) => order,
     };
     let start = Instant::now();
-    let out = cpu::execute(program, plan, inv, order, opts.on_progress.as_ref())?;
+    let out = cpu::execute_with_progress(program, plan, inv, order, opts.on_progress.as_ref())?;
     let report = Report {
         program: program.name.clone(),
         backend: backend.name().into(),

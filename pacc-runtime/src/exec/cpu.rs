@@ -54,6 +54,16 @@ pub fn execute(
     plan: &Plan,
     inv: &Invocation<'_>,
     order: Order,
+) -> Result<ExecOutput> {
+    execute_with_progress(program, plan, inv, order, None)
+}
+
+/// [`execute`], calling `progress` as each block's kernels complete (see [`crate::progress`]).
+pub fn execute_with_progress(
+    program: &Program,
+    plan: &Plan,
+    inv: &Invocation<'_>,
+    order: Order,
     progress: Option<&OnProgress>,
 ) -> Result<ExecOutput> {
     let setup = Instant::now();
