@@ -31,6 +31,8 @@ pub mod options;
 #[cfg(feature = "runtime")]
 pub mod plan;
 #[cfg(feature = "runtime")]
+pub mod progress;
+#[cfg(feature = "runtime")]
 pub mod report;
 #[cfg(feature = "runtime")]
 pub mod run;
@@ -49,6 +51,8 @@ pub use invocation::{HostArray, HostSlice, Invocation, RunOutput, ScalarValue};
 pub use options::{BackendChoice, Checkpointing, KernelForm, Options, Resume};
 #[cfg(feature = "runtime")]
 pub use plan::{Compression, Plan, PlanOptions, Scheme};
+#[cfg(feature = "runtime")]
+pub use progress::{OnProgress, StepsDone};
 #[cfg(feature = "runtime")]
 pub use report::Report;
 #[cfg(feature = "runtime")]

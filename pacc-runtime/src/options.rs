@@ -2,6 +2,7 @@
 
 use crate::error::Error;
 use crate::plan::Scheme;
+use crate::progress::{OnProgress, StepsDone};
 use std::path::PathBuf;
 
 /// Which backend runs a pipelined function.
@@ -73,6 +74,8 @@ pub struct Options {
     pub compress_all: Option<f64>,
     /// Ignore the directive's `compress(..)` clause (and `compress_all`): no compression.
     pub compress_off: bool,
+    /// Called as time steps complete (see [`Options::on_progress`]).
+    pub on_progress: Option<OnProgress>,
 }
 
 /// The form of a generated CUDA kernel (docs/internals.md §3).
@@ -290,6 +293,12 @@ impl Options {
         self.compress_off = true;
         self.compress.clear();
         self.compress_all = None;
+        self
+    }
+    /// Call `f` with the steps done so far each time a block's kernels complete (see
+    /// [`crate::progress`]); for a progress bar.
+    pub fn on_progress(mut self, f: impl Fn(StepsDone) + Send + Sync + 'static) -> Self {
+        self.on_progress = Some(OnProgress::new(f));
         self
     }
     /// Resume from the checkpoint in `dir` if there is one, else start from the beginning.

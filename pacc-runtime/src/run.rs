@@ -300,9 +300,13 @@ impl Session<'_> {
             inv.t0 = t0 + cursor.done as i64;
             inv.steps = plan.steps;
             inv.reduction_init = cursor.reductions.clone();
+            // Progress counts over the whole call, not the segment's plan.
+            let mut seg_opts = self.opts.clone();
+            seg_opts.on_progress =
+                (self.opts.on_progress.as_ref()).map(|p| p.segment(cursor.done, steps));
             let out = self
                 .executor
-                .execute(self.program, plan, &inv, self.opts)
+                .execute(self.program, plan, &inv, &seg_opts)
                 .map_err(|e| cursor.in_context(e))?;
             cursor.reductions = out.reductions;
             match &mut report {

@@ -15,6 +15,7 @@ use crate::invocation::Invocation;
 use crate::options::Options;
 use crate::plan::{HostSide, Op, OpKind, Plan};
 use crate::program::{Elem, Program, ReduceOp};
+use crate::progress::{OnProgress, StepCounter};
 use crate::report::{Report, StageTimes};
 use crate::validate;
 use rayon::prelude::*;
@@ -59,10 +60,10 @@ impl Executor for CpuExecutor {
         program: &Program,
         plan: &Plan,
         inv: &Invocation<'_>,
-        _opts: &Options,
+        opts: &Options,
     ) -> Result<Executed> {
         let start = Instant::now();
-        let out = execute(program, plan, inv, self.order)?;
+        let out = execute_with_progress(program, plan, inv, self.order, opts.on_progress.as_ref())?;
         let device = format!("CPU, {} rayon threads", rayon::current_num_threads());
         let mut report = Report::of_plan(program, self.name(), Some(device), plan);
         report.wall_seconds = start.elapsed().as_secs_f64();
@@ -88,6 +89,17 @@ pub fn execute(
     inv: &Invocation<'_>,
     order: Order,
 ) -> Result<ExecOutput> {
+    execute_with_progress(program, plan, inv, order, None)
+}
+
+/// [`execute`], calling `progress` as each block's kernels complete (see [`crate::progress`]).
+pub fn execute_with_progress(
+    program: &Program,
+    plan: &Plan,
+    inv: &Invocation<'_>,
+    order: Order,
+    progress: Option<&OnProgress>,
+) -> Result<ExecOutput> {
     let setup = Instant::now();
     validate::execution(program, plan, inv)?;
     closures_match(program, inv)?;
@@ -108,6 +120,7 @@ pub fn execute(
     };
     let mut partials = Partials::new(program, plan.steps);
     let mut tracker = Tracker::new(plan);
+    let mut counter = StepCounter::new(plan, progress);
     for i in order {
         let op = &plan.ops[i];
         fault::hit(Site::of(&op.kind), || describe(i, op)).map_err(|e| tracker.fail(e.into()))?;
@@ -115,6 +128,7 @@ pub fn execute(
         run_op(program, plan, inv, &mut mem, op, &mut partials).map_err(|e| tracker.fail(e))?;
         stages.add_op(&op.kind, start.elapsed().as_secs_f64());
         tracker.finished(plan, i);
+        counter.finished(plan, i);
     }
     Ok(ExecOutput {
         reductions: partials.finish(program, inv, plan.steps),

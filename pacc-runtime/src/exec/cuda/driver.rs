@@ -406,6 +406,14 @@ pub(crate) unsafe fn event_record(ev: Event, st: Stream) -> Result<(), Error> {
     result::event::record(ev, st).map_err(fail("recording an event"))
 }
 
+/// Waits until the work before `ev`'s recording has run.
+///
+/// # Safety
+/// `ev` must be live and recorded.
+pub(crate) unsafe fn event_sync(ev: Event, what: impl Display) -> Result<(), Error> {
+    result::event::synchronize(ev).map_err(fail(what))
+}
+
 /// Milliseconds between two completed events.
 ///
 /// # Safety

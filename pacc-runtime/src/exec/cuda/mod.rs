@@ -162,7 +162,15 @@ fn execute_serialized(
     let setup_s = t_start.elapsed().as_secs_f64() - placed.register_s;
 
     let mut tracker = Tracker::new(&plan);
-    let op_slot = submit::submit(program, &plan, inv, &compiled, &mut res, &mut tracker)?;
+    let op_slot = submit::submit(
+        program,
+        &plan,
+        inv,
+        &compiled,
+        &mut res,
+        &mut tracker,
+        opts.on_progress.as_ref(),
+    )?;
 
     let fail = |e: Error| tracker.fail(e);
     if let Some(c) = &res.codec {

@@ -14,6 +14,7 @@ use crate::fault::{self, Site};
 use crate::invocation::Invocation;
 use crate::plan::{HostSide, Op, OpKind, Plan};
 use crate::program::Program;
+use crate::progress::{OnProgress, StepCounter};
 use std::ffi::c_void;
 use std::ops::Range;
 
@@ -28,6 +29,7 @@ pub(super) fn submit(
     compiled: &Compiled,
     res: &mut Resources,
     tracker: &mut Tracker,
+    on_progress: Option<&OnProgress>,
 ) -> Result<Vec<usize>, Error> {
     let ndim = plan.shape.len();
     let mut s = Submit {
@@ -45,6 +47,7 @@ pub(super) fn submit(
         slot: 0,
         op_slot: vec![usize::MAX; plan.ops.len()],
         recorded: 0,
+        counter: StepCounter::new(plan, on_progress),
     };
     // SAFETY: raw driver calls on buffers we allocated with the sizes the plan gives; host
     // pointers are the caller's arrays (borrowed for the call) or our staging buffers;
@@ -78,6 +81,8 @@ struct Submit<'a, 'i> {
     op_slot: Vec<usize>,
     /// Operations whose end event has been recorded (a prefix of the plan).
     recorded: usize,
+    /// Steps done, reported as each block's kernels complete (`crate::progress`).
+    counter: StepCounter,
 }
 
 impl Submit<'_, '_> {
@@ -112,6 +117,11 @@ impl Submit<'_, '_> {
             self.op(i, op, st)?;
             driver::event_record(self.res.end(i), st)?;
             self.recorded = i + 1;
+        }
+        // Progress while the device works: each watched kernel's end, in plan order.
+        for i in self.counter.watched(plan) {
+            driver::event_sync(self.res.end(i), "waiting for a kernel")?;
+            self.counter.finished(plan, i);
         }
         for &s in &self.res.streams.0 {
             driver::stream_sync(s, "running the plan (stream synchronize)")?;
