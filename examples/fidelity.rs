@@ -2,7 +2,7 @@
 //! N steps, for the 3D acoustic model and the 2D Gray-Scott model (two coupled fields).
 //!
 //! ```text
-//! cargo run --release --example fidelity -- --json fidelity.json --svg fidelity.svg
+//! cargo run --release --example fidelity -- --json fidelity.json --svg fidelity.svg  # + fidelity.png
 //! ```
 //!
 //! Every run (the uncompressed reference and one per `--rates` entry, all arrays compressed at
@@ -18,8 +18,12 @@ use pacc::fidelity::{compare, Errors};
 use pacc::models::acoustic::{self, propagate, HALO};
 use pacc::models::grayscott;
 use pacc::{BackendChoice, Options, Report, Scheme};
+use plotters::coord::Shift;
+use plotters::element::DashedPathElement;
+use plotters::prelude::*;
+use plotters::style::FontStyle;
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 #[derive(Parser, Debug)]
@@ -67,7 +71,8 @@ struct Cli {
     /// Write every sample as JSON to this file.
     #[arg(long, value_name = "PATH")]
     json: Option<PathBuf>,
-    /// Write a plot of the relative L2 error against the step (SVG) to this file.
+    /// Write a plot of the relative L2 error against the step (SVG) to this file, and as PNG
+    /// beside it (the same name ending in `.png`).
     #[arg(long, value_name = "PATH")]
     svg: Option<PathBuf>,
 }
@@ -524,9 +529,10 @@ fn main() {
         println!("JSON written to {}", path.display());
     }
     if let Some(path) = &cli.svg {
-        std::fs::write(path, plot(&logs, &setup))
+        let written = plot(&logs, &setup, path)
             .unwrap_or_else(|e| fail(format!("--svg {}: {e}", path.display())));
-        println!("plot written to {}", path.display());
+        let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
+        println!("plot written to {}", names.join(" and "));
     }
 }
 
@@ -717,31 +723,36 @@ fn to_json(logs: &[ModelLog], s: &Setup, command: &str) -> serde_json::Value {
 
 // ---- the plot -------------------------------------------------------------------------------
 
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-}
-
-const COLORS: [&str; 8] = [
-    "#d62728", "#ff7f0e", "#2ca02c", "#1f77b4", "#9467bd", "#8c564b", "#e377c2", "#17becf",
+const COLORS: [RGBColor; 8] = [
+    RGBColor(0xd6, 0x27, 0x28),
+    RGBColor(0xff, 0x7f, 0x0e),
+    RGBColor(0x2c, 0xa0, 0x2c),
+    RGBColor(0x1f, 0x77, 0xb4),
+    RGBColor(0x94, 0x67, 0xbd),
+    RGBColor(0x8c, 0x56, 0x4b),
+    RGBColor(0xe3, 0x77, 0xc2),
+    RGBColor(0x17, 0xbe, 0xcf),
 ];
 
-/// Relative L2 error against the step, log y axis: one line per model/field/rate, colour by
-/// rate, dash pattern by model/field.
-fn plot(logs: &[ModelLog], s: &Setup) -> String {
-    struct Line {
-        name: String,
-        color: &'static str,
-        dash: &'static str,
-        points: Vec<(f64, f64)>,
-    }
-    let dashes = ["", "7,4", "2,3", "10,3,2,3"];
+/// Dash patterns (dash, gap in pixels) telling models and fields apart; `None`: solid.
+const DASHES: [Option<(u32, u32)>; 4] = [None, Some((7, 4)), Some((2, 3)), Some((12, 4))];
+
+/// One line of the plot: a model's field at one rate.
+struct Line {
+    name: String,
+    color: RGBColor,
+    dash: Option<(u32, u32)>,
+    points: Vec<(f64, f64)>,
+}
+
+/// The lines: one per model/field/rate, colour by rate, dash pattern by model/field; only the
+/// points a log axis can show.
+fn lines(logs: &[ModelLog], s: &Setup) -> Vec<Line> {
     let mut lines = Vec::new();
     let mut series = 0;
     for log in logs {
         for field in &log.fields {
-            let dash = dashes[series % dashes.len()];
+            let dash = DASHES[series % DASHES.len()];
             series += 1;
             for run in &log.runs[1..] {
                 let rate = run.rate.unwrap_or(0.0);
@@ -753,158 +764,141 @@ fn plot(logs: &[ModelLog], s: &Setup) -> String {
                     points: run
                         .samples
                         .iter()
-                        .filter(|x| x.field == *field)
+                        .filter(|x| x.field == *field && x.errors.rel_l2.is_finite())
+                        .filter(|x| x.errors.rel_l2 > 0.0)
                         .map(|x| (x.step as f64, x.errors.rel_l2))
                         .collect(),
                 });
             }
         }
     }
-    let vals: Vec<f64> = lines
-        .iter()
-        .flat_map(|l| l.points.iter().map(|p| p.1))
-        .filter(|v| v.is_finite() && *v > 0.0)
-        .collect();
-    let vmax = vals.iter().cloned().fold(f64::MIN_POSITIVE, f64::max);
-    let vmin = vals.iter().cloned().fold(vmax, f64::min);
-    let lo = vmin.log10().floor();
-    let hi = vmax.log10().ceil().max(lo + 1.0);
-    let xmax = s.steps as f64;
+    lines
+}
 
-    let (left, top, pw, ph) = (80.0, 50.0, 640.0, 420.0);
-    let legend_w = 230.0;
-    let w = left + pw + 20.0 + legend_w;
-    let h = top + ph + 70.0;
-    let xp = |x: f64| left + pw * x / xmax;
-    let yp = |y: f64| top + ph * (1.0 - (y.log10() - lo) / (hi - lo));
+/// Relative L2 error against the step, log y axis, as SVG to `path` and PNG beside it (same
+/// name, `.png`); the files written. Text is drawn with the DejaVu font compiled in.
+fn plot(logs: &[ModelLog], s: &Setup, path: &Path) -> Result<Vec<PathBuf>, String> {
+    for (style, bytes) in [
+        (FontStyle::Normal, dejavu::sans::regular()),
+        (FontStyle::Bold, dejavu::sans::bold()),
+    ] {
+        plotters::style::register_font("sans-serif", style, bytes)
+            .map_err(|_| "the bundled DejaVu font does not load".to_string())?;
+    }
+    let lines = lines(logs, s);
+    let png = path.with_extension("png");
+    let size = (1000, 560);
+    draw(
+        SVGBackend::new(path, size).into_drawing_area(),
+        logs,
+        s,
+        &lines,
+    )?;
+    draw(
+        BitMapBackend::new(&png, size).into_drawing_area(),
+        logs,
+        s,
+        &lines,
+    )?;
+    Ok(vec![path.to_path_buf(), png])
+}
 
-    let mut o = String::new();
-    let _ = writeln!(
-        o,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="Helvetica, Arial, sans-serif" font-size="12">"#
-    );
-    let _ = writeln!(o, r#"<rect width="100%" height="100%" fill="white"/>"#);
+fn draw<DB: DrawingBackend>(
+    root: DrawingArea<DB, Shift>,
+    logs: &[ModelLog],
+    s: &Setup,
+    lines: &[Line],
+) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    let e = |e: DrawingAreaErrorKind<DB::ErrorType>| format!("drawing the plot: {e}");
+    root.fill(&WHITE).map_err(e)?;
     let backend = logs.first().map(|l| l.backend.as_str()).unwrap_or("");
-    let _ = writeln!(
-        o,
-        r#"<text x="{}" y="22" font-size="15" font-weight="bold" text-anchor="middle">{}</text>"#,
-        left + pw / 2.0,
-        esc(&format!(
-            "Compressed vs uncompressed run: relative L2 error ({backend} backend)"
-        ))
-    );
-    let sub = logs
+    let title = format!("Compressed vs uncompressed run: relative L2 error ({backend} backend)");
+    let root = root
+        .titled(
+            &title,
+            ("sans-serif", 16).into_font().style(FontStyle::Bold),
+        )
+        .map_err(e)?;
+    let sub: Vec<String> = logs
         .iter()
         .map(|l| {
+            let shape: Vec<String> = l.shape.iter().map(|n| n.to_string()).collect();
             format!(
                 "{} {} ({} round trips)",
                 l.model,
-                l.shape
-                    .iter()
-                    .map(|n| n.to_string())
-                    .collect::<Vec<_>>()
-                    .join("x"),
+                shape.join("x"),
                 l.round_trips()
             )
         })
-        .collect::<Vec<_>>()
-        .join(", ");
-    let _ = writeln!(
-        o,
-        r##"<text x="{}" y="40" text-anchor="middle" fill="#444">{}</text>"##,
-        left + pw / 2.0,
-        esc(&sub)
-    );
-    // Grid and ticks: decades on y, five steps on x.
-    for e in lo as i32..=hi as i32 {
-        let y = yp(10f64.powi(e));
-        let _ = writeln!(
-            o,
-            r##"<line x1="{left}" y1="{y:.1}" x2="{}" y2="{y:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" text-anchor="end" fill="#444" font-size="11">1e{e}</text>"##,
-            left + pw,
-            left - 6.0,
-            y + 4.0
-        );
-    }
-    for i in 0..=5 {
-        let xv = xmax * i as f64 / 5.0;
-        let x = xp(xv);
-        let _ = writeln!(
-            o,
-            r##"<line x1="{x:.1}" y1="{top}" x2="{x:.1}" y2="{}" stroke="#eee"/><text x="{x:.1}" y="{}" text-anchor="middle" fill="#444" font-size="11">{}</text>"##,
-            top + ph,
-            top + ph + 16.0,
-            xv.round()
-        );
-    }
-    let _ = writeln!(
-        o,
-        r##"<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="none" stroke="#888"/>"##
-    );
-    let _ = writeln!(
-        o,
-        r#"<text x="{}" y="{}" text-anchor="middle">time step</text>"#,
-        left + pw / 2.0,
-        top + ph + 38.0
-    );
+        .collect();
+    let root = root
+        .titled(
+            &sub.join(", "),
+            ("sans-serif", 12)
+                .into_font()
+                .color(&RGBColor(0x44, 0x44, 0x44)),
+        )
+        .map_err(e)?;
+    let vals = lines.iter().flat_map(|l| l.points.iter().map(|p| p.1));
+    let vmax = vals.clone().fold(f64::MIN_POSITIVE, f64::max);
+    let vmin = vals.fold(vmax, f64::min);
+    let lo = 10f64.powf(vmin.log10().floor());
+    let hi = 10f64.powf(vmax.log10().ceil()).max(lo * 10.0);
     let caption = format!(
-        "sampled every {} steps (one pipelined call each); colour: rate (bits per value), dash: \
-         model and field",
+        "time step (sampled every {} steps, one pipelined call each; colour: rate in bits per \
+         value, dash: model and field)",
         s.every
     );
-    let _ = writeln!(
-        o,
-        r##"<text x="{}" y="{}" text-anchor="middle" fill="#666" font-size="11">{}</text>"##,
-        left + pw / 2.0,
-        top + ph + 56.0,
-        esc(&caption)
-    );
-    let _ = writeln!(
-        o,
-        r#"<text transform="translate(22,{}) rotate(-90)" text-anchor="middle">relative L2 error ||a - b|| / ||b||</text>"#,
-        top + ph / 2.0
-    );
-    for l in &lines {
-        let pts: Vec<String> = l
-            .points
-            .iter()
-            .filter(|p| p.1.is_finite() && p.1 > 0.0)
-            .map(|&(x, y)| format!("{:.1},{:.1}", xp(x), yp(y)))
-            .collect();
-        if pts.is_empty() {
-            continue;
-        }
-        let dash = if l.dash.is_empty() {
-            String::new()
-        } else {
-            format!(r#" stroke-dasharray="{}""#, l.dash)
+    let mut chart = ChartBuilder::on(&root)
+        .margin(12)
+        .x_label_area_size(44)
+        .y_label_area_size(70)
+        .build_cartesian_2d(0f64..s.steps as f64, (lo..hi).log_scale())
+        .map_err(e)?;
+    chart
+        .configure_mesh()
+        .x_desc(caption)
+        .y_desc("relative L2 error ||a - b|| / ||b||")
+        .x_label_formatter(&|v| format!("{v:.0}"))
+        .y_label_formatter(&|v| format!("{v:.0e}"))
+        .label_style(("sans-serif", 12))
+        .draw()
+        .map_err(e)?;
+    for l in lines {
+        let style = l.color.stroke_width(2);
+        let drawn = match l.dash {
+            None => chart.draw_series(LineSeries::new(l.points.iter().copied(), style)),
+            Some((dash, gap)) => chart.draw_series(DashedLineSeries::new(
+                l.points.iter().copied(),
+                dash,
+                gap,
+                style,
+            )),
         };
-        let _ = writeln!(
-            o,
-            r#"<polyline points="{}" fill="none" stroke="{}" stroke-width="1.8"{dash}/>"#,
-            pts.join(" "),
-            l.color
-        );
+        let (color, dash) = (l.color, l.dash);
+        drawn
+            .map_err(e)?
+            .label(l.name.as_str())
+            .legend(move |(x, y)| {
+                let style = color.stroke_width(2);
+                match dash {
+                    None => PathElement::new(vec![(x, y), (x + 30, y)], style).into_dyn(),
+                    Some((d, g)) => {
+                        DashedPathElement::new(vec![(x, y), (x + 30, y)], d, g, style).into_dyn()
+                    }
+                }
+            });
     }
-    // Legend.
-    let lx = left + pw + 20.0;
-    for (i, l) in lines.iter().enumerate() {
-        let y = top + 8.0 + 18.0 * i as f64;
-        let dash = if l.dash.is_empty() {
-            String::new()
-        } else {
-            format!(r#" stroke-dasharray="{}""#, l.dash)
-        };
-        let _ = writeln!(
-            o,
-            r#"<line x1="{lx}" y1="{y}" x2="{}" y2="{y}" stroke="{}" stroke-width="2"{dash}/><text x="{}" y="{}">{}</text>"#,
-            lx + 30.0,
-            l.color,
-            lx + 36.0,
-            y + 4.0,
-            esc(&l.name)
-        );
-    }
-    let _ = writeln!(o, "</svg>");
-    o
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::LowerRight)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .label_font(("sans-serif", 12))
+        .draw()
+        .map_err(e)?;
+    root.present().map_err(e)
 }

@@ -4,8 +4,13 @@
 #![allow(dead_code)] // each example uses a different subset
 
 use clap::Args;
+use indicatif::{HumanDuration, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use pacc::runtime::StepsDone;
 use pacc::{BackendChoice, Options, Report, Scheme};
+use std::io::IsTerminal;
 use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 /// Options of the pipelined run (every one falls back to the `PACC_*` environment variables,
 /// then to the directive's clauses and pacc's defaults).
@@ -89,8 +94,97 @@ impl PipelineArgs {
         if let Some(r) = self.compress_all {
             o = o.compress_all(r);
         }
+        // A progress bar where a person watches (not with --json, not into a file or pipe).
+        if !self.json && std::io::stderr().is_terminal() {
+            let bar = StepBar::new();
+            o = o.on_progress(move |p| bar.update(p));
+        }
         Ok(o)
     }
+}
+
+/// A progress bar on stderr fed by the executors' progress hook: steps done, seconds per step
+/// and time left. It shows only once the run looks like lasting more than a couple of seconds,
+/// and clears itself when the run ends (the report follows on stdout). One bar serves every run
+/// made with the same options, one after the other.
+pub struct StepBar(Mutex<BarState>);
+
+struct BarState {
+    /// When the run began (options made, or the previous run ended).
+    start: Instant,
+    /// The first report of the run: when, and at how many steps (the rate is measured from it).
+    first: Option<(Instant, usize)>,
+    bar: Option<ProgressBar>,
+    last: usize,
+}
+
+/// Runs expected to take less than this get no bar.
+const BAR_AFTER: Duration = Duration::from_secs(2);
+
+impl StepBar {
+    pub fn new() -> StepBar {
+        StepBar(Mutex::new(BarState {
+            start: Instant::now(),
+            first: None,
+            bar: None,
+            last: 0,
+        }))
+    }
+
+    pub fn update(&self, p: StepsDone) {
+        let mut s = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let now = Instant::now();
+        if p.done < s.last {
+            // A new run with the same options.
+            s.first = None;
+        }
+        s.last = p.done;
+        let (t1, d1) = *s.first.get_or_insert((now, p.done));
+        if p.done >= p.total {
+            if let Some(bar) = s.bar.take() {
+                bar.finish_and_clear();
+            }
+            s.start = now;
+            s.first = None;
+            return;
+        }
+        // Seconds per step: since the first report once there is a second, else since the start.
+        let per_step = if p.done > d1 {
+            (now - t1).as_secs_f64() / (p.done - d1) as f64
+        } else {
+            (now - s.start).as_secs_f64() / p.done.max(1) as f64
+        };
+        let expected = Duration::from_secs_f64(per_step * p.total as f64);
+        if s.bar.is_none() && expected.max(now - s.start) >= BAR_AFTER {
+            s.bar = Some(new_bar(p.total as u64, now - s.start));
+        }
+        if let Some(bar) = &s.bar {
+            bar.set_position(p.done as u64);
+            let left = Duration::from_secs_f64(per_step * (p.total - p.done) as f64);
+            bar.set_message(format!(
+                "{per_step:.3} s/step, {} left",
+                HumanDuration(left)
+            ));
+        }
+    }
+}
+
+impl Default for StepBar {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn new_bar(total: u64, elapsed: Duration) -> ProgressBar {
+    let style =
+        ProgressStyle::with_template("{elapsed:>4} [{bar:40.cyan/blue}] {pos}/{len} steps, {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> ");
+    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr())
+        .with_style(style)
+        .with_elapsed(elapsed);
+    bar.enable_steady_tick(Duration::from_millis(500));
+    bar
 }
 
 /// Prints `error: msg` and exits with status 2.

@@ -33,7 +33,7 @@ use crate::error::{CheckpointError, CheckpointRef, Error};
 use crate::fault::{self, Site};
 use crate::invocation::{HostArray, Invocation};
 use crate::options::{Checkpointing, Resume};
-use crate::program::{Elem, Program, Stage};
+use crate::program::{Elem, Program};
 use serde::{Deserialize, Serialize};
 use std::fs::{self, File};
 use std::io::{Read, Write};
@@ -111,32 +111,7 @@ pub struct SavedSlice {
     pub crc32: u32,
 }
 
-/// The binding of names to physical arrays after `steps` steps: `b[a]` is the argument the
-/// name `a` refers to.
-pub fn binding_at(program: &Program, steps: usize) -> Vec<usize> {
-    let n = program.arrays.len();
-    let start: Vec<usize> = (0..n).collect();
-    let one = |b: &[usize]| {
-        let mut b = b.to_vec();
-        for stage in &program.step {
-            if let Stage::Swap(x, y) = *stage {
-                b.swap(x, y);
-            }
-        }
-        b
-    };
-    let mut period = 1;
-    let mut b = one(&start);
-    while b != start {
-        b = one(&b);
-        period += 1;
-    }
-    let mut b = start;
-    for _ in 0..steps % period {
-        b = one(&b);
-    }
-    b
-}
+pub use crate::binding::binding_at;
 
 /// What a resumed call must agree with, computed once per call (reads the input arrays).
 pub(crate) struct Fingerprint {
@@ -616,39 +591,74 @@ fn check_state(
     fp: &Fingerprint,
 ) -> Result<(), Error> {
     let mismatch = |what: &str, saved: String, call: String| {
-        Err(Error::Checkpoint(CheckpointError::Mismatch {
+        Error::Checkpoint(CheckpointError::Mismatch {
             dir: root.to_path_buf(),
             what: what.into(),
             saved,
             call,
-        }))
+        })
     };
+    check_call(state, state_path, program, inv, &mismatch)?;
+    check_values(state, fp, &mismatch)?;
+    check_arrays(state, state_path, fp, &mismatch)?;
+    let binding = binding_at(program, state.step);
+    if state.binding != binding {
+        return Err(corrupt(
+            state_path,
+            format!(
+                "its binding {:?} is not the one after {} steps, {:?}",
+                state.binding, state.step, binding
+            ),
+        ));
+    }
+    let saved_red: Vec<&str> = state.reductions.iter().map(|r| r.name.as_str()).collect();
+    let call_red: Vec<&str> = program.reductions.iter().map(|r| r.name.as_str()).collect();
+    if saved_red != call_red {
+        return Err(mismatch(
+            "the reductions",
+            saved_red.join(", "),
+            call_red.join(", "),
+        ));
+    }
+    Ok(())
+}
+
+/// Builds the error for a checkpoint that does not belong to the call: what, saved, in the call.
+type Mismatch<'a> = dyn Fn(&str, String, String) -> Error + 'a;
+
+/// The format, program, shape, arrays, first time value and step counter against the call.
+fn check_call(
+    state: &State,
+    state_path: &Path,
+    program: &Program,
+    inv: &Invocation<'_>,
+    mismatch: &Mismatch<'_>,
+) -> Result<(), Error> {
     if state.format != FORMAT {
         return Err(corrupt(state_path, format!("format `{}`", state.format)));
     }
     if state.version != VERSION {
-        return mismatch(
+        return Err(mismatch(
             "the checkpoint format version",
             state.version.to_string(),
             format!("{VERSION} (what this pacc reads)"),
-        );
+        ));
     }
     if state.program != program.name {
-        return mismatch(
+        return Err(mismatch(
             "the program",
             format!("`{}`", state.program),
             format!("`{}`", program.name),
-        );
+        ));
     }
     let shape = inv.arrays[0].shape();
     if state.shape != shape {
-        return mismatch(
+        return Err(mismatch(
             "the array shape",
             format!("{:?}", state.shape),
             format!("{shape:?}"),
-        );
+        ));
     }
-    let names = |v: Vec<String>| v.join(", ");
     let saved_arrays: Vec<String> = state
         .arrays
         .iter()
@@ -660,64 +670,83 @@ fn check_state(
         .map(|a| format!("{}: {}", a.name, a.elem.rust_name()))
         .collect();
     if saved_arrays != call_arrays {
-        return mismatch("the arrays", names(saved_arrays), names(call_arrays));
+        return Err(mismatch(
+            "the arrays",
+            saved_arrays.join(", "),
+            call_arrays.join(", "),
+        ));
     }
     if state.t0 != inv.t0 {
-        return mismatch(
+        return Err(mismatch(
             "the time loop's first value",
             state.t0.to_string(),
             inv.t0.to_string(),
-        );
+        ));
     }
     if state.step > inv.steps {
-        return mismatch(
+        return Err(mismatch(
             "the step counter",
             format!("{} steps done", state.step),
             format!("a run of {} steps", inv.steps),
-        );
+        ));
     }
+    Ok(())
+}
+
+/// The scalars and slices against the call's fingerprint.
+fn check_values(state: &State, fp: &Fingerprint, mismatch: &Mismatch<'_>) -> Result<(), Error> {
     for (s, c) in state.scalars.iter().zip(&fp.scalars) {
         if s != c {
-            return mismatch(
+            return Err(mismatch(
                 &format!("scalar `{}`", c.name),
                 s.value.clone(),
                 c.value.clone(),
-            );
+            ));
         }
     }
     if state.scalars.len() != fp.scalars.len() {
-        return mismatch(
+        return Err(mismatch(
             "the number of scalars",
             state.scalars.len().to_string(),
             fp.scalars.len().to_string(),
-        );
+        ));
     }
     if state.slices.len() != fp.slices.len() {
-        return mismatch(
+        return Err(mismatch(
             "the number of slices",
             state.slices.len().to_string(),
             fp.slices.len().to_string(),
-        );
+        ));
     }
     for (s, c) in state.slices.iter().zip(&fp.slices) {
         if s != c {
-            return mismatch(
+            return Err(mismatch(
                 &format!("slice `{}`", c.name),
                 format!("{} elements with CRC-32 {:08x}", s.len, s.crc32),
                 format!("{} elements with CRC-32 {:08x}", c.len, c.crc32),
-            );
+            ));
         }
     }
+    Ok(())
+}
+
+/// Every array the run writes is saved, and every input has the contents it had.
+fn check_arrays(
+    state: &State,
+    state_path: &Path,
+    fp: &Fingerprint,
+    mismatch: &Mismatch<'_>,
+) -> Result<(), Error> {
     for (p, a) in state.arrays.iter().enumerate() {
         match (&a.file, fp.saved[p], fp.inputs[p]) {
             (Some(_), true, _) => {}
             (None, false, Some(crc)) => {
                 if a.crc32 != crc {
-                    return mismatch(
+                    return Err(mismatch(
                         &format!("the contents of input array `{}`", a.name),
                         format!("CRC-32 {:08x}", a.crc32),
                         format!("CRC-32 {crc:08x}"),
-                    );
+                    ));
                 }
             }
             _ => {
@@ -730,22 +759,6 @@ fn check_state(
                 ))
             }
         }
-    }
-    if state.binding != binding_at(program, state.step) {
-        return Err(corrupt(
-            state_path,
-            format!(
-                "its binding {:?} is not the one after {} steps, {:?}",
-                state.binding,
-                state.step,
-                binding_at(program, state.step)
-            ),
-        ));
-    }
-    let saved_red: Vec<&str> = state.reductions.iter().map(|r| r.name.as_str()).collect();
-    let call_red: Vec<&str> = program.reductions.iter().map(|r| r.name.as_str()).collect();
-    if saved_red != call_red {
-        return mismatch("the reductions", saved_red.join(", "), call_red.join(", "));
     }
     Ok(())
 }

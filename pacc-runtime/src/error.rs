@@ -5,8 +5,8 @@
 //! wraps the error of a run that had already written results back (or loaded a checkpoint into
 //! the arrays); its [`Progress`] says which steps are complete and where the last checkpoint is.
 
-use crate::fault::Site;
-use crate::plan::PlanError;
+use crate::fault::{Fault, Site};
+use crate::plan::{PlanError, Scheme};
 use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
@@ -63,7 +63,7 @@ pub enum Error {
     #[error(transparent)]
     Checkpoint(#[from] CheckpointError),
     #[error(transparent)]
-    Compress(#[from] crate::compress::CompressError),
+    Compress(#[from] CompressError),
     /// A run that had already written to the arrays failed; `progress` says how far it got.
     #[error("the run failed after it had started writing to the arrays: {cause}\n{progress}")]
     Failed {
@@ -72,6 +72,16 @@ pub enum Error {
     },
     #[error("internal error: the translator's description and the call disagree: {0}. Please report this")]
     Internal(String),
+}
+
+impl From<Fault> for Error {
+    fn from(f: Fault) -> Error {
+        Error::Fault {
+            site: f.site,
+            index: f.index,
+            op: f.op,
+        }
+    }
 }
 
 impl Error {
@@ -197,6 +207,40 @@ pub enum CheckpointError {
         saved: String,
         call: String,
     },
+}
+
+/// A compression setting that cannot be honoured, or a codec failure during a run (checked in
+/// `crate::compress`; defined here so that this module stays a leaf).
+#[derive(Debug, thiserror::Error)]
+pub enum CompressError {
+    #[error("compress: `{name}` is not an array of `{program}` (its arrays: {arrays}). Hint: name one of the function's array parameters")]
+    UnknownArray {
+        name: String,
+        program: String,
+        arrays: String,
+    },
+    #[error("compress: array `{array}` ({elem}, {ndim}D) cannot use rate {rate}: {reason}. Hint: use a rate in bits per value below {bits} (the raw size) whose codec blocks fill whole 64-bit words (for 2D arrays a multiple of 4, e.g. 8, 12, 16)")]
+    Rate {
+        array: String,
+        elem: &'static str,
+        ndim: usize,
+        rate: f64,
+        bits: usize,
+        reason: String,
+    },
+    #[error("compress: `{a}` ({ra}) and `{b}` ({rb}) trade places through `std::mem::swap`, so they share the same buffers and host copies. Hint: give every array of the swap group the same rate, e.g. compress({a} = R, {b} = R)")]
+    SwapGroup {
+        a: String,
+        ra: String,
+        b: String,
+        rb: String,
+    },
+    #[error("compress: the {scheme} scheme cannot compress (its host staging buffers hold raw planes). Hint: use region-sharing (the default) or direct-map")]
+    Scheme { scheme: Scheme },
+    #[error("compress: `{array}` is a scratch array; its contents never go back to the host, so there is nothing to compress. Hint: leave it out of compress(..)")]
+    Scratch { array: String },
+    #[error("compressing `{array}` failed: {message}. Hint: NaN or infinite values cannot be compressed; they usually mean the simulation became unstable (check the time step), or run without compression to see where they appear")]
+    Codec { array: String, message: String },
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,26 +1,59 @@
 //! The runtime behind `#[pacc::pipeline]`: the [`Program`] description that generated code hands
-//! over, the [`plan`] that schedules an out-of-core run, and the executors that carry it out.
+//! over, the `plan` that schedules an out-of-core run, and the executors that carry it out.
+//!
+//! Everything that runs a pipeline sits behind the default `runtime` feature. Without it the crate
+//! is [`program`] and the codec's rate arithmetic ([`codec`]), with serde and thiserror as the only
+//! dependencies: what the translator needs to emit and check a Program.
 
-pub mod checkpoint;
 pub mod codec;
-pub mod compress;
-pub mod error;
-pub mod exec;
-pub mod fault;
-pub mod host;
-pub mod invocation;
-pub mod options;
-pub mod plan;
 pub mod program;
-pub mod report;
-pub mod run;
-pub mod tune;
 
-pub use compress::CompressError;
-pub use error::{CheckpointError, CheckpointRef, Error, Progress, Result};
-pub use invocation::{HostArray, HostSlice, Invocation, RunOutput, ScalarValue};
-pub use options::{BackendChoice, Checkpointing, KernelForm, Options, Resume};
-pub use plan::{Compression, Plan, PlanOptions, Scheme};
+#[cfg(feature = "runtime")]
+pub mod binding;
+#[cfg(feature = "runtime")]
+pub mod checkpoint;
+#[cfg(feature = "runtime")]
+pub mod compress;
+#[cfg(feature = "runtime")]
+pub mod config;
+#[cfg(feature = "runtime")]
+pub mod error;
+#[cfg(feature = "runtime")]
+pub mod exec;
+#[cfg(feature = "runtime")]
+pub mod fault;
+#[cfg(feature = "runtime")]
+pub mod host;
+#[cfg(feature = "runtime")]
+pub mod invocation;
+#[cfg(feature = "runtime")]
+pub mod options;
+#[cfg(feature = "runtime")]
+pub mod plan;
+#[cfg(feature = "runtime")]
+pub mod progress;
+#[cfg(feature = "runtime")]
+pub mod report;
+#[cfg(feature = "runtime")]
+pub mod run;
+#[cfg(feature = "runtime")]
+pub mod tune;
+#[cfg(feature = "runtime")]
+pub mod validate;
+
 pub use program::Program;
+
+#[cfg(feature = "runtime")]
+pub use error::{CheckpointError, CheckpointRef, CompressError, Error, Progress, Result};
+#[cfg(feature = "runtime")]
+pub use invocation::{HostArray, HostSlice, Invocation, RunOutput, ScalarValue};
+#[cfg(feature = "runtime")]
+pub use options::{BackendChoice, Checkpointing, KernelForm, Options, Resume};
+#[cfg(feature = "runtime")]
+pub use plan::{Compression, Plan, PlanOptions, Scheme};
+#[cfg(feature = "runtime")]
+pub use progress::{OnProgress, StepsDone};
+#[cfg(feature = "runtime")]
 pub use report::Report;
+#[cfg(feature = "runtime")]
 pub use run::run;

@@ -2,6 +2,7 @@
 
 use crate::error::Error;
 use crate::plan::Scheme;
+use crate::progress::{OnProgress, StepsDone};
 use std::path::PathBuf;
 
 /// Which backend runs a pipelined function.
@@ -73,6 +74,8 @@ pub struct Options {
     pub compress_all: Option<f64>,
     /// Ignore the directive's `compress(..)` clause (and `compress_all`): no compression.
     pub compress_off: bool,
+    /// Called as time steps complete (see [`Options::on_progress`]).
+    pub on_progress: Option<OnProgress>,
 }
 
 /// The form of a generated CUDA kernel (docs/internals.md §3).
@@ -168,8 +171,7 @@ impl Options {
             o.kernel_form = v.parse()?;
         }
         if let Ok(v) = std::env::var("PACC_COMPRESS") {
-            let l = crate::compress::parse_list(&v)
-                .map_err(|m| Error::Option(format!("PACC_COMPRESS={v}: {m}")))?;
+            let l = parse_list(&v).map_err(|m| Error::Option(format!("PACC_COMPRESS={v}: {m}")))?;
             o.compress = l.arrays;
             o.compress_all = l.all;
             o.compress_off = l.off;
@@ -293,11 +295,51 @@ impl Options {
         self.compress_all = None;
         self
     }
+    /// Call `f` with the steps done so far each time a block's kernels complete (see
+    /// [`crate::progress`]); for a progress bar.
+    pub fn on_progress(mut self, f: impl Fn(StepsDone) + Send + Sync + 'static) -> Self {
+        self.on_progress = Some(OnProgress::new(f));
+        self
+    }
     /// Resume from the checkpoint in `dir` if there is one, else start from the beginning.
     pub fn resume_if_present(mut self, dir: impl Into<PathBuf>) -> Self {
         self.resume = Some(Resume::IfPresent(dir.into()));
         self
     }
+}
+
+/// Parses `PACC_COMPRESS`-style lists: `a=16,b=12.5`, or `all=16`, or `off`.
+pub fn parse_list(s: &str) -> Result<ParsedList, String> {
+    let mut out = ParsedList::default();
+    let s = s.trim();
+    if s.is_empty() {
+        return Ok(out);
+    }
+    if s == "off" || s == "none" {
+        out.off = true;
+        return Ok(out);
+    }
+    for item in s.split(',') {
+        let (name, rate) = item.split_once('=').ok_or_else(|| {
+            format!("`{item}`: expected NAME=RATE (e.g. `cur=16,prev=16`), `all=RATE` or `off`")
+        })?;
+        let rate: f64 = rate.trim().parse().map_err(|_| {
+            format!("`{item}`: the rate must be a number of bits per value, e.g. 16 or 12.5")
+        })?;
+        match name.trim() {
+            "all" => out.all = Some(rate),
+            n => out.arrays.push((n.to_string(), rate)),
+        }
+    }
+    Ok(out)
+}
+
+/// What [`parse_list`] found.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ParsedList {
+    pub arrays: Vec<(String, f64)>,
+    pub all: Option<f64>,
+    pub off: bool,
 }
 
 fn env_usize(key: &str) -> Result<Option<usize>, Error> {
@@ -326,5 +368,15 @@ mod tests {
             Err(Error::Option(m)) => assert!(m.contains("expected marching or plain"), "{m}"),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn lists_parse() {
+        let p = parse_list("a=16, b = 12.5").unwrap();
+        assert_eq!(p.arrays, vec![("a".into(), 16.0), ("b".into(), 12.5)]);
+        assert_eq!(parse_list("all=8").unwrap().all, Some(8.0));
+        assert!(parse_list("off").unwrap().off);
+        assert!(parse_list("a").is_err());
+        assert!(parse_list("a=x").is_err());
     }
 }

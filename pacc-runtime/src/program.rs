@@ -3,7 +3,7 @@
 //! The translator emits one [`Program`] per annotated function. It is plain data: the planner
 //! reads it to infer bounds and transfers, the CUDA backend reads its kernel source, and
 //! `pacc plan` prints it. Nothing here refers to generated Rust code; the CPU kernels travel
-//! separately as closures (see [`crate::exec::CpuKernels`]).
+//! separately as closures (`exec::CpuKernels`, with the `runtime` feature).
 
 use serde::{Deserialize, Serialize};
 

@@ -1,6 +1,7 @@
 //! What a run did: backend, geometry, bytes moved, time per stage.
 
-use crate::plan::Scheme;
+use crate::plan::{OpKind, Plan, Scheme};
+use crate::program::Program;
 use serde::Serialize;
 
 /// Seconds spent per kind of operation (summed over streams; they overlap in time).
@@ -20,6 +21,22 @@ pub struct StageTimes {
     pub encode: f64,
     /// Decompressing planes into buffers (compression).
     pub decode: f64,
+}
+
+impl StageTimes {
+    /// Adds `secs` to the stage an operation of `kind` counts in ([`OpKind::stage`]).
+    pub fn add_op(&mut self, kind: &OpKind, secs: f64) {
+        let slot = match kind.stage() {
+            "htod" => &mut self.htod,
+            "dtoh" => &mut self.dtoh,
+            "dtod" => &mut self.dtod,
+            "host_copy" => &mut self.host_copy,
+            "encode" => &mut self.encode,
+            "decode" => &mut self.decode,
+            _ => &mut self.kernel,
+        };
+        *slot += secs;
+    }
 }
 
 /// One operation on a stream's timeline (for traces).
@@ -59,9 +76,40 @@ pub struct Report {
 }
 
 impl Report {
+    /// The report of running `plan` on `backend`, before any time is spent: its geometry and the
+    /// bytes it moves (the executors fill in the times).
+    pub fn of_plan(
+        program: &Program,
+        backend: &str,
+        device: Option<String>,
+        plan: &Plan,
+    ) -> Report {
+        Report {
+            program: program.name.clone(),
+            backend: backend.into(),
+            device,
+            scheme: plan.scheme,
+            shape: plan.shape.clone(),
+            steps: plan.steps,
+            chunks: plan.chunks,
+            requested_chunks: plan.requested_chunks,
+            block_steps: plan.block_steps,
+            bytes_htod: plan.bytes_htod(),
+            bytes_dtoh: plan.bytes_dtoh(),
+            bytes_dtod: plan.bytes_dtod(),
+            bytes_htod_raw: plan.bytes_htod_raw(),
+            bytes_dtoh_raw: plan.bytes_dtoh_raw(),
+            device_bytes: plan.device_bytes(),
+            wall_seconds: 0.0,
+            stages: StageTimes::default(),
+            adjustments: plan.adjustments.clone(),
+            timeline: Vec::new(),
+        }
+    }
+
     /// The report of a run of the untouched serial function.
     pub fn serial(
-        program: &crate::program::Program,
+        program: &Program,
         shape: &[usize],
         steps: usize,
         wall: std::time::Duration,

@@ -1,20 +1,23 @@
-//! The entry point generated wrappers call: validate, plan, pick a backend, execute, report.
+//! The session: the entry point generated wrappers call. Validates the call once, resolves the
+//! options (`crate::config`), plans every segment, picks a backend and runs the plans through the
+//! executor interface (`crate::exec::Executor`), checkpointing between segments, and reports.
 
-use crate::checkpoint;
+use crate::binding::{binding_at, written_physically};
+use crate::checkpoint::{self, Found};
 use crate::error::{CheckpointRef, Error, Progress};
-use crate::exec::cpu::{self, Order};
-use crate::invocation::{Invocation, RunOutput};
+use crate::exec::cpu::{CpuExecutor, Order};
+use crate::exec::Executor;
+use crate::invocation::{HostArray, Invocation, RunOutput};
 use crate::options::{BackendChoice, Options};
-use crate::plan::{self, PlanOptions, Scheme};
-use crate::program::{Elem, Program, ScalarType, Stage};
+use crate::plan::{self, Plan, PlanOptions};
+use crate::program::Program;
 use crate::report::{Report, StageTimes};
 use std::time::Instant;
 
-/// Default chunk count when neither the options nor the directive give one (clamped to the
-/// number of planes).
-pub const DEFAULT_CHUNKS: usize = 4;
-/// Default temporal blocking depth (clamped to the number of steps).
-pub const DEFAULT_BLOCK_STEPS: usize = 4;
+pub use crate::binding::swap_replays;
+pub use crate::config::{plan_options, DEFAULT_BLOCK_STEPS, DEFAULT_CHUNKS};
+/// Checks the call against the program (see [`crate::validate::call`]). Touches no data.
+pub use crate::validate::call as validate;
 
 /// Runs one call of a translated function.
 ///
@@ -39,81 +42,188 @@ pub const DEFAULT_BLOCK_STEPS: usize = 4;
 pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<RunOutput, Error> {
     let start = Instant::now();
     opts.validate()?;
-    validate(program, &inv)?;
+    crate::validate::call(program, &inv)?;
     let backend = choose_backend(opts.backend)?;
-    let shape = inv.arrays[0].shape().to_vec();
     let steps = inv.steps;
-    let mut popts = plan_options(program, shape[0], steps, opts);
-    popts.compress = crate::compress::rates(program, &shape, popts.scheme, opts)?;
-    if !popts.compresses() {
-        popts.compress.clear();
-    }
-    // The tuner picks what neither the options nor the directive fix (CUDA backend only).
-    let (popts, tune_note) = match backend {
-        Backend::Cuda => crate::tune::auto_plan_options(program, &inv, opts, popts),
-        Backend::Cpu(_) => (popts, None),
-    };
+    let (popts, tune_note) = resolve_options(program, &inv, opts, backend)?;
     let swap_replays = swap_replays(program, steps);
-
-    // What a resumed call must agree with, and the checkpoint to resume from: checked against
-    // the call and verified, nothing loaded yet.
-    let durable = opts.checkpoint.is_some() || opts.resume.is_some();
-    let fp = durable.then(|| {
-        let saved = (0..program.arrays.len())
-            .map(|a| written_physically(program, a))
-            .collect();
-        checkpoint::fingerprint(program, &inv, saved)
-    });
-    let found = match (&opts.resume, &fp) {
-        (Some(r), Some(fp)) if steps > 0 => checkpoint::find(r, program, &inv, fp)?,
-        _ => None,
-    };
-    if let (Some(c), true) = (&opts.checkpoint, steps > 0) {
-        checkpoint::prepare_dir(c)?;
-    }
-    let first = found.as_ref().map_or(0, |f| f.state.step);
+    let durable = Durable::prepare(program, &inv, opts)?;
+    let first = durable.found.as_ref().map_or(0, |f| f.state.step);
     let mut notes: Vec<String> = tune_note.into_iter().collect();
-    if let Some(f) = &found {
+    if let Some(f) = &durable.found {
         notes.push(format!(
             "resumed from the checkpoint in `{}` at step {} of {steps}",
             f.at.dir.display(),
             f.at.step
         ));
     }
-
-    // Plan every segment before any data is touched: full segments share one plan, the last one
-    // may be shorter (with the same chunks, so reductions add up in the same order).
-    let remaining = steps - first;
-    let seg_len = match &opts.checkpoint {
-        Some(c) => c.every_blocks.saturating_mul(popts.block_steps.max(1)),
-        None => remaining,
-    }
-    .min(remaining)
-    .max(1);
-    let point_planes: Vec<usize> = inv.points.iter().map(|p| p[0] as usize).collect();
-    let plans = if remaining > 0 {
-        let full = plan::build(program, &shape, seg_len, &point_planes, &popts)?;
-        let tail = remaining % seg_len;
-        let tail = if tail > 0 {
-            let o = PlanOptions {
-                chunks: full.chunks,
-                ..popts.clone()
-            };
-            Some(plan::build(program, &shape, tail, &point_planes, &o)?)
-        } else {
-            None
-        };
-        Some((full, tail))
-    } else {
-        None
-    };
+    let segments = Segments::plan(program, &inv, &popts, opts, steps - first)?;
     let planned = start.elapsed().as_secs_f64();
 
-    let user_arrays = inv.arrays.clone();
-    let mut reductions = inv.reduction_init.clone();
-    let mut last_checkpoint = None;
-    if let Some(f) = &found {
-        checkpoint::load(f, &user_arrays).map_err(|e| Error::Failed {
+    let mut cursor = Cursor::start(&inv, first);
+    if let Some(f) = &durable.found {
+        cursor.resume(f, &inv.arrays)?;
+    }
+    let Some(segments) = segments else {
+        let mut report = empty_report(program, backend.name(), inv.arrays[0].shape(), &popts);
+        report.steps = steps;
+        report.adjustments = notes;
+        report.stages.setup = start.elapsed().as_secs_f64();
+        report.wall_seconds = start.elapsed().as_secs_f64();
+        return Ok(RunOutput {
+            reductions: cursor.reductions,
+            swap_replays,
+            report,
+        });
+    };
+    let session = Session {
+        program,
+        opts,
+        executor: backend.executor(),
+        fingerprint: durable.fingerprint.as_ref(),
+    };
+    let (mut report, checkpoints) = session.run_segments(inv, &segments, &mut cursor)?;
+    if let Some(c) = &opts.checkpoint {
+        notes.push(format!(
+            "checkpointed every {} blocks to `{}`: {} checkpoints, {:.3} s",
+            c.every_blocks,
+            c.dir.display(),
+            checkpoints.0,
+            checkpoints.1
+        ));
+    }
+    report.steps = steps;
+    report.stages.setup += planned;
+    report.adjustments.extend(notes);
+    report.wall_seconds = start.elapsed().as_secs_f64();
+    Ok(RunOutput {
+        reductions: cursor.reductions,
+        swap_replays,
+        report,
+    })
+}
+
+/// The planner options of the call: precedence (`crate::config`), the compression rates, and
+/// what the tuner picks where neither the options nor the directive fix it (CUDA backend only).
+fn resolve_options(
+    program: &Program,
+    inv: &Invocation<'_>,
+    opts: &Options,
+    backend: Backend,
+) -> Result<(PlanOptions, Option<String>), Error> {
+    let shape = inv.arrays[0].shape();
+    let mut popts = plan_options(program, shape[0], inv.steps, opts);
+    popts.compress = crate::compress::rates(program, shape, popts.scheme, opts)?;
+    if !popts.compresses() {
+        popts.compress.clear();
+    }
+    Ok(match backend {
+        Backend::Cuda => crate::tune::auto_plan_options(program, inv, opts, popts),
+        Backend::Cpu(_) => (popts, None),
+    })
+}
+
+/// What a checkpointing or resuming call must agree with, and the checkpoint it resumes from:
+/// checked against the call and verified, nothing loaded yet.
+struct Durable {
+    fingerprint: Option<checkpoint::Fingerprint>,
+    found: Option<Found>,
+}
+
+impl Durable {
+    fn prepare(program: &Program, inv: &Invocation<'_>, opts: &Options) -> Result<Durable, Error> {
+        let durable = opts.checkpoint.is_some() || opts.resume.is_some();
+        let fingerprint = durable.then(|| {
+            let saved = (0..program.arrays.len())
+                .map(|a| written_physically(program, a))
+                .collect();
+            checkpoint::fingerprint(program, inv, saved)
+        });
+        let found = match (&opts.resume, &fingerprint) {
+            (Some(r), Some(fp)) if inv.steps > 0 => checkpoint::find(r, program, inv, fp)?,
+            _ => None,
+        };
+        if let (Some(c), true) = (&opts.checkpoint, inv.steps > 0) {
+            checkpoint::prepare_dir(c)?;
+        }
+        Ok(Durable { fingerprint, found })
+    }
+}
+
+/// The plans of a call's segments, made before any data is touched: full segments share one
+/// plan, the last one may be shorter (with the same chunks, so reductions add up in the same
+/// order). Without checkpoints the whole call is one segment.
+struct Segments {
+    full: Plan,
+    tail: Option<Plan>,
+    len: usize,
+}
+
+impl Segments {
+    /// `None` when no step remains.
+    fn plan(
+        program: &Program,
+        inv: &Invocation<'_>,
+        popts: &PlanOptions,
+        opts: &Options,
+        remaining: usize,
+    ) -> Result<Option<Segments>, Error> {
+        if remaining == 0 {
+            return Ok(None);
+        }
+        let len = match &opts.checkpoint {
+            Some(c) => c.every_blocks.saturating_mul(popts.block_steps.max(1)),
+            None => remaining,
+        }
+        .min(remaining)
+        .max(1);
+        let shape = inv.arrays[0].shape();
+        let points: Vec<usize> = inv.points.iter().map(|p| p[0] as usize).collect();
+        let full = plan::build(program, shape, len, &points, popts)?;
+        let tail = match remaining % len {
+            0 => None,
+            tail => {
+                let o = PlanOptions {
+                    chunks: full.chunks,
+                    ..popts.clone()
+                };
+                Some(plan::build(program, shape, tail, &points, &o)?)
+            }
+        };
+        Ok(Some(Segments { full, tail, len }))
+    }
+
+    /// The plan of the segment that starts with `left` steps to go.
+    fn next(&self, left: usize) -> &Plan {
+        match &self.tail {
+            Some(t) if left < self.len => t,
+            _ => &self.full,
+        }
+    }
+}
+
+/// How far the call got: steps (from the call's first step) and blocks (of this call) done,
+/// the reductions so far, the last checkpoint written or resumed from.
+struct Cursor {
+    done: usize,
+    blocks: usize,
+    reductions: Vec<f64>,
+    checkpoint: Option<CheckpointRef>,
+}
+
+impl Cursor {
+    fn start(inv: &Invocation<'_>, first: usize) -> Cursor {
+        Cursor {
+            done: first,
+            blocks: 0,
+            reductions: inv.reduction_init.clone(),
+            checkpoint: None,
+        }
+    }
+
+    /// Loads the checkpoint into the arrays: from here on, the arrays are written.
+    fn resume(&mut self, found: &Found, arrays: &[HostArray]) -> Result<(), Error> {
+        checkpoint::load(found, arrays).map_err(|e| Error::Failed {
             cause: Box::new(e),
             progress: Progress {
                 steps_complete: 0,
@@ -122,158 +232,126 @@ pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<Run
                 checkpoint: None,
             },
         })?;
-        reductions = f.reductions();
-        last_checkpoint = Some(f.at.clone());
+        self.reductions = found.reductions();
+        self.checkpoint = Some(found.at.clone());
+        Ok(())
     }
-    let Some((full, tail)) = plans else {
-        let mut report = empty_report(program, backend.name(), &shape, &popts);
-        report.steps = steps;
-        report.adjustments = notes;
-        report.stages.setup = start.elapsed().as_secs_f64();
-        report.wall_seconds = start.elapsed().as_secs_f64();
-        return Ok(RunOutput {
-            reductions,
-            swap_replays,
-            report,
-        });
-    };
 
-    let mut inv = inv;
-    let t0 = inv.t0;
-    let (mut done, mut blocks_done) = (first, 0usize);
-    let mut report: Option<Report> = None;
-    let (mut written, mut ckpt_seconds) = (0usize, 0.0f64);
-    while done < steps {
-        let plan = match &tail {
-            Some(t) if steps - done < seg_len => t,
-            _ => &full,
-        };
-        // The segment's plan starts from the identity binding: hand it the arrays the names
-        // refer to after `done` steps.
-        let binding = checkpoint::binding_at(program, done);
-        inv.arrays = binding.iter().map(|&p| user_arrays[p]).collect();
-        inv.t0 = t0 + done as i64;
-        inv.steps = plan.steps;
-        inv.reduction_init = reductions.clone();
-        let (r, seg) = execute(backend, program, plan, &inv, opts)
-            .map_err(|e| in_context(e, done, blocks_done, last_checkpoint.as_ref()))?;
-        reductions = r;
-        match &mut report {
-            None => report = Some(seg),
-            Some(total) => merge(total, seg),
+    /// An error of the segment that starts here, as the caller sees it: progress counted over
+    /// the whole call, with the last checkpoint. Errors of a segment that found the arrays
+    /// already written (or loaded from a checkpoint) say so.
+    fn in_context(&self, e: Error) -> Error {
+        match e {
+            Error::Failed {
+                cause,
+                mut progress,
+            } => {
+                progress.steps_complete += self.done;
+                progress.blocks_complete += self.blocks;
+                progress.checkpoint = self.checkpoint.clone();
+                Error::Failed { cause, progress }
+            }
+            e if self.done > 0 => self.failed(e),
+            e => e,
         }
-        done += plan.steps;
-        blocks_done += plan.blocks.len();
-        if let (Some(c), Some(fp)) = (&opts.checkpoint, &fp) {
-            if done < steps {
+    }
+
+    /// `cause` with the progress of the segments done so far (all complete, none torn).
+    fn failed(&self, cause: Error) -> Error {
+        Error::Failed {
+            cause: Box::new(cause),
+            progress: Progress {
+                steps_complete: self.done,
+                blocks_complete: self.blocks,
+                torn: false,
+                checkpoint: self.checkpoint.clone(),
+            },
+        }
+    }
+}
+
+/// What the segments of one call share.
+struct Session<'a> {
+    program: &'a Program,
+    opts: &'a Options,
+    executor: Box<dyn Executor>,
+    fingerprint: Option<&'a checkpoint::Fingerprint>,
+}
+
+impl Session<'_> {
+    /// Runs the segments from the cursor to the end of the call, checkpointing between them;
+    /// returns the merged report and (checkpoints written, seconds spent writing them).
+    fn run_segments(
+        &self,
+        mut inv: Invocation<'_>,
+        segments: &Segments,
+        cursor: &mut Cursor,
+    ) -> Result<(Report, (usize, f64)), Error> {
+        let (steps, t0) = (inv.steps, inv.t0);
+        let user_arrays = inv.arrays.clone();
+        let mut report: Option<Report> = None;
+        let mut checkpoints = (0usize, 0.0f64);
+        while cursor.done < steps {
+            let plan = segments.next(steps - cursor.done);
+            // The segment's plan starts from the identity binding: hand it the arrays the names
+            // refer to after `done` steps.
+            let binding = binding_at(self.program, cursor.done);
+            inv.arrays = binding.iter().map(|&p| user_arrays[p]).collect();
+            inv.t0 = t0 + cursor.done as i64;
+            inv.steps = plan.steps;
+            inv.reduction_init = cursor.reductions.clone();
+            // Progress counts over the whole call, not the segment's plan.
+            let mut seg_opts = self.opts.clone();
+            seg_opts.on_progress =
+                (self.opts.on_progress.as_ref()).map(|p| p.segment(cursor.done, steps));
+            let out = self
+                .executor
+                .execute(self.program, plan, &inv, &seg_opts)
+                .map_err(|e| cursor.in_context(e))?;
+            cursor.reductions = out.reductions;
+            match &mut report {
+                None => report = Some(out.report),
+                Some(total) => merge(total, out.report),
+            }
+            cursor.done += plan.steps;
+            cursor.blocks += plan.blocks.len();
+            if cursor.done < steps {
                 let t = Instant::now();
-                let at = checkpoint::At {
-                    t0,
-                    step: done,
-                    steps_total: steps,
-                    block_steps: plan.block_steps,
-                    reductions: &reductions,
-                };
-                match checkpoint::write(c, program, &user_arrays, fp, at) {
-                    Ok(r) => last_checkpoint = Some(r),
-                    Err(e) => {
-                        return Err(Error::Failed {
-                            cause: Box::new(e),
-                            progress: Progress {
-                                steps_complete: done,
-                                blocks_complete: blocks_done,
-                                torn: false,
-                                checkpoint: last_checkpoint,
-                            },
-                        })
-                    }
+                if self.checkpoint(&user_arrays, t0, steps, plan, cursor)? {
+                    checkpoints.0 += 1;
+                    checkpoints.1 += t.elapsed().as_secs_f64();
                 }
-                written += 1;
-                ckpt_seconds += t.elapsed().as_secs_f64();
             }
         }
+        let report = report.ok_or_else(|| Error::Internal("no segment ran".into()))?;
+        Ok((report, checkpoints))
     }
-    let mut report = report.expect("at least one segment ran");
-    if let Some(c) = &opts.checkpoint {
-        notes.push(format!(
-            "checkpointed every {} blocks to `{}`: {written} checkpoints, {ckpt_seconds:.3} s",
-            c.every_blocks,
-            c.dir.display()
-        ));
-    }
-    report.steps = steps;
-    report.stages.setup += planned;
-    report.adjustments.extend(notes);
-    report.wall_seconds = start.elapsed().as_secs_f64();
-    Ok(RunOutput {
-        reductions,
-        swap_replays,
-        report,
-    })
-}
 
-/// Runs one plan on the chosen backend; returns the reductions and the segment's report.
-fn execute(
-    backend: Backend,
-    program: &Program,
-    plan: &crate::plan::Plan,
-    inv: &Invocation<'_>,
-    opts: &Options,
-) -> Result<(Vec<f64>, Report), Error> {
-    let order = match backend {
-        Backend::Cuda => return execute_cuda(program, plan, inv, opts),
-        Backend::Cpu(order) => order,
-    };
-    let start = Instant::now();
-    let out = cpu::execute(program, plan, inv, order)?;
-    let report = Report {
-        program: program.name.clone(),
-        backend: backend.name().into(),
-        device: Some(cpu_device()),
-        scheme: plan.scheme,
-        shape: plan.shape.clone(),
-        steps: plan.steps,
-        chunks: plan.chunks,
-        requested_chunks: plan.requested_chunks,
-        block_steps: plan.block_steps,
-        bytes_htod: plan.bytes_htod(),
-        bytes_dtoh: plan.bytes_dtoh(),
-        bytes_dtod: plan.bytes_dtod(),
-        bytes_htod_raw: plan.bytes_htod_raw(),
-        bytes_dtoh_raw: plan.bytes_dtoh_raw(),
-        device_bytes: plan.device_bytes(),
-        wall_seconds: start.elapsed().as_secs_f64(),
-        stages: out.stages,
-        adjustments: plan.adjustments.clone(),
-        timeline: Vec::new(),
-    };
-    Ok((out.reductions, report))
-}
-
-/// An error of a segment that started after `done` steps (`blocks` blocks of this call) as the
-/// caller sees it: progress counted over the whole call, with the last checkpoint. Errors of a
-/// segment that found the arrays already written (or loaded from a checkpoint) say so.
-fn in_context(e: Error, done: usize, blocks: usize, last: Option<&CheckpointRef>) -> Error {
-    match e {
-        Error::Failed {
-            cause,
-            mut progress,
-        } => {
-            progress.steps_complete += done;
-            progress.blocks_complete += blocks;
-            progress.checkpoint = last.cloned();
-            Error::Failed { cause, progress }
+    /// Writes a checkpoint after the segment that ended at the cursor, when the call
+    /// checkpoints; returns whether it did.
+    fn checkpoint(
+        &self,
+        arrays: &[HostArray],
+        t0: i64,
+        steps_total: usize,
+        plan: &Plan,
+        cursor: &mut Cursor,
+    ) -> Result<bool, Error> {
+        let (Some(c), Some(fp)) = (&self.opts.checkpoint, self.fingerprint) else {
+            return Ok(false);
+        };
+        let at = checkpoint::At {
+            t0,
+            step: cursor.done,
+            steps_total,
+            block_steps: plan.block_steps,
+            reductions: &cursor.reductions,
+        };
+        match checkpoint::write(c, self.program, arrays, fp, at) {
+            Ok(r) => cursor.checkpoint = Some(r),
+            Err(e) => return Err(cursor.failed(e)),
         }
-        e if done > 0 => Error::Failed {
-            cause: Box::new(e),
-            progress: Progress {
-                steps_complete: done,
-                blocks_complete: blocks,
-                torn: false,
-                checkpoint: last.cloned(),
-            },
-        },
-        e => e,
+        Ok(true)
     }
 }
 
@@ -304,6 +382,7 @@ fn merge(total: &mut Report, seg: Report) {
     total.timeline.extend(seg.timeline);
 }
 
+/// The backend a call runs on, once the choice is resolved against what this machine has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Backend {
     Cpu(Order),
@@ -313,10 +392,45 @@ enum Backend {
 impl Backend {
     fn name(self) -> &'static str {
         match self {
-            Backend::Cpu(Order::Submission) => "cpu",
-            Backend::Cpu(Order::Shuffled(_)) => "shuffled",
+            Backend::Cpu(order) => CpuExecutor { order }.name(),
             Backend::Cuda => "cuda",
         }
+    }
+
+    /// The executor that runs this backend's plans. Only reached for `Cuda` when
+    /// [`cuda_available`] said yes.
+    fn executor(self) -> Box<dyn Executor> {
+        match self {
+            Backend::Cpu(order) => Box::new(CpuExecutor { order }),
+            #[cfg(feature = "cuda")]
+            Backend::Cuda => Box::new(crate::exec::cuda::CudaExecutor),
+            #[cfg(not(feature = "cuda"))]
+            Backend::Cuda => Box::new(NoCuda),
+        }
+    }
+}
+
+/// Stands in for the CUDA executor in builds without the `cuda` feature (never chosen there:
+/// [`cuda_available`] says no).
+#[cfg(not(feature = "cuda"))]
+struct NoCuda;
+
+#[cfg(not(feature = "cuda"))]
+impl Executor for NoCuda {
+    fn name(&self) -> &'static str {
+        "cuda"
+    }
+
+    fn execute(
+        &self,
+        _: &Program,
+        _: &Plan,
+        _: &Invocation<'_>,
+        _: &Options,
+    ) -> Result<crate::exec::Executed, Error> {
+        Err(Error::NoCuda {
+            reason: "pacc was built without the `cuda` feature".into(),
+        })
     }
 }
 
@@ -344,64 +458,6 @@ fn choose_backend(choice: BackendChoice) -> Result<Backend, Error> {
     })
 }
 
-/// The planner options for a call: explicit options first, then the directive's clauses, then
-/// the defaults (4 chunks clamped to the planes, 4 block steps clamped to the steps).
-pub fn plan_options(program: &Program, planes: usize, steps: usize, opts: &Options) -> PlanOptions {
-    PlanOptions {
-        chunks: opts
-            .chunks
-            .or(program.default_chunks)
-            .unwrap_or_else(|| DEFAULT_CHUNKS.min(planes).max(1)),
-        block_steps: opts
-            .block_steps
-            .or(program.default_block_steps)
-            .unwrap_or_else(|| DEFAULT_BLOCK_STEPS.min(steps).max(1)),
-        scheme: opts.scheme.unwrap_or(Scheme::RegionSharing),
-        ..PlanOptions::default()
-    }
-}
-
-/// How many times the wrapper replays the step's swaps after `steps` steps: `steps` modulo the
-/// order of the permutation one step's swaps make.
-pub fn swap_replays(program: &Program, steps: usize) -> usize {
-    let n = program.arrays.len();
-    let mut perm: Vec<usize> = (0..n).collect();
-    for stage in &program.step {
-        if let Stage::Swap(a, b) = *stage {
-            perm.swap(a, b);
-        }
-    }
-    // Order of the permutation = lcm of its cycle lengths.
-    let mut seen = vec![false; n];
-    let mut order = 1usize;
-    for i in 0..n {
-        let mut len = 0;
-        let mut j = i;
-        while !seen[j] {
-            seen[j] = true;
-            j = perm[j];
-            len += 1;
-        }
-        if len > 0 {
-            order = lcm(order, len);
-        }
-    }
-    steps % order
-}
-
-fn lcm(a: usize, b: usize) -> usize {
-    fn gcd(a: usize, b: usize) -> usize {
-        if b == 0 {
-            a
-        } else {
-            gcd(b, a % b)
-        }
-    }
-    a / gcd(a, b) * b
-}
-
-// ---- The CUDA seam: the two functions below are all that `exec::cuda` needs to plug in. ----
-
 /// Whether the CUDA backend can run here (`Ok`), else why not.
 #[cfg(not(feature = "cuda"))]
 fn cuda_available() -> Result<(), String> {
@@ -412,32 +468,6 @@ fn cuda_available() -> Result<(), String> {
 #[cfg(feature = "cuda")]
 fn cuda_available() -> Result<(), String> {
     crate::exec::cuda::available().map(|_| ())
-}
-
-/// Runs `plan` on the device; returns the reductions and the report. Only reached when
-/// [`cuda_available`] said yes.
-#[cfg(feature = "cuda")]
-fn execute_cuda(
-    program: &Program,
-    plan: &crate::plan::Plan,
-    inv: &Invocation<'_>,
-    opts: &Options,
-) -> Result<(Vec<f64>, Report), Error> {
-    let o = crate::exec::cuda::execute(program, plan, inv, opts)?;
-    Ok((o.reductions, o.report))
-}
-
-#[cfg(not(feature = "cuda"))]
-fn execute_cuda(
-    program: &Program,
-    plan: &crate::plan::Plan,
-    inv: &Invocation<'_>,
-    opts: &Options,
-) -> Result<(Vec<f64>, Report), Error> {
-    let _ = (program, plan, inv, opts);
-    Err(Error::NoCuda {
-        reason: "pacc was built without the `cuda` feature".into(),
-    })
 }
 
 fn cpu_device() -> String {
@@ -472,222 +502,4 @@ fn empty_report(program: &Program, backend: &str, shape: &[usize], popts: &PlanO
         adjustments: Vec::new(),
         timeline: Vec::new(),
     }
-}
-
-fn scalar_type_name(t: ScalarType) -> &'static str {
-    match t {
-        ScalarType::F32 => "f32",
-        ScalarType::F64 => "f64",
-        ScalarType::I32 => "i32",
-        ScalarType::I64 => "i64",
-        ScalarType::U32 => "u32",
-        ScalarType::U64 => "u64",
-        ScalarType::Usize => "usize",
-        ScalarType::Isize => "isize",
-        ScalarType::Bool => "bool",
-    }
-}
-
-fn elem_name(e: Elem) -> &'static str {
-    e.rust_name()
-}
-
-/// Checks the call against the program. Touches no data.
-pub fn validate(program: &Program, inv: &Invocation<'_>) -> Result<(), Error> {
-    let internal = |m: String| Err(Error::Internal(m));
-    if program.ndim != 2 && program.ndim != 3 {
-        return internal(format!(
-            "program `{}` has {} axes",
-            program.name, program.ndim
-        ));
-    }
-    if inv.arrays.len() != program.arrays.len() || inv.arrays.is_empty() {
-        return internal(format!(
-            "{} arrays passed, the program `{}` has {}",
-            inv.arrays.len(),
-            program.name,
-            program.arrays.len()
-        ));
-    }
-    for (a, (h, d)) in inv.arrays.iter().zip(&program.arrays).enumerate() {
-        if h.elem != d.elem {
-            return internal(format!(
-                "array {a} `{}` holds {} but the program declares {}",
-                d.name,
-                elem_name(h.elem),
-                elem_name(d.elem)
-            ));
-        }
-        if h.ndim != program.ndim {
-            return internal(format!(
-                "array `{}` has {} axes but the program uses {}",
-                d.name, h.ndim, program.ndim
-            ));
-        }
-    }
-    let first = &inv.arrays[0];
-    for (h, d) in inv.arrays.iter().zip(&program.arrays) {
-        if h.shape() != first.shape() {
-            return Err(Error::ShapeMismatch {
-                name: d.name.clone(),
-                got: h.shape().to_vec(),
-                first: program.arrays[0].name.clone(),
-                want: first.shape().to_vec(),
-            });
-        }
-    }
-    for (h, d) in inv.arrays.iter().zip(&program.arrays) {
-        if h.is_empty() {
-            return Err(Error::Empty {
-                name: d.name.clone(),
-                shape: h.shape().to_vec(),
-            });
-        }
-    }
-    if inv.steps > 0 {
-        check_halo(program, first.shape())?;
-    }
-    for (a, (h, d)) in inv.arrays.iter().zip(&program.arrays).enumerate() {
-        if !h.writable && written_physically(program, a) {
-            return Err(Error::ReadOnly {
-                name: d.name.clone(),
-            });
-        }
-    }
-    for i in 0..inv.arrays.len() {
-        for j in i + 1..inv.arrays.len() {
-            let (x, y) = (&inv.arrays[i], &inv.arrays[j]);
-            let (x0, y0) = (x.ptr as usize, y.ptr as usize);
-            if x0 < y0 + y.bytes() && y0 < x0 + x.bytes() {
-                return Err(Error::Overlap {
-                    a: program.arrays[i].name.clone(),
-                    b: program.arrays[j].name.clone(),
-                });
-            }
-        }
-    }
-    if inv.scalars.len() != program.scalars.len() {
-        return internal(format!(
-            "{} scalars passed, the program has {}",
-            inv.scalars.len(),
-            program.scalars.len()
-        ));
-    }
-    for (v, d) in inv.scalars.iter().zip(&program.scalars) {
-        if v.ty() != d.ty {
-            return internal(format!(
-                "scalar `{}` passed as {} but declared {}",
-                d.name,
-                scalar_type_name(v.ty()),
-                scalar_type_name(d.ty)
-            ));
-        }
-    }
-    if inv.slices.len() != program.slices.len() {
-        return internal(format!(
-            "{} slices passed, the program has {}",
-            inv.slices.len(),
-            program.slices.len()
-        ));
-    }
-    for (s, d) in inv.slices.iter().zip(&program.slices) {
-        if s.elem != d.elem {
-            return internal(format!(
-                "slice `{}` holds {} but is declared {}",
-                d.name,
-                elem_name(s.elem),
-                elem_name(d.elem)
-            ));
-        }
-    }
-    // The CPU closures are checked by the CPU executor: the CUDA backend does not need them.
-    let counts = [
-        (
-            "reduction initial values",
-            inv.reduction_init.len(),
-            program.reductions.len(),
-        ),
-        ("reset values", inv.reset_values.len(), program.resets.len()),
-        ("point indices", inv.points.len(), program.points.len()),
-    ];
-    for (what, got, want) in counts {
-        if got != want {
-            return internal(format!("{got} {what} passed, the program has {want}"));
-        }
-    }
-    // The serial loop evaluates point statements only when it runs a step.
-    if inv.steps > 0 {
-        let shape = first.shape();
-        for (idx, d) in inv.points.iter().zip(&program.points) {
-            let inside = idx.len() == shape.len()
-                && idx
-                    .iter()
-                    .zip(shape)
-                    .all(|(&i, &n)| i >= 0 && (i as u64) < n as u64);
-            if !inside {
-                return Err(Error::PointOutOfBounds {
-                    point: d.name.clone(),
-                    index: idx.clone(),
-                    shape: shape.to_vec(),
-                });
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Refuses arrays too small along some axis for the widest stencil to update a single point
-/// (its nest is then empty; the serial loop would do nothing or panic on a `usize` underflow).
-fn check_halo(program: &Program, shape: &[usize]) -> Result<(), Error> {
-    for (axis, &extent) in shape.iter().enumerate() {
-        for k in &program.kernels {
-            let reach_lo = k
-                .reads
-                .iter()
-                .filter_map(|r| r.lo.get(axis))
-                .map(|&l| (-l).max(0) as usize)
-                .max()
-                .unwrap_or(0);
-            let reach_hi = k
-                .reads
-                .iter()
-                .filter_map(|r| r.hi.get(axis))
-                .map(|&h| h.max(0) as usize)
-                .max()
-                .unwrap_or(0);
-            let need = reach_lo + reach_hi + 1;
-            if extent < need {
-                return Err(Error::SmallerThanHalo {
-                    axis,
-                    extent,
-                    need,
-                    reach_lo,
-                    reach_hi,
-                });
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Whether physical array `a` is ever written: it is written by name, or it trades places through
-/// swaps with a name that is.
-pub(crate) fn written_physically(program: &Program, a: usize) -> bool {
-    // Arrays connected to `a` by swap statements (the orbit under the step's permutation).
-    let mut group = vec![a];
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for stage in &program.step {
-            if let Stage::Swap(x, y) = *stage {
-                for (p, q) in [(x, y), (y, x)] {
-                    if group.contains(&p) && !group.contains(&q) {
-                        group.push(q);
-                        changed = true;
-                    }
-                }
-            }
-        }
-    }
-    group.iter().any(|&g| program.is_written(g))
 }

@@ -267,7 +267,7 @@ fn faults_are_per_thread() {
 /// written until it is known to have finished.
 #[test]
 fn tracker_counts_issued_write_backs_as_written() {
-    use pacc_runtime::fault::{writes_user_array, Tracker};
+    use pacc_runtime::exec::{writes_user_array, Tracker};
     let case = Case::new(Kind::Stencil(1), &[9, 4, 5], 3);
     let prog = case.program();
     let o = cpu(3, 2);

@@ -105,9 +105,62 @@ struct Ctx<'a> {
 /// Parses and lowers the annotated function.
 pub fn lower(item: syn::ItemFn, directive: Directive) -> syn::Result<Func> {
     let (params, arrays) = crate::parse::sig::params(&item.sig)?;
+    let ndim = check_ranks(&item.sig, &arrays)?;
+    let stmts = &item.block.stmts;
+    let ti = time_loop_index(&item)?;
+    let tl = match &stmts[ti] {
+        Stmt::Expr(Expr::ForLoop(tl), _) => tl,
+        _ => {
+            return Err(err(
+                &item.sig.ident,
+                "internal error locating the time loop",
+            ))
+        }
+    };
+    let pre_stmts: Vec<Stmt> = stmts[..ti].to_vec();
+    let post_stmts: Vec<Stmt> = stmts[ti + 1..].to_vec();
+    check_no_early_exit(&pre_stmts, &post_stmts)?;
+    let pre = pre_vars(&item, &params, &arrays, &pre_stmts);
+    let (start, end, inclusive, var) = time_range(tl)?;
+
+    let mut cx = Ctx {
+        arrays: &arrays,
+        ndim,
+        pre,
+        time_var: var.as_ref().map(|v| v.to_string()),
+        scalars: Vec::new(),
+        slices: Vec::new(),
+        reductions: Vec::new(),
+    };
+    let items = cx.step(&tl.body.stmts)?;
+
+    Ok(Func {
+        name: item.sig.ident.clone(),
+        item: item.clone(),
+        params,
+        ndim,
+        arrays: arrays.clone(),
+        pre: pre_stmts,
+        post: post_stmts,
+        time: TimeLoop {
+            var,
+            start,
+            end,
+            inclusive,
+            items,
+        },
+        scalars: cx.scalars,
+        slices: cx.slices,
+        reductions: cx.reductions,
+        directive,
+    })
+}
+
+/// The arrays' common rank (there is at least one array, all of the same rank).
+fn check_ranks(sig: &syn::Signature, arrays: &[ArrayParam]) -> syn::Result<usize> {
     if arrays.is_empty() {
         return Err(err(
-            &item.sig,
+            sig,
             "a pipelined function needs at least one array parameter (`&mut Array3<f32>`, `&Array2<f64>`, `ArrayView3<f32>`, ..)",
         ));
     }
@@ -127,11 +180,14 @@ pub fn lower(item: syn::ItemFn, directive: Directive) -> syn::Result<Func> {
             );
         }
     }
-    if let Some(e) = errors {
-        return Err(e);
+    match errors {
+        Some(e) => Err(e),
+        None => Ok(ndim),
     }
+}
 
-    // The time loop: the one top-level `for`.
+/// The index in the body of the time loop: the one top-level `for`.
+fn time_loop_index(item: &syn::ItemFn) -> syn::Result<usize> {
     let stmts = &item.block.stmts;
     let fors: Vec<usize> = stmts
         .iter()
@@ -161,21 +217,16 @@ pub fn lower(item: syn::ItemFn, directive: Directive) -> syn::Result<Func> {
         }
         return Err(e.unwrap_or_else(|| err(&item.sig.ident, "two time loops")));
     }
-    let ti = fors[0];
-    let tl = match &stmts[ti] {
-        Stmt::Expr(Expr::ForLoop(tl), _) => tl,
-        _ => {
-            return Err(err(
-                &item.sig.ident,
-                "internal error locating the time loop",
-            ))
-        }
-    };
-    let pre_stmts: Vec<Stmt> = stmts[..ti].to_vec();
-    let post_stmts: Vec<Stmt> = stmts[ti + 1..].to_vec();
-    check_no_early_exit(&pre_stmts, &post_stmts)?;
+    Ok(fors[0])
+}
 
-    // Variables known before the time loop.
+/// Variables known before the time loop: the parameters, then the locals bound before it.
+fn pre_vars(
+    item: &syn::ItemFn,
+    params: &[Param],
+    arrays: &[ArrayParam],
+    pre_stmts: &[Stmt],
+) -> HashMap<String, PreVar> {
     let mut pre = HashMap::new();
     for (p, arg) in params.iter().zip(item.sig.inputs.iter()) {
         let mutable = matches!(arg, syn::FnArg::Typed(pt) if matches!(&*pt.pat, Pat::Ident(pi) if pi.mutability.is_some()));
@@ -190,13 +241,16 @@ pub fn lower(item: syn::ItemFn, directive: Directive) -> syn::Result<Func> {
         };
         pre.insert(p.name.to_string(), v);
     }
-    for s in &pre_stmts {
+    for s in pre_stmts {
         if let Stmt::Local(l) = s {
-            bind_local(l, &arrays, &mut pre);
+            bind_local(l, arrays, &mut pre);
         }
     }
+    pre
+}
 
-    // The time range.
+/// The time loop's range (`start`, `end`, whether inclusive) and its variable.
+fn time_range(tl: &syn::ExprForLoop) -> syn::Result<(Expr, Expr, bool, Option<Ident>)> {
     let (start, end, inclusive) = match strip(&tl.expr) {
         Expr::Range(r) => match (&r.start, &r.end) {
             (Some(s), Some(e)) => (
@@ -231,100 +285,134 @@ pub fn lower(item: syn::ItemFn, directive: Directive) -> syn::Result<Func> {
     if let Some(l) = &tl.label {
         return Err(err(l, "labels on the time loop are not supported"));
     }
+    Ok((start, end, inclusive, var))
+}
 
-    let mut cx = Ctx {
-        arrays: &arrays,
-        ndim,
-        pre,
-        time_var: var.as_ref().map(|v| v.to_string()),
-        scalars: Vec::new(),
-        slices: Vec::new(),
-        reductions: Vec::new(),
-    };
-
-    let mut items = Vec::new();
-    let mut resets: Vec<(Ident, Expr, usize)> = Vec::new();
-    let mut errors = None;
-    for s in &tl.body.stmts {
-        match cx.step_item(s) {
-            Ok(Some(item)) => items.push(item),
-            Ok(None) => {
-                // A reset candidate: resolved once every reduction is known.
-                if let Stmt::Expr(Expr::Assign(a), _) = s {
-                    if let Some(id) = ident_of(&a.left) {
-                        resets.push((id.clone(), (*a.right).clone(), items.len()));
-                        items.push(StepItem::Reset {
-                            reduction: usize::MAX,
-                            value: (*a.right).clone(),
-                        });
+impl Ctx<'_> {
+    /// The time loop's body as step items; reduction resets are resolved once every reduction
+    /// is known, and kernels may not read reductions.
+    fn step(&mut self, body: &[Stmt]) -> syn::Result<Vec<StepItem>> {
+        let mut items = Vec::new();
+        let mut resets: Vec<(Ident, Expr, usize)> = Vec::new();
+        let mut errors = None;
+        for s in body {
+            match self.step_item(s) {
+                Ok(Some(item)) => items.push(item),
+                Ok(None) => {
+                    // A reset candidate: resolved once every reduction is known.
+                    if let Stmt::Expr(Expr::Assign(a), _) = s {
+                        if let Some(id) = ident_of(&a.left) {
+                            resets.push((id.clone(), (*a.right).clone(), items.len()));
+                            items.push(StepItem::Reset {
+                                reduction: usize::MAX,
+                                value: (*a.right).clone(),
+                            });
+                        }
                     }
                 }
+                Err(e) => push(&mut errors, e),
             }
-            Err(e) => push(&mut errors, e),
         }
-    }
-    for (id, value, at) in resets {
-        match cx.reductions.iter().position(|r| r.name == id) {
-            Some(r) => {
-                if let Some(t) = &cx.time_var {
-                    if mentions(value.to_token_stream(), t) {
-                        push(
-                            &mut errors,
-                            err(&value, "a reduction reset's value may not depend on the time variable; it is evaluated once before the run"),
-                        );
-                    }
-                }
-                items[at] = StepItem::Reset {
-                    reduction: r,
-                    value,
-                };
+        for (id, value, at) in resets {
+            match self.reset(id, value) {
+                Ok(item) => items[at] = item,
+                Err(e) => push(&mut errors, e),
             }
-            None => push(
-                &mut errors,
-                err(
-                    &id,
-                    format!(
-                        "`{id}` is not a reduction: assignments in the time loop outside a loop nest may only reset a reduction variable (one accumulated with `{id} += e` in a nest); {STEP_SURFACE}"
+        }
+        for sc in &self.scalars {
+            if self.reductions.iter().any(|r| r.name == sc.name) {
+                push(
+                    &mut errors,
+                    err(
+                        &sc.name,
+                        format!("reduction variable `{}` is read by a kernel; a reduction can be read only after the time loop (inside kernels it is only accumulated)", sc.name),
                     ),
-                ),
-            ),
+                );
+            }
         }
-    }
-    for sc in &cx.scalars {
-        if cx.reductions.iter().any(|r| r.name == sc.name) {
-            push(
-                &mut errors,
-                err(
-                    &sc.name,
-                    format!("reduction variable `{}` is read by a kernel; a reduction can be read only after the time loop (inside kernels it is only accumulated)", sc.name),
-                ),
-            );
+        match errors {
+            Some(e) => Err(e),
+            None => Ok(items),
         }
-    }
-    if let Some(e) = errors {
-        return Err(e);
     }
 
-    Ok(Func {
-        name: item.sig.ident.clone(),
-        item: item.clone(),
-        params,
-        ndim,
-        arrays: arrays.clone(),
-        pre: pre_stmts,
-        post: post_stmts,
-        time: TimeLoop {
-            var,
-            start,
-            end,
-            inclusive,
-            items,
-        },
-        scalars: cx.scalars,
-        slices: cx.slices,
-        reductions: cx.reductions,
-        directive,
-    })
+    /// `id = value;` in the time loop: the reset of reduction `id`.
+    fn reset(&self, id: Ident, value: Expr) -> syn::Result<StepItem> {
+        let Some(r) = self.reductions.iter().position(|r| r.name == id) else {
+            return Err(err(
+                &id,
+                format!(
+                    "`{id}` is not a reduction: assignments in the time loop outside a loop nest may only reset a reduction variable (one accumulated with `{id} += e` in a nest); {STEP_SURFACE}"
+                ),
+            ));
+        };
+        if let Some(t) = &self.time_var {
+            if mentions(value.to_token_stream(), t) {
+                return Err(err(&value, "a reduction reset's value may not depend on the time variable; it is evaluated once before the run"));
+            }
+        }
+        Ok(StepItem::Reset {
+            reduction: r,
+            value,
+        })
+    }
+}
+
+/// A literal in a kernel: float, integer (with its suffix's type, if any) or bool.
+fn lit(l: &syn::ExprLit) -> syn::Result<KExprKind> {
+    let ty = |suf: &str| {
+        if suf.is_empty() {
+            None
+        } else {
+            Ty::from_name(suf)
+        }
+    };
+    match &l.lit {
+        Lit::Float(f) => Ok(KExprKind::Float(
+            f.base10_digits().to_string(),
+            ty(f.suffix()),
+        )),
+        Lit::Int(i) => Ok(KExprKind::Int(
+            i.base10_digits().to_string(),
+            ty(i.suffix()),
+        )),
+        Lit::Bool(b) => Ok(KExprKind::Bool(b.value)),
+        other => Err(err(
+            other,
+            format!("unsupported literal in a kernel; {KERNEL_SURFACE}"),
+        )),
+    }
+}
+
+/// Float constants: `f32::consts::PI`, `std::f64::consts::E`, ..
+fn const_path(p: &syn::ExprPath, e: &Expr) -> syn::Result<KExprKind> {
+    let segs: Vec<String> = p
+        .path
+        .segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect();
+    let ty = segs
+        .iter()
+        .find_map(|s| Ty::from_name(s))
+        .filter(|t| t.is_float());
+    let last = segs.last().map(|s| s.as_str()).unwrap_or("");
+    let val = match last {
+        "PI" => Some(std::f64::consts::PI),
+        "E" => Some(std::f64::consts::E),
+        "TAU" => Some(std::f64::consts::TAU),
+        "SQRT_2" => Some(std::f64::consts::SQRT_2),
+        "LN_2" => Some(std::f64::consts::LN_2),
+        "FRAC_PI_2" => Some(std::f64::consts::FRAC_PI_2),
+        _ => None,
+    };
+    match (ty, val) {
+        (Some(t), Some(v)) => {
+            let s = if t == Ty::F32 { format!("{:?}", v as f32) } else { format!("{v:?}") };
+            Ok(KExprKind::Float(s, Some(t)))
+        }
+        _ => Err(err(e, format!("unsupported path in a kernel (known constants: PI, E, TAU, SQRT_2, LN_2, FRAC_PI_2 of f32/f64); {KERNEL_SURFACE}"))),
+    }
 }
 
 fn for_head(f: &syn::ExprForLoop) -> proc_macro2::TokenStream {
@@ -1101,113 +1189,13 @@ impl Ctx<'_> {
 
     fn expr(&mut self, e: &Expr, sc: &Scope) -> syn::Result<KExpr> {
         let span = e.span();
-        let k = |kind| Ok(KExpr { kind, span });
-        match e {
-            Expr::Lit(l) => match &l.lit {
-                Lit::Float(f) => {
-                    let suf = f.suffix();
-                    let t = if suf.is_empty() {
-                        None
-                    } else {
-                        Ty::from_name(suf)
-                    };
-                    k(KExprKind::Float(f.base10_digits().to_string(), t))
-                }
-                Lit::Int(i) => {
-                    let suf = i.suffix();
-                    let t = if suf.is_empty() {
-                        None
-                    } else {
-                        Ty::from_name(suf)
-                    };
-                    k(KExprKind::Int(i.base10_digits().to_string(), t))
-                }
-                Lit::Bool(b) => k(KExprKind::Bool(b.value)),
-                other => Err(err(
-                    other,
-                    format!("unsupported literal in a kernel; {KERNEL_SURFACE}"),
-                )),
+        let kind = match e {
+            Expr::Lit(l) => lit(l)?,
+            Expr::Path(p) if p.qself.is_none() => match p.path.get_ident() {
+                Some(id) => self.name(id, sc)?,
+                None => const_path(p, e)?,
             },
-            Expr::Path(p) if p.qself.is_none() => {
-                if let Some(id) = p.path.get_ident() {
-                    return k(self.name(id, sc)?);
-                }
-                // Float constants: f32::consts::PI, std::f64::consts::E, f32::EPSILON ..
-                let segs: Vec<String> = p
-                    .path
-                    .segments
-                    .iter()
-                    .map(|s| s.ident.to_string())
-                    .collect();
-                let ty = segs
-                    .iter()
-                    .find_map(|s| Ty::from_name(s))
-                    .filter(|t| t.is_float());
-                let last = segs.last().map(|s| s.as_str()).unwrap_or("");
-                let val = match last {
-                    "PI" => Some(std::f64::consts::PI),
-                    "E" => Some(std::f64::consts::E),
-                    "TAU" => Some(std::f64::consts::TAU),
-                    "SQRT_2" => Some(std::f64::consts::SQRT_2),
-                    "LN_2" => Some(std::f64::consts::LN_2),
-                    "FRAC_PI_2" => Some(std::f64::consts::FRAC_PI_2),
-                    _ => None,
-                };
-                match (ty, val) {
-                    (Some(t), Some(v)) => {
-                        let s = if t == Ty::F32 { format!("{:?}", v as f32) } else { format!("{v:?}") };
-                        k(KExprKind::Float(s, Some(t)))
-                    }
-                    _ => Err(err(e, format!("unsupported path in a kernel (known constants: PI, E, TAU, SQRT_2, LN_2, FRAC_PI_2 of f32/f64); {KERNEL_SURFACE}"))),
-                }
-            }
-            Expr::Index(ix) => {
-                if let Some(id) = ident_of(&ix.expr) {
-                    if let Some(PreVar::Slice(el)) = self.pre.get(&id.to_string()).cloned() {
-                        if sc.locals.contains(&id.to_string()) {
-                            return Err(err(id, "indexing a kernel local is not supported"));
-                        }
-                        let idx = self.expr(&ix.index, sc)?;
-                        let s = self.slice(id, el);
-                        return k(KExprKind::SliceRead(s, Box::new(idx)));
-                    }
-                }
-                if let Some((parr, pidx)) = &sc.point {
-                    let id = ident_of(&ix.expr)
-                        .ok_or_else(|| err(&ix.expr, "only arrays and slices can be indexed"))?;
-                    let array = self.array(id).ok_or_else(|| {
-                        err(
-                            &ix.expr,
-                            format!("`{id}` is not an array parameter or a slice"),
-                        )
-                    })?;
-                    let Expr::Array(idx) = strip(&ix.index) else {
-                        return Err(err(
-                            &ix.index,
-                            "index arrays with one index per axis: `a[[i, j, k]]`",
-                        ));
-                    };
-                    let same = idx.elems.len() == pidx.len()
-                        && idx
-                            .elems
-                            .iter()
-                            .zip(pidx)
-                            .all(|(a, b)| a.to_token_stream().to_string() == *b);
-                    if !same {
-                        return Err(err(
-                            ix,
-                            format!(
-                                "a single-point statement reads arrays only at its own point `[[{}]]`",
-                                pidx.join(", ")
-                            ),
-                        ));
-                    }
-                    let _ = parr;
-                    return k(KExprKind::PointRead(array));
-                }
-                let a = self.access(ix, sc)?;
-                k(KExprKind::Read(a))
-            }
+            Expr::Index(ix) => self.index(ix, sc)?,
             Expr::Binary(b) => {
                 let op = bin_op(&b.op)
                     .filter(|_| !is_assign_op(&b.op))
@@ -1219,117 +1207,181 @@ impl Ctx<'_> {
                     })?;
                 let l = self.expr(&b.left, sc)?;
                 let r = self.expr(&b.right, sc)?;
-                k(KExprKind::Bin(op, Box::new(l), Box::new(r)))
+                KExprKind::Bin(op, Box::new(l), Box::new(r))
             }
             Expr::Unary(u) => {
                 let x = Box::new(self.expr(&u.expr, sc)?);
                 match u.op {
-                    syn::UnOp::Neg(_) => k(KExprKind::Neg(x)),
-                    syn::UnOp::Not(_) => k(KExprKind::Not(x)),
-                    _ => Err(err(
-                        u,
-                        format!("dereferences are not supported in a kernel; {KERNEL_SURFACE}"),
-                    )),
+                    syn::UnOp::Neg(_) => KExprKind::Neg(x),
+                    syn::UnOp::Not(_) => KExprKind::Not(x),
+                    _ => {
+                        return Err(err(
+                            u,
+                            format!("dereferences are not supported in a kernel; {KERNEL_SURFACE}"),
+                        ))
+                    }
                 }
             }
-            Expr::Paren(p) => {
-                let x = self.expr(&p.expr, sc)?;
-                k(KExprKind::Paren(Box::new(x)))
-            }
-            Expr::Group(g) => self.expr(&g.expr, sc),
+            Expr::Paren(p) => KExprKind::Paren(Box::new(self.expr(&p.expr, sc)?)),
+            Expr::Group(g) => return self.expr(&g.expr, sc),
             Expr::Cast(c) => {
                 let t = scalar_ty(&c.ty).ok_or_else(|| {
                     err(&c.ty, "casts in a kernel are to f32, f64, i32, i64, u32, u64, usize, isize or bool")
                 })?;
                 let x = self.expr(&c.expr, sc)?;
-                k(KExprKind::Cast(Box::new(x), t))
+                KExprKind::Cast(Box::new(x), t)
             }
-            Expr::MethodCall(m) => {
-                let name = m.method.to_string();
-                match method_arity(&name) {
-                    Some(n) if n == m.args.len() && m.turbofish.is_none() => {
-                        let recv = self.expr(&m.receiver, sc)?;
-                        let args = m
-                            .args
-                            .iter()
-                            .map(|a| self.expr(a, sc))
-                            .collect::<syn::Result<Vec<_>>>()?;
-                        k(KExprKind::Method(name, Box::new(recv), args, None))
-                    }
-                    Some(n) => Err(err(&m.method, format!("`{name}` takes {n} argument(s)"))),
-                    None => Err(err(
-                        &m.method,
-                        format!(
-                            "unsupported method `{name}` in a kernel; supported float methods: {}",
-                            method_list()
-                        ),
-                    )),
-                }
+            Expr::MethodCall(m) => self.method_call(m, sc)?,
+            Expr::Call(c) => self.call(c, sc)?,
+            Expr::If(i) => self.if_expr(i, sc)?,
+            Expr::Block(b) if b.block.stmts.len() == 1 && b.label.is_none() => {
+                return self.tail_only(&b.block, sc)
             }
-            Expr::Call(c) => {
-                let path = match strip(&c.func) {
-                    Expr::Path(p) => Some(p),
-                    _ => None,
-                };
-                let segs: Vec<String> = path
-                    .map(|p| {
-                        p.path
-                            .segments
-                            .iter()
-                            .map(|s| s.ident.to_string())
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                if segs.len() == 2 {
-                    if let (Some(t), Some(n)) = (
-                        Ty::from_name(&segs[0]).filter(|t| t.is_float()),
-                        method_arity(&segs[1]),
-                    ) {
-                        if c.args.len() != n + 1 {
-                            return Err(err(
-                                c,
-                                format!("`{}::{}` takes {} argument(s)", segs[0], segs[1], n + 1),
-                            ));
-                        }
-                        let mut args = c
-                            .args
-                            .iter()
-                            .map(|a| self.expr(a, sc))
-                            .collect::<syn::Result<Vec<_>>>()?;
-                        let recv = args.remove(0);
-                        return k(KExprKind::Method(
-                            segs[1].clone(),
-                            Box::new(recv),
-                            args,
-                            Some(t),
-                        ));
-                    }
-                }
-                Err(err(
-                    &c.func,
-                    format!("unsupported function call in a kernel; call float functions as methods (`x.sqrt()`) or as `f32::max(a, b)`; supported: {}", method_list()),
+            other => {
+                return Err(err(
+                    other,
+                    format!("unsupported expression in a kernel; {KERNEL_SURFACE}"),
                 ))
             }
-            Expr::If(i) => {
-                let cond = self.expr(&i.cond, sc)?;
-                let then = self.tail_only(&i.then_branch, sc)?;
-                let Some((_, els)) = &i.else_branch else {
-                    return Err(err(i, "an `if` used as a value needs an `else`"));
-                };
-                let els = match &**els {
-                    Expr::Block(b) => self.tail_only(&b.block, sc)?,
-                    other => self.expr(other, sc)?,
-                };
-                k(KExprKind::If(Box::new(cond), Box::new(then), Box::new(els)))
+        };
+        Ok(KExpr { kind, span })
+    }
+
+    /// `a[[..]]` in an expression: a slice element, a single-point statement's read at its own
+    /// point, or a stencil read.
+    fn index(&mut self, ix: &syn::ExprIndex, sc: &Scope) -> syn::Result<KExprKind> {
+        if let Some(id) = ident_of(&ix.expr) {
+            if let Some(PreVar::Slice(el)) = self.pre.get(&id.to_string()).cloned() {
+                if sc.locals.contains(&id.to_string()) {
+                    return Err(err(id, "indexing a kernel local is not supported"));
+                }
+                let idx = self.expr(&ix.index, sc)?;
+                let s = self.slice(id, el);
+                return Ok(KExprKind::SliceRead(s, Box::new(idx)));
             }
-            Expr::Block(b) if b.block.stmts.len() == 1 && b.label.is_none() => {
-                self.tail_only(&b.block, sc)
+        }
+        if let Some((_, pidx)) = &sc.point {
+            return self.point_read(ix, pidx);
+        }
+        Ok(KExprKind::Read(self.access(ix, sc)?))
+    }
+
+    /// A read in a single-point statement whose point is `pidx`: only at that point.
+    fn point_read(&self, ix: &syn::ExprIndex, pidx: &[String]) -> syn::Result<KExprKind> {
+        let id = ident_of(&ix.expr)
+            .ok_or_else(|| err(&ix.expr, "only arrays and slices can be indexed"))?;
+        let array = self.array(id).ok_or_else(|| {
+            err(
+                &ix.expr,
+                format!("`{id}` is not an array parameter or a slice"),
+            )
+        })?;
+        let Expr::Array(idx) = strip(&ix.index) else {
+            return Err(err(
+                &ix.index,
+                "index arrays with one index per axis: `a[[i, j, k]]`",
+            ));
+        };
+        let same = idx.elems.len() == pidx.len()
+            && idx
+                .elems
+                .iter()
+                .zip(pidx)
+                .all(|(a, b)| a.to_token_stream().to_string() == *b);
+        if !same {
+            return Err(err(
+                ix,
+                format!(
+                    "a single-point statement reads arrays only at its own point `[[{}]]`",
+                    pidx.join(", ")
+                ),
+            ));
+        }
+        Ok(KExprKind::PointRead(array))
+    }
+
+    /// `x.sqrt()`, `a.max(b)`, ..: the float methods the kernels support.
+    fn method_call(&mut self, m: &syn::ExprMethodCall, sc: &Scope) -> syn::Result<KExprKind> {
+        let name = m.method.to_string();
+        match method_arity(&name) {
+            Some(n) if n == m.args.len() && m.turbofish.is_none() => {
+                let recv = self.expr(&m.receiver, sc)?;
+                let args = m
+                    .args
+                    .iter()
+                    .map(|a| self.expr(a, sc))
+                    .collect::<syn::Result<Vec<_>>>()?;
+                Ok(KExprKind::Method(name, Box::new(recv), args, None))
             }
-            other => Err(err(
-                other,
-                format!("unsupported expression in a kernel; {KERNEL_SURFACE}"),
+            Some(n) => Err(err(&m.method, format!("`{name}` takes {n} argument(s)"))),
+            None => Err(err(
+                &m.method,
+                format!(
+                    "unsupported method `{name}` in a kernel; supported float methods: {}",
+                    method_list()
+                ),
             )),
         }
+    }
+
+    /// `f32::max(a, b)` and the like: a float method called as a function.
+    fn call(&mut self, c: &syn::ExprCall, sc: &Scope) -> syn::Result<KExprKind> {
+        let path = match strip(&c.func) {
+            Expr::Path(p) => Some(p),
+            _ => None,
+        };
+        let segs: Vec<String> = path
+            .map(|p| {
+                p.path
+                    .segments
+                    .iter()
+                    .map(|s| s.ident.to_string())
+                    .collect()
+            })
+            .unwrap_or_default();
+        if segs.len() == 2 {
+            if let (Some(t), Some(n)) = (
+                Ty::from_name(&segs[0]).filter(|t| t.is_float()),
+                method_arity(&segs[1]),
+            ) {
+                if c.args.len() != n + 1 {
+                    return Err(err(
+                        c,
+                        format!("`{}::{}` takes {} argument(s)", segs[0], segs[1], n + 1),
+                    ));
+                }
+                let mut args = c
+                    .args
+                    .iter()
+                    .map(|a| self.expr(a, sc))
+                    .collect::<syn::Result<Vec<_>>>()?;
+                let recv = args.remove(0);
+                return Ok(KExprKind::Method(
+                    segs[1].clone(),
+                    Box::new(recv),
+                    args,
+                    Some(t),
+                ));
+            }
+        }
+        Err(err(
+            &c.func,
+            format!("unsupported function call in a kernel; call float functions as methods (`x.sqrt()`) or as `f32::max(a, b)`; supported: {}", method_list()),
+        ))
+    }
+
+    /// `if c { a } else { b }` used as a value.
+    fn if_expr(&mut self, i: &syn::ExprIf, sc: &Scope) -> syn::Result<KExprKind> {
+        let cond = self.expr(&i.cond, sc)?;
+        let then = self.tail_only(&i.then_branch, sc)?;
+        let Some((_, els)) = &i.else_branch else {
+            return Err(err(i, "an `if` used as a value needs an `else`"));
+        };
+        let els = match &**els {
+            Expr::Block(b) => self.tail_only(&b.block, sc)?,
+            other => self.expr(other, sc)?,
+        };
+        Ok(KExprKind::If(Box::new(cond), Box::new(then), Box::new(els)))
     }
 
     fn tail_only(&mut self, b: &syn::Block, sc: &Scope) -> syn::Result<KExpr> {

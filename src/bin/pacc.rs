@@ -7,6 +7,7 @@
 //! ```
 
 use clap::{Parser, Subcommand};
+use pacc_runtime::config;
 use pacc_runtime::plan::{self, PlanOptions, Scheme};
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -199,9 +200,14 @@ fn run(cli: Cli, out: &mut String) -> Result<(), String> {
                 .map(|s| s.trim().parse::<usize>())
                 .collect::<Result<_, _>>()
                 .map_err(|_| format!("--shape `{shape}`: expected numbers like 512,512,512"))?;
-            let chunks = chunks.or(program.default_chunks).unwrap_or(4);
-            let block_steps = block_steps.or(program.default_block_steps).unwrap_or(4);
-            let steps = steps.unwrap_or(block_steps);
+            let mut o = pacc_runtime::Options::new();
+            (o.chunks, o.block_steps, o.scheme) = (chunks, block_steps, Some(scheme));
+            // One block by default: as many steps as the blocking depth the run would use.
+            let steps = steps.unwrap_or_else(|| {
+                config::Fixed::of(&program, &o)
+                    .block_steps
+                    .unwrap_or(config::DEFAULT_BLOCK_STEPS)
+            });
             let point_planes: Vec<usize> = match points {
                 Some(p) => p
                     .split(',')
@@ -218,7 +224,6 @@ fn run(cli: Cli, out: &mut String) -> Result<(), String> {
                     point_planes.len()
                 ));
             }
-            let mut o = pacc_runtime::Options::new();
             if let Some(c) = &compress {
                 let l = pacc_runtime::compress::parse_list(c)
                     .map_err(|e| format!("--compress: {e}"))?;
@@ -227,11 +232,9 @@ fn run(cli: Cli, out: &mut String) -> Result<(), String> {
             let rates = pacc_runtime::compress::rates(&program, &shape, scheme, &o)
                 .map_err(|e| e.to_string())?;
             let opts = PlanOptions {
-                chunks,
-                block_steps,
-                scheme,
                 buffer_sets,
                 compress: rates,
+                ..config::plan_options(&program, shape.first().copied().unwrap_or(0), steps, &o)
             };
             let plan = plan::build(&program, &shape, steps, &point_planes, &opts)
                 .map_err(|e| format!("cannot plan the run: {e}"))?;

@@ -1,66 +1,65 @@
-//! Fixed-rate zfp compression (CPU codec and the CUDA source of the same codec).
+//! Compression of the arrays a pipeline keeps on the host between blocks.
 //!
-//! The compressed pieces of an out-of-core run must be cheap to produce on the GPU, of a size
-//! known before compressing (so buffers and transfers can be planned), and addressable by plane
-//! range (so a chunk's remainder and its shared region can be compressed separately, Shen et al.
-//! PDCAT 2021). zfp's fixed-rate mode has all three, and following its stream format bit for bit
-//! means any zfp tool can read what pacc writes (and tests can check us against an independent
-//! implementation).
+//! The planner and the executors see a codec only through [`Codec`]: how many axis-0 planes make
+//! a *slab* (the thinnest plane range the codec compresses on its own), how many bytes a slab
+//! takes at a rate, the CPU coder, and the CUDA source of the same coder. [`zfp`] (fixed-rate
+//! zfp) is the implementation; [`CodecKind`] names it in a plan.
 //!
-//! # Stream layout
-//!
-//! The array (C-contiguous, axis 0 outermost) is seen as zfp sees a strided array whose x is the
-//! last axis: shape `(n0, n1, n2)` is zfp's `(nx, ny, nz) = (n2, n1, n0)`. It is cut into 4^d
-//! blocks, padded at the high ends as zfp pads partial blocks, and the blocks are coded in zfp's
-//! order, x fastest, then y, then z. Every block takes exactly [`block_bits`] bits (zfp's
-//! `minbits = maxbits`, set by `zfp_stream_set_rate` with `align = false`), so block `b` starts at
-//! bit `b * block_bits`. The bits fill 64-bit words from the LSB, words stored little-endian, and
-//! the stream is zero-padded to a whole word at the end ([`compressed_bytes`]): exactly the bytes
-//! `zfp_compress` writes after the header (we write no header).
-//!
-//! Because blocks are ordered axis-0-major, the blocks covering planes `4j .. 4j + 4` (a *slab*)
-//! are contiguous in the stream. When a slab is a whole number of words ([`slab_bytes`]), the
-//! planes `4j .. 4j + 4m` compress on their own to exactly the bytes
-//! `slab_bytes * j .. slab_bytes * (j + m)` of the whole array's stream, so any 4-aligned plane
-//! range is an independently decodable byte range. The encoder and decoder use this to run
-//! slabs in parallel.
-//!
-//! # Block coding
-//!
-//! Per block (zfp 1.0's fixed-rate path): the largest magnitude's exponent `emax` (frexp
-//! convention, at least the smallest normal exponent); a zero block is one `0` bit and padding;
-//! otherwise a `1` bit and `emax` + bias in 8 (f32) or 11 (f64) bits, the values converted to
-//! 32/64-bit integers relative to `2^emax` with two guard bits, the lifting transform along each
-//! axis ([`transform`]), the sequency reordering and negabinary mapping, and the embedded
-//! bit-plane coder with group tests ([`bitplane`]), which stops when the budget is spent; then
-//! zero padding to the block size.
-//!
-//! One deliberate difference from zfp's C code: for blocks whose largest magnitude is below
-//! 2^-97 (f32) or 2^-961 (f64), C computes the scale `2^(30 - emax)` in the float type, which
-//! overflows, and the conversion is undefined (the values are lost). We scale exactly, giving the
-//! integers C would give without the overflow; zfp-rs does the same, and C decodes such streams.
+//! The stream sizes (and the CUDA source) are available without the `runtime` feature, so the
+//! translator checks a directive's rates with the same arithmetic the runtime uses; the CPU coder
+//! (rayon) needs the feature.
 
-mod bitplane;
-mod bits;
-mod block;
-pub mod cuda;
-mod transform;
+pub mod zfp;
 
-use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
 
 pub use crate::program::Elem;
+// The zfp functions under their historical names (`codec::encode`, `codec::slab_bytes`, ...).
+pub use zfp::{block_bits, compressed_bytes, cuda, slab_bytes, MAX_BLOCK_BITS, MIN_BLOCK_BITS};
+#[cfg(feature = "runtime")]
+pub use zfp::{decode, encode, CodecFloat};
 
-use bits::{BitReader, BitWriter};
-use block::Grid;
-use transform::BlockInt;
+/// A compression rate in bits per value: positive and finite. Whether a codec accepts it for an
+/// array (its element type and dimensions) is the codec's to say ([`Codec::slab_bytes`]).
+#[derive(Clone, Copy, Debug, PartialEq, PartialOrd, Serialize, Deserialize)]
+#[serde(try_from = "f64", into = "f64")]
+pub struct Rate(f64);
 
-/// zfp's `ZFP_MAX_BITS`: the largest block budget zfp accepts.
-pub const MAX_BLOCK_BITS: usize = 16658;
+impl Rate {
+    pub fn new(bits_per_value: f64) -> Result<Rate, CodecError> {
+        if bits_per_value.is_finite() && bits_per_value > 0.0 {
+            Ok(Rate(bits_per_value))
+        } else {
+            Err(CodecError::NotARate {
+                rate: bits_per_value,
+            })
+        }
+    }
 
-/// The smallest block budget we accept: the 12-bit header of an f64 block. (zfp raises smaller
-/// budgets to the type's header size, 9 bits for f32 and 12 for f64, which would make the block
-/// size depend on the type; such rates carry no information past the exponent anyway.)
-pub const MIN_BLOCK_BITS: usize = 12;
+    pub const fn bits(self) -> f64 {
+        self.0
+    }
+}
+
+impl TryFrom<f64> for Rate {
+    type Error = CodecError;
+    fn try_from(v: f64) -> Result<Rate, CodecError> {
+        Rate::new(v)
+    }
+}
+
+impl From<Rate> for f64 {
+    fn from(r: Rate) -> f64 {
+        r.0
+    }
+}
+
+/// Shown as the bare number, as rates always were in messages and plan listings.
+impl std::fmt::Display for Rate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(&self.0, f)
+    }
+}
 
 /// Errors of the codec. Each says what was wrong and how to fix it.
 #[derive(Debug, thiserror::Error)]
@@ -111,427 +110,182 @@ pub enum CodecError {
         rate: f64,
         bits: usize,
     },
+    #[error("rate {rate} gives {bits}-bit blocks; the GPU codec needs whole 64-bit words")]
+    GpuUnaligned { rate: f64, bits: usize },
+    #[error("a rate is a positive, finite number of bits per value, not {rate}")]
+    NotARate { rate: f64 },
 }
 
-mod sealed {
-    use super::transform::BlockInt;
-
-    /// What the codec needs of a float type; sealed so that only f32 and f64 implement it.
-    pub trait Sealed: Copy + Send + Sync + 'static {
-        /// zfp's block integer (`Int`).
-        type Int: BlockInt;
-        /// Bits of the biased exponent in a block header.
-        const EBITS: u32;
-        /// Exponent bias.
-        const EBIAS: i32;
-        const ZERO: Self;
-        /// Magnitude as raw bits: ordered like the magnitude for finite values.
-        fn abs_bits(self) -> u64;
-        fn finite(self) -> bool;
-        /// zfp's `exponent()` of a magnitude given by its bits: the frexp exponent, at least
-        /// `1 - EBIAS`; `-EBIAS` for zero.
-        fn exponent(abs_bits: u64) -> i32;
-        /// `trunc(self * 2^(intprec - 2 - emax))`, exactly.
-        fn quantize(self, emax: i32) -> Self::Int;
-        /// `(float)i * 2^(emax - (intprec - 2))` computed in the float type, as zfp decodes.
-        fn dequantize(i: Self::Int, emax: i32) -> Self;
-    }
+/// Values to compress: a whole number of slabs of an array, C-contiguous, axis 0 outermost.
+#[derive(Debug)]
+pub enum Values<'a> {
+    F32(&'a [f32]),
+    F64(&'a [f64]),
 }
 
-/// A float type the codec handles: `f32` or `f64`.
-pub trait CodecFloat: sealed::Sealed {
-    /// The element type tag pacc uses for this type.
-    const ELEM: Elem;
+/// Where decompressed values go.
+#[derive(Debug)]
+pub enum ValuesMut<'a> {
+    F32(&'a mut [f32]),
+    F64(&'a mut [f64]),
 }
 
-/// `2^k` as an f64, with gradual underflow (denormal powers, then zero) like `ldexp(1.0, k)`.
-#[inline(always)]
-fn pow2_f64(k: i32) -> f64 {
-    if k > 1023 {
-        f64::INFINITY
-    } else if k >= -1022 {
-        f64::from_bits(((k + 1023) as u64) << 52)
-    } else if k >= -1074 {
-        f64::from_bits(1u64 << (k + 1074))
-    } else {
-        0.0
-    }
-}
-
-/// `2^k` as an f32, like `ldexpf(1.0f, k)`.
-#[inline(always)]
-fn pow2_f32(k: i32) -> f32 {
-    if k > 127 {
-        f32::INFINITY
-    } else if k >= -126 {
-        f32::from_bits(((k + 127) as u32) << 23)
-    } else if k >= -149 {
-        f32::from_bits(1u32 << (k + 149))
-    } else {
-        0.0
-    }
-}
-
-impl sealed::Sealed for f32 {
-    type Int = i32;
-    const EBITS: u32 = 8;
-    const EBIAS: i32 = 127;
-    const ZERO: Self = 0.0;
-    #[inline(always)]
-    fn abs_bits(self) -> u64 {
-        (self.to_bits() & 0x7fff_ffff) as u64
-    }
-    #[inline(always)]
-    fn finite(self) -> bool {
-        self.is_finite()
-    }
-    #[inline(always)]
-    fn exponent(abs_bits: u64) -> i32 {
-        if abs_bits == 0 {
-            -127
-        } else {
-            ((abs_bits >> 23) as i32 - 126).max(-126)
-        }
-    }
-    #[inline(always)]
-    fn quantize(self, emax: i32) -> i32 {
-        // In f64 the scale 2^(30 - emax) <= 2^156 is exact and so is the product (< 2^30).
-        (self as f64 * pow2_f64(30 - emax)) as i32
-    }
-    #[inline(always)]
-    fn dequantize(i: i32, emax: i32) -> f32 {
-        i as f32 * pow2_f32(emax - 30)
-    }
-}
-
-impl sealed::Sealed for f64 {
-    type Int = i64;
-    const EBITS: u32 = 11;
-    const EBIAS: i32 = 1023;
-    const ZERO: Self = 0.0;
-    #[inline(always)]
-    fn abs_bits(self) -> u64 {
-        self.to_bits() & 0x7fff_ffff_ffff_ffff
-    }
-    #[inline(always)]
-    fn finite(self) -> bool {
-        self.is_finite()
-    }
-    #[inline(always)]
-    fn exponent(abs_bits: u64) -> i32 {
-        if abs_bits == 0 {
-            -1023
-        } else {
-            ((abs_bits >> 52) as i32 - 1022).max(-1022)
-        }
-    }
-    #[inline(always)]
-    fn quantize(self, emax: i32) -> i64 {
-        let k = 62 - emax;
-        let y = if k <= 1023 {
-            self * pow2_f64(k)
-        } else {
-            // 2^k overflows: scale in two exact steps (both enlarge, the result is < 2^62).
-            self * pow2_f64(k - 1023) * pow2_f64(1023)
-        };
-        y as i64
-    }
-    #[inline(always)]
-    fn dequantize(i: i64, emax: i32) -> f64 {
-        i as f64 * pow2_f64(emax - 62)
-    }
-}
-
-impl CodecFloat for f32 {
-    const ELEM: Elem = Elem::F32;
-}
-
-impl CodecFloat for f64 {
-    const ELEM: Elem = Elem::F64;
-}
-
-/// Bits per 4^d block in fixed-rate mode, as zfp computes it for `rate` bits/value (align =
-/// false): `floor(4^dims * rate + 0.5)`. Rates giving fewer than [`MIN_BLOCK_BITS`] or more than
-/// [`MAX_BLOCK_BITS`] bits are rejected rather than raised or clamped.
-pub fn block_bits(rate: f64, dims: usize) -> Result<usize, CodecError> {
-    if !(1..=3).contains(&dims) {
-        return Err(CodecError::BadShape {
-            shape: vec![0; dims],
-            reason: "the codec handles 1 to 3 dimensions",
-        });
-    }
-    let n = (1u32 << (2 * dims)) as f64;
-    let bits = (n * rate + 0.5).floor();
-    if !bits.is_finite() || bits < MIN_BLOCK_BITS as f64 || bits > MAX_BLOCK_BITS as f64 {
-        return Err(CodecError::BadRate {
-            rate,
-            dims,
-            bits,
-            min: MIN_BLOCK_BITS,
-            max: MAX_BLOCK_BITS,
-        });
-    }
-    Ok(bits as usize)
-}
-
-fn check_shape(shape: &[usize]) -> Result<usize, CodecError> {
-    if !(1..=3).contains(&shape.len()) {
-        return Err(CodecError::BadShape {
-            shape: shape.to_vec(),
-            reason: "the codec handles arrays of 1 to 3 dimensions",
-        });
-    }
-    shape
-        .iter()
-        .try_fold(1usize, |a, &s| a.checked_mul(s))
-        .ok_or(CodecError::BadShape {
-            shape: shape.to_vec(),
-            reason: "the element count overflows usize",
-        })
-}
-
-fn total_bits(shape: &[usize], maxbits: usize) -> Result<usize, CodecError> {
-    let g = Grid::from_shape(shape);
-    g.blocks()
-        .iter()
-        .try_fold(maxbits, |a, &b| a.checked_mul(b))
-        .and_then(|b| b.checked_add(63))
-        .ok_or(CodecError::BadShape {
-            shape: shape.to_vec(),
-            reason: "the compressed size overflows usize",
-        })
-}
-
-/// Bytes of the zfp stream for an array of `shape` (1..=3 dims, axis 0 outermost), rounded up to
-/// whole u64 words as zfp's stream flush does. An array with a zero-length axis takes 0 bytes.
-pub fn compressed_bytes(shape: &[usize], rate: f64) -> Result<usize, CodecError> {
-    check_shape(shape)?;
-    let maxbits = block_bits(rate, shape.len())?;
-    Ok(total_bits(shape, maxbits)? / 64 * 8)
-}
-
-/// Bytes of one "slab": the blocks covering 4 consecutive axis-0 planes (exactly, no rounding),
-/// for plane shape `plane` (the other axes; empty for 1-D, where a slab is one block). Errors if
-/// the slab is not a whole number of 64-bit words: the pipeline needs word-aligned slabs to
-/// address plane ranges in the stream (3-D with an integer rate always is; 2-D needs
-/// `rate * 16 * blocks_per_row % 64 == 0`, e.g. a rate that is a multiple of 4).
-pub fn slab_bytes(plane: &[usize], rate: f64) -> Result<usize, CodecError> {
-    let dims = plane.len() + 1;
-    let maxbits = block_bits(rate, dims)?;
-    let mut shape = vec![4usize];
-    shape.extend_from_slice(plane);
-    check_shape(&shape)?;
-    let bits = total_bits(&shape, maxbits)? - 63;
-    if bits % 64 != 0 {
-        return Err(CodecError::UnalignedSlab {
-            plane: plane.to_vec(),
-            rate,
-            bits,
-        });
-    }
-    Ok(bits / 8)
-}
-
-/// The size of a parallel work unit, in slabs: the fewest slabs that are a whole number of words,
-/// raised until a unit holds about 64 Ki values (so small slabs do not make tiny tasks).
-fn chunk_slabs(g: &Grid, maxbits: usize) -> usize {
-    let b = g.blocks();
-    let outer = g.outer();
-    let slab_blocks: usize = (0..outer).map(|i| b[i]).product();
-    let slab_bits = slab_blocks * maxbits;
-    let mut gcd = (slab_bits % 64, 64usize);
-    while gcd.0 != 0 {
-        gcd = (gcd.1 % gcd.0, gcd.0);
-    }
-    let aligned = 64 / gcd.1;
-    let slab_values = (slab_blocks << (2 * g.dims)).max(1);
-    let want = (1usize << 16).div_ceil(slab_values * aligned).max(1);
-    aligned * want
-}
-
-/// Encodes the block `q` (4^dims values) with exactly `maxbits` bits.
-#[inline]
-fn encode_block<T: CodecFloat>(w: &mut BitWriter<'_>, q: &[T], dims: usize, maxbits: usize) {
-    let max = q.iter().fold(0u64, |m, v| m.max(v.abs_bits()));
-    let emax = T::exponent(max);
-    // zfp's precision(): fixed-rate mode has maxprec = 64 and minexp = -1074.
-    let maxprec = (emax + 1074 + 2 * (dims as i32 + 1)).clamp(0, 64) as u32;
-    if max == 0 || maxprec == 0 {
-        w.write_bit(false);
-        w.pad(maxbits - 1);
-        return;
-    }
-    let head = 1 + T::EBITS as usize;
-    let e = (emax + T::EBIAS) as u64;
-    w.write_bits(2 * e + 1, head as u32);
-    let size = q.len();
-    let mut ints = [<T::Int as Default>::default(); 64];
-    for (i, v) in ints.iter_mut().zip(q) {
-        *i = v.quantize(emax);
-    }
-    transform::fwd_xform(&mut ints[..size], dims);
-    let mut u = [0u64; 64];
-    for (c, &p) in u.iter_mut().zip(transform::perm(dims)) {
-        *c = ints[p as usize].to_nega();
-    }
-    let intprec = <T::Int as BlockInt>::BITS;
-    let kmin = intprec.saturating_sub(maxprec);
-    let used = bitplane::encode_ints(w, maxbits - head, intprec, kmin, &u[..size]);
-    w.pad(maxbits - head - used);
-}
-
-/// Decodes one block of `maxbits` bits into `q`; leaves the reader at the next block.
-#[inline]
-fn decode_block<T: CodecFloat>(r: &mut BitReader<'_>, q: &mut [T], dims: usize, maxbits: usize) {
-    let start = r.position();
-    if !r.read_bit() {
-        q.fill(T::ZERO);
-    } else {
-        let head = 1 + T::EBITS as usize;
-        let emax = r.read_bits(T::EBITS) as i32 - T::EBIAS;
-        let maxprec = (emax + 1074 + 2 * (dims as i32 + 1)).clamp(0, 64) as u32;
-        let intprec = <T::Int as BlockInt>::BITS;
-        let kmin = intprec.saturating_sub(maxprec);
-        let size = q.len();
-        let mut u = [0u64; 64];
-        bitplane::decode_ints(r, maxbits - head, intprec, kmin, &mut u[..size]);
-        let mut ints = [<T::Int as Default>::default(); 64];
-        for (&c, &p) in u.iter().zip(transform::perm(dims)) {
-            ints[p as usize] = <T::Int as BlockInt>::from_nega(c);
-        }
-        transform::inv_xform(&mut ints[..size], dims);
-        for (v, &i) in q.iter_mut().zip(&ints) {
-            *v = T::dequantize(i, emax);
-        }
-    }
-    r.seek(start + maxbits);
-}
-
-/// Encodes a whole (sub-)array serially into `out` (its stream, word-padded).
-fn encode_serial<T: CodecFloat>(src: &[T], g: &Grid, maxbits: usize, out: &mut [u8]) {
-    let nb = g.blocks();
-    let size = 1usize << (2 * g.dims);
-    let mut q = [T::ZERO; 64];
-    let mut w = BitWriter::new(out);
-    for bz in 0..nb[2] {
-        for by in 0..nb[1] {
-            for bx in 0..nb[0] {
-                block::gather(src, g, [bx, by, bz], &mut q[..size]);
-                encode_block(&mut w, &q[..size], g.dims, maxbits);
-            }
-        }
-    }
-    w.flush();
-}
-
-/// Decodes a whole (sub-)array serially from `src`.
-fn decode_serial<T: CodecFloat>(src: &[u8], g: &Grid, maxbits: usize, out: &mut [T]) {
-    let nb = g.blocks();
-    let size = 1usize << (2 * g.dims);
-    let mut q = [T::ZERO; 64];
-    let mut r = BitReader::new(src);
-    for bz in 0..nb[2] {
-        for by in 0..nb[1] {
-            for bx in 0..nb[0] {
-                decode_block(&mut r, &mut q[..size], g.dims, maxbits);
-                block::scatter(&q[..size], g, [bx, by, bz], out);
-            }
+impl ValuesMut<'_> {
+    /// The same values, read only.
+    pub fn as_values(&self) -> Values<'_> {
+        match self {
+            ValuesMut::F32(v) => Values::F32(v),
+            ValuesMut::F64(v) => Values::F64(v),
         }
     }
 }
 
-/// Common checks of encode and decode; returns the grid and the bits per block.
-fn prepare(
-    shape: &[usize],
-    rate: f64,
-    values: usize,
-    bytes: usize,
-) -> Result<(Grid, usize), CodecError> {
-    let count = check_shape(shape)?;
-    let maxbits = block_bits(rate, shape.len())?;
-    let need = compressed_bytes(shape, rate)?;
-    let mismatch = |what, unit, expected, got| CodecError::ShapeMismatch {
-        what,
-        unit,
-        shape: shape.to_vec(),
-        rate,
-        expected,
-        got,
-    };
-    if values != count {
-        return Err(mismatch("the array", "values", count, values));
-    }
-    if bytes != need {
-        return Err(mismatch("the stream buffer", "bytes", need, bytes));
-    }
-    Ok((Grid::from_shape(shape), maxbits))
+/// How a codec's CUDA kernels are launched on a run of slabs. The kernels' ABI: encode
+/// `(const T* values, long long n0, long long n1[, long long n2], unsigned long long* bytes,
+/// unsigned int param, unsigned int* err)` (setting `*err` to nonzero on values it cannot code),
+/// decode `(const unsigned long long* bytes, n0, n1[, n2], T* values, unsigned int param)`; one
+/// thread per unit, units numbered slab by slab.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CudaLaunch {
+    /// Threads (independent units of the stream) per slab.
+    pub threads_per_slab: usize,
+    /// The kernels' `param`, derived from the rate.
+    pub param: u32,
 }
 
-/// The parallel work unit: (axis-0 planes, stream bytes) per unit of whole slabs.
-fn split_units(g: &Grid, maxbits: usize) -> (usize, usize) {
-    let per = chunk_slabs(g, maxbits);
-    let b = g.blocks();
-    let slab_blocks: usize = (0..g.outer()).map(|i| b[i]).product();
-    (4 * per, per * slab_blocks * maxbits / 8)
+/// A lossy codec whose streams can be cut at slab boundaries: planes `s * slab_planes ..
+/// (s + m) * slab_planes` of an array compress on their own to bytes `s * slab_bytes ..
+/// (s + m) * slab_bytes` of the whole array's stream, so the pipeline moves and codes any run of
+/// slabs independently (the last slab of an array may be partial).
+pub trait Codec: Sync {
+    /// The codec's name in messages.
+    fn name(&self) -> &'static str;
+
+    /// Axis-0 planes per slab.
+    fn slab_planes(&self) -> usize;
+
+    /// Bytes of one slab of an array whose planes have shape `plane` (the axes after axis 0), or
+    /// why the codec cannot cut such arrays at slab boundaries at this rate.
+    fn slab_bytes(&self, plane: &[usize], rate: Rate) -> Result<usize, CodecError>;
+
+    /// Bytes of the stream of an array of `shape` (axis 0 outermost).
+    fn compressed_bytes(&self, shape: &[usize], rate: Rate) -> Result<usize, CodecError>;
+
+    /// Compresses `src` (of `shape`) into `out`, exactly [`Codec::compressed_bytes`] long.
+    #[cfg(feature = "runtime")]
+    fn encode(
+        &self,
+        src: Values<'_>,
+        shape: &[usize],
+        rate: Rate,
+        out: &mut [u8],
+    ) -> Result<(), CodecError>;
+
+    /// Decompresses a stream written by [`Codec::encode`] with the same shape and rate.
+    #[cfg(feature = "runtime")]
+    fn decode(
+        &self,
+        src: &[u8],
+        shape: &[usize],
+        rate: Rate,
+        out: ValuesMut<'_>,
+    ) -> Result<(), CodecError>;
+
+    /// CUDA C source (NVRTC, no includes) of the encode and decode kernels.
+    fn cuda_source(&self) -> &'static str;
+
+    /// The name of the encode or decode kernel in [`Codec::cuda_source`] for arrays of `elem`
+    /// with `dims` axes.
+    fn cuda_kernel(&self, encode: bool, elem: Elem, dims: usize) -> String;
+
+    /// The kernels' launch for arrays of `shape` at `rate`, or why the GPU cannot code them (the
+    /// run then stops before touching data).
+    fn cuda_launch(&self, shape: &[usize], rate: Rate) -> Result<CudaLaunch, CodecError>;
 }
 
-/// Compresses `src` (C-contiguous, `shape` with axis 0 outermost) at `rate` bits/value into
-/// `out`, which must be exactly [`compressed_bytes`] long. The input is scanned for NaN and
-/// infinity before anything is written. Runs in parallel over groups of slabs (any group of
-/// slabs that is a whole number of words is an independent piece of the stream).
-pub fn encode<T: CodecFloat>(
-    src: &[T],
-    shape: &[usize],
-    rate: f64,
-    out: &mut [u8],
-) -> Result<(), CodecError> {
-    let (g, maxbits) = prepare(shape, rate, src.len(), out.len())?;
-    if let Some(index) = src.par_iter().position_first(|v| !v.finite()) {
-        return Err(CodecError::NonFinite { index });
-    }
-    if src.is_empty() {
-        return Ok(());
-    }
-    let (planes, unit_bytes) = split_units(&g, maxbits);
-    let plane_len: usize = shape[1..].iter().product();
-    let outer = shape[0];
-    out.par_chunks_mut(unit_bytes)
-        .enumerate()
-        .for_each(|(c, dst)| {
-            let p0 = c * planes;
-            let p1 = (p0 + planes).min(outer);
-            let mut sub = g;
-            sub.n[g.outer()] = p1 - p0;
-            encode_serial(&src[p0 * plane_len..p1 * plane_len], &sub, maxbits, dst);
-        });
-    Ok(())
+/// The codecs a plan can name (plans are data, so they name a codec rather than hold one).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum CodecKind {
+    /// Fixed-rate zfp ([`zfp::Zfp`]).
+    #[default]
+    Zfp,
 }
 
-/// Decompresses a stream written by [`encode`] (or by zfp in fixed-rate mode, without header,
-/// with the same shape and rate) into `out`. `src` must be exactly [`compressed_bytes`] long.
-/// Never panics on corrupt input: any bits decode to some finite or infinite values.
-pub fn decode<T: CodecFloat>(
-    src: &[u8],
-    shape: &[usize],
-    rate: f64,
-    out: &mut [T],
-) -> Result<(), CodecError> {
-    let (g, maxbits) = prepare(shape, rate, out.len(), src.len())?;
-    if out.is_empty() {
-        return Ok(());
+impl CodecKind {
+    pub fn get(self) -> &'static dyn Codec {
+        match self {
+            CodecKind::Zfp => &zfp::Zfp,
+        }
     }
-    let (planes, unit_bytes) = split_units(&g, maxbits);
-    let plane_len: usize = shape[1..].iter().product();
-    out.par_chunks_mut(planes * plane_len)
-        .enumerate()
-        .for_each(|(c, dst)| {
-            let mut sub = g;
-            sub.n[g.outer()] = dst.len() / plane_len;
-            let from = (c * unit_bytes).min(src.len());
-            decode_serial(&src[from..], &sub, maxbits, dst);
-        });
-    Ok(())
 }
 
 #[cfg(test)]
-mod tests;
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_are_positive_and_finite() {
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            assert!(
+                matches!(Rate::new(bad), Err(CodecError::NotARate { .. })),
+                "{bad}"
+            );
+        }
+        let r = Rate::new(12.5).unwrap();
+        assert_eq!((r.bits(), r.to_string()), (12.5, "12.5".to_string()));
+        assert_eq!(serde_json::to_string(&r).unwrap(), "12.5");
+        assert_eq!(serde_json::from_str::<Rate>("12.5").unwrap(), r);
+        assert!(serde_json::from_str::<Rate>("-3").is_err());
+    }
+
+    #[test]
+    fn zfp_through_the_trait_matches_the_functions() {
+        let codec = CodecKind::Zfp.get();
+        assert_eq!((codec.name(), codec.slab_planes()), ("zfp", 4));
+        let shape = [9usize, 6, 10];
+        let rate = Rate::new(8.0).unwrap();
+        let values: Vec<f32> = (0..shape.iter().product::<usize>())
+            .map(|i| (i as f32 * 0.37).sin())
+            .collect();
+        let n = codec.compressed_bytes(&shape, rate).unwrap();
+        assert_eq!(n, compressed_bytes(&shape, 8.0).unwrap());
+        assert_eq!(
+            codec.slab_bytes(&shape[1..], rate).unwrap(),
+            slab_bytes(&shape[1..], 8.0).unwrap()
+        );
+        let (mut ours, mut theirs) = (vec![0u8; n], vec![0u8; n]);
+        codec
+            .encode(Values::F32(&values), &shape, rate, &mut ours)
+            .unwrap();
+        encode(&values, &shape, 8.0, &mut theirs).unwrap();
+        assert_eq!(ours, theirs);
+        let mut back = vec![0f32; values.len()];
+        codec
+            .decode(&ours, &shape, rate, ValuesMut::F32(&mut back))
+            .unwrap();
+        let mut want = vec![0f32; values.len()];
+        decode(&theirs, &shape, 8.0, &mut want).unwrap();
+        assert_eq!(back, want);
+    }
+
+    #[test]
+    fn zfp_cuda_launch_needs_whole_words_per_block() {
+        let codec = CodecKind::Zfp.get();
+        // 3-D, rate 2: 128-bit blocks; a plane of 6 x 10 is 2 x 3 blocks.
+        let l = codec
+            .cuda_launch(&[9, 6, 10], Rate::new(2.0).unwrap())
+            .unwrap();
+        assert_eq!((l.threads_per_slab, l.param), (6, 128));
+        // 2-D, rate 5: 80-bit blocks, which threads would share words of.
+        let e = codec
+            .cuda_launch(&[9, 10], Rate::new(5.0).unwrap())
+            .unwrap_err();
+        assert!(
+            matches!(e, CodecError::GpuUnaligned { bits: 80, .. }),
+            "{e}"
+        );
+        assert!(codec
+            .cuda_source()
+            .contains(&codec.cuda_kernel(true, Elem::F64, 3)));
+    }
+}

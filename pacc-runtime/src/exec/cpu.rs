@@ -7,15 +7,17 @@
 //! a plausible zero. Transfers are plane-range copies (global plane `p` <-> buffer slot
 //! `p - base`); kernels call the program's CPU closures through [`KernelFrame`].
 
-use crate::codec;
-use crate::compress::CompressError;
-use crate::error::{Error, Result};
-use crate::exec::{reduction_identity, BufView, KernelFrame};
-use crate::fault::{self, Site, Tracker};
+use crate::codec::ValuesMut;
+use crate::error::{CompressError, Error, Result};
+use crate::exec::{reduction_identity, BufView, Executed, Executor, KernelFrame, Tracker};
+use crate::fault::{self, Site};
 use crate::invocation::Invocation;
-use crate::plan::{slabs, HostSide, Op, OpKind, Plan, SLAB};
+use crate::options::Options;
+use crate::plan::{HostSide, Op, OpKind, Plan};
 use crate::program::{Elem, Program, ReduceOp};
-use crate::report::StageTimes;
+use crate::progress::{OnProgress, StepCounter};
+use crate::report::{Report, StageTimes};
+use crate::validate;
 use rayon::prelude::*;
 use std::ops::Range;
 use std::time::Instant;
@@ -39,23 +41,68 @@ pub struct ExecOutput {
     pub stages: StageTimes,
 }
 
+/// The CPU backend behind the executor interface ([`crate::exec::Executor`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CpuExecutor {
+    pub order: Order,
+}
+
+impl Executor for CpuExecutor {
+    fn name(&self) -> &'static str {
+        match self.order {
+            Order::Submission => "cpu",
+            Order::Shuffled(_) => "shuffled",
+        }
+    }
+
+    fn execute(
+        &self,
+        program: &Program,
+        plan: &Plan,
+        inv: &Invocation<'_>,
+        opts: &Options,
+    ) -> Result<Executed> {
+        let start = Instant::now();
+        let out = execute_with_progress(program, plan, inv, self.order, opts.on_progress.as_ref())?;
+        let device = format!("CPU, {} rayon threads", rayon::current_num_threads());
+        let mut report = Report::of_plan(program, self.name(), Some(device), plan);
+        report.wall_seconds = start.elapsed().as_secs_f64();
+        report.stages = out.stages;
+        Ok(Executed {
+            reductions: out.reductions,
+            report,
+        })
+    }
+}
+
 /// Runs `plan` for `program` on the CPU. Host arrays of `inv` are read and written in place.
 ///
 /// The user's arrays are written only by `DtoH` (to the user side) and `StageOut` operations.
 /// Every operation first passes the fault hook ([`crate::fault::hit`]); an error after the first
 /// write-back comes back as [`Error::Failed`] saying which blocks are complete.
 ///
-/// The invocation must already be validated against the program (see [`crate::run::run`]); the
-/// plan is checked here against the invocation before any data is touched, so a malformed plan is
-/// an [`Error::Internal`] rather than an out-of-bounds access.
+/// The call and the plan are checked first ([`crate::validate::execution`], as on every
+/// backend), so a malformed plan is an [`Error::Internal`] rather than an out-of-bounds access.
 pub fn execute(
     program: &Program,
     plan: &Plan,
     inv: &Invocation<'_>,
     order: Order,
 ) -> Result<ExecOutput> {
+    execute_with_progress(program, plan, inv, order, None)
+}
+
+/// [`execute`], calling `progress` as each block's kernels complete (see [`crate::progress`]).
+pub fn execute_with_progress(
+    program: &Program,
+    plan: &Plan,
+    inv: &Invocation<'_>,
+    order: Order,
+    progress: Option<&OnProgress>,
+) -> Result<ExecOutput> {
     let setup = Instant::now();
-    check_plan(program, plan, inv)?;
+    validate::execution(program, plan, inv)?;
+    closures_match(program, inv)?;
     fault::hit(Site::Alloc, || {
         format!(
             "{} buffer sets of {} planes",
@@ -72,17 +119,16 @@ pub fn execute(
         ..StageTimes::default()
     };
     let mut partials = Partials::new(program, plan.steps);
-    let shape = &plan.shape;
     let mut tracker = Tracker::new(plan);
+    let mut counter = StepCounter::new(plan, progress);
     for i in order {
         let op = &plan.ops[i];
-        fault::hit(Site::of(&op.kind), || describe(i, op)).map_err(|e| tracker.fail(e))?;
+        fault::hit(Site::of(&op.kind), || describe(i, op)).map_err(|e| tracker.fail(e.into()))?;
         let start = Instant::now();
-        let slot = run_op(program, plan, inv, &mut mem, shape, op, &mut partials)
-            .map_err(|e| tracker.fail(e))?;
-        let secs = start.elapsed().as_secs_f64();
-        *slot(&mut stages) += secs;
+        run_op(program, plan, inv, &mut mem, op, &mut partials).map_err(|e| tracker.fail(e))?;
+        stages.add_op(&op.kind, start.elapsed().as_secs_f64());
         tracker.finished(plan, i);
+        counter.finished(plan, i);
     }
     Ok(ExecOutput {
         reductions: partials.finish(program, inv, plan.steps),
@@ -90,81 +136,96 @@ pub fn execute(
     })
 }
 
-type StageSlot = fn(&mut StageTimes) -> &mut f64;
+/// The program's CPU closures: one per kernel and point statement (what only this backend
+/// calls, so the shared checks leave it out).
+fn closures_match(program: &Program, inv: &Invocation<'_>) -> Result<()> {
+    if inv.cpu.kernels.len() != program.kernels.len()
+        || inv.cpu.points.len() != program.points.len()
+    {
+        return Err(Error::Internal(
+            "the invocation's CPU closures do not match the program's kernels and point statements"
+                .into(),
+        ));
+    }
+    Ok(())
+}
 
 /// An operation for error messages: index, kind, block, chunk.
 fn describe(i: usize, op: &Op) -> String {
-    let name = match &op.kind {
-        OpKind::HtoD { .. } => "HtoD",
-        OpKind::DtoH { .. } => "DtoH",
-        OpKind::StageIn { .. } => "StageIn",
-        OpKind::StageOut { .. } => "StageOut",
-        OpKind::DtoD { .. } => "DtoD",
-        OpKind::Kernel { .. } => "Kernel",
-        OpKind::Point { .. } => "Point",
-        OpKind::Encode { .. } => "Encode",
-        OpKind::Decode { .. } => "Decode",
-    };
     format!(
-        "plan operation {i}, {name} of block {} chunk {}",
-        op.block, op.chunk
+        "plan operation {i}, {} of block {} chunk {}",
+        op.kind.label(),
+        op.block,
+        op.chunk
     )
 }
 
+/// Runs one operation. SAFETY of the copies here and in the helpers: `crate::validate` checked
+/// that every plane range lies inside the host array and inside the buffer window
+/// `base..base + buffer_planes`, and that host destinations are writable. Operations run one at
+/// a time, so nothing else accesses these bytes concurrently.
 fn run_op(
     program: &Program,
     plan: &Plan,
     inv: &Invocation<'_>,
     mem: &mut Memory,
-    shape: &[usize],
     op: &Op,
     partials: &mut Partials,
-) -> Result<StageSlot> {
-    let pb = |a: usize| plan.plane_len * program.arrays[a].elem.size();
-    let host = |a: usize| inv.arrays[a].ptr;
-    // SAFETY (all copies below): `check_plan` verified that every plane range lies inside the
-    // host array and inside the buffer window `base..base + buffer_planes`, and that host
-    // destinations are writable. Operations run one at a time, so nothing else accesses these
-    // bytes concurrently.
-    Ok(match &op.kind {
+) -> Result<()> {
+    match &op.kind {
         OpKind::HtoD {
             array,
             set,
             base,
             planes,
             from: HostSide::Compressed,
-        } => {
-            mem.move_compressed(plan, *array, *set, *base, planes, true);
-            |s| &mut s.htod
-        }
+        } => mem.move_compressed(plan, *array, *set, *base, planes, true),
         OpKind::DtoH {
             array,
             set,
             base,
             planes,
             to: HostSide::Compressed,
-        } => {
-            mem.move_compressed(plan, *array, *set, *base, planes, false);
-            |s| &mut s.dtoh
-        }
+        } => mem.move_compressed(plan, *array, *set, *base, planes, false),
         OpKind::Encode {
             array,
             set,
             base,
             planes,
-        } => {
-            mem.codec(program, plan, *array, *set, *base, planes, true)?;
-            |s| &mut s.encode
-        }
+        } => mem.codec(program, plan, *array, *set, *base, planes, true)?,
         OpKind::Decode {
             array,
             set,
             base,
             planes,
+        } => mem.codec(program, plan, *array, *set, *base, planes, false)?,
+        OpKind::Kernel { .. } => run_kernel(program, plan, inv, mem, op, partials),
+        OpKind::Point {
+            point,
+            set,
+            base,
+            step,
+            args,
+            ..
         } => {
-            mem.codec(program, plan, *array, *set, *base, planes, false)?;
-            |s| &mut s.decode
+            let views = mem.views(program, plan, *set, *base, args);
+            let frame = KernelFrame {
+                arrays: &views,
+                t: inv.t0 + *step as i64,
+                shape: &plan.shape,
+            };
+            (inv.cpu.points[*point])(&frame);
         }
+        _ => copy_op(program, plan, inv, mem, &op.kind),
+    }
+    Ok(())
+}
+
+/// An uncompressed transfer or copy: HtoD, DtoH, StageIn, StageOut, DtoD.
+fn copy_op(program: &Program, plan: &Plan, inv: &Invocation<'_>, mem: &mut Memory, kind: &OpKind) {
+    let pb = |a: usize| plan.plane_len * program.arrays[a].elem.size();
+    let host = |a: usize| inv.arrays[a].ptr;
+    match kind {
         OpKind::HtoD {
             array,
             set,
@@ -178,7 +239,6 @@ fn run_op(
             };
             let dst = mem.device(*set, *array);
             unsafe { copy_planes(src, sbase, dst, *base, planes, pb(*array)) };
-            |s| &mut s.htod
         }
         OpKind::DtoH {
             array,
@@ -193,7 +253,6 @@ fn run_op(
             };
             let src = mem.device(*set, *array);
             unsafe { copy_planes(src, *base, dst, dbase, planes, pb(*array)) };
-            |s| &mut s.dtoh
         }
         OpKind::StageIn {
             array,
@@ -203,7 +262,6 @@ fn run_op(
         } => {
             let dst = mem.staging(*set, *array);
             unsafe { copy_planes(host(*array), 0, dst, *base, planes, pb(*array)) };
-            |s| &mut s.host_copy
         }
         OpKind::StageOut {
             array,
@@ -213,7 +271,6 @@ fn run_op(
         } => {
             let src = mem.staging(*set, *array);
             unsafe { copy_planes(src, *base, host(*array), 0, planes, pb(*array)) };
-            |s| &mut s.host_copy
         }
         OpKind::DtoD {
             array,
@@ -226,74 +283,69 @@ fn run_op(
             let src = mem.device(*from_set, *array);
             let dst = mem.device(*to_set, *array);
             unsafe { copy_planes(src, *from_base, dst, *to_base, planes, pb(*array)) };
-            |s| &mut s.dtod
         }
-        OpKind::Kernel {
-            kernel,
-            set,
-            base,
-            step,
-            planes,
-            owned,
-            args,
-        } => {
-            let views = mem.views(program, plan, *set, *base, args);
-            let frame = KernelFrame {
-                arrays: &views,
-                t: inv.t0 + *step as i64,
-                shape,
-            };
-            let decl = &program.kernels[*kernel];
-            let ops: Vec<(ReduceOp, Elem)> = decl
-                .reductions
-                .iter()
-                .map(|&r| (program.reductions[r].op, program.reductions[r].elem))
-                .collect();
-            let f = &inv.cpu.kernels[*kernel];
-            let per_plane: Vec<Vec<f64>> = planes
-                .clone()
-                .into_par_iter()
-                .map(|p| {
-                    let mut red: Vec<f64> =
-                        ops.iter().map(|&(o, _)| reduction_identity(o)).collect();
-                    f(&frame, p, &mut red);
-                    red
-                })
-                .collect();
-            if !ops.is_empty() {
-                let own = intersect(owned, planes);
-                if !own.is_empty() {
-                    let mut acc: Vec<f64> =
-                        ops.iter().map(|&(o, _)| reduction_identity(o)).collect();
-                    for p in own {
-                        let red = &per_plane[p - planes.start];
-                        for (j, &(o, e)) in ops.iter().enumerate() {
-                            acc[j] = combine(o, e, acc[j], red[j]);
-                        }
-                    }
-                    partials.add(*step, *kernel, op.chunk, owned.start, acc);
-                }
+        _ => unreachable!("run_op handles compressed transfers, codecs, kernels and points"),
+    }
+}
+
+/// A kernel over its planes, in parallel, keeping the reduction partials of the planes the chunk
+/// owns.
+fn run_kernel(
+    program: &Program,
+    plan: &Plan,
+    inv: &Invocation<'_>,
+    mem: &mut Memory,
+    op: &Op,
+    partials: &mut Partials,
+) {
+    let OpKind::Kernel {
+        kernel,
+        set,
+        base,
+        step,
+        planes,
+        owned,
+        args,
+    } = &op.kind
+    else {
+        return;
+    };
+    let views = mem.views(program, plan, *set, *base, args);
+    let frame = KernelFrame {
+        arrays: &views,
+        t: inv.t0 + *step as i64,
+        shape: &plan.shape,
+    };
+    let decl = &program.kernels[*kernel];
+    let ops: Vec<(ReduceOp, Elem)> = decl
+        .reductions
+        .iter()
+        .map(|&r| (program.reductions[r].op, program.reductions[r].elem))
+        .collect();
+    let f = &inv.cpu.kernels[*kernel];
+    let per_plane: Vec<Vec<f64>> = planes
+        .clone()
+        .into_par_iter()
+        .map(|p| {
+            let mut red: Vec<f64> = ops.iter().map(|&(o, _)| reduction_identity(o)).collect();
+            f(&frame, p, &mut red);
+            red
+        })
+        .collect();
+    if ops.is_empty() {
+        return;
+    }
+    let own = intersect(owned, planes);
+    if !own.is_empty() {
+        let mut acc: Vec<f64> = ops.iter().map(|&(o, _)| reduction_identity(o)).collect();
+        for p in own {
+            let red = &per_plane[p - planes.start];
+            for (j, &(o, e)) in ops.iter().enumerate() {
+                acc[j] = combine(o, e, acc[j], red[j]);
             }
-            |s| &mut s.kernel
         }
-        OpKind::Point {
-            point,
-            set,
-            base,
-            step,
-            args,
-            ..
-        } => {
-            let views = mem.views(program, plan, *set, *base, args);
-            let frame = KernelFrame {
-                arrays: &views,
-                t: inv.t0 + *step as i64,
-                shape,
-            };
-            (inv.cpu.points[*point])(&frame);
-            |s| &mut s.kernel
-        }
-    })
+        partials.add(*step, *kernel, op.chunk, owned.start, acc);
+    }
 }
 
 /// Copies planes `planes` (global) from a buffer whose slot 0 holds plane `src_base` to one whose
@@ -403,8 +455,8 @@ impl Memory {
             return;
         };
         let n = c.bytes(planes);
-        let h = slabs(planes).start * c.slab_bytes;
-        let d = (planes.start - base) / SLAB * c.slab_bytes;
+        let h = c.offset(planes.start);
+        let d = c.offset(planes.start - base);
         let stage = &mut self.dev_comp[set * self.narrays + array];
         let host = &mut self.host_comp[array];
         if htod {
@@ -436,7 +488,7 @@ impl Memory {
             (planes.start - base) * plan.plane_len,
             planes.len() * plan.plane_len,
         );
-        let d = (planes.start - base) / SLAB * c.slab_bytes;
+        let d = c.offset(planes.start - base);
         let buf = self.device(set, array);
         let stage = &mut self.dev_comp[set * self.narrays + array][d..d + c.bytes(planes)];
         let fail = |message: String| {
@@ -445,19 +497,25 @@ impl Memory {
                 message,
             })
         };
-        // SAFETY: `check_plan` verified that `planes` lies in the buffer window at `base`; the
+        // SAFETY: `crate::validate` verified that `planes` lies in the buffer window at `base`; the
         // buffer holds `buffer_planes * plane_len` elements of the array's type, 8-byte aligned.
-        match program.arrays[array].elem {
-            Elem::F32 => {
-                let v = unsafe { std::slice::from_raw_parts_mut((buf as *mut f32).add(off), n) };
-                run_codec(v, &shape, c.rate, stage, encode)
-            }
-            Elem::F64 => {
-                let v = unsafe { std::slice::from_raw_parts_mut((buf as *mut f64).add(off), n) };
-                run_codec(v, &shape, c.rate, stage, encode)
-            }
+        let values = match program.arrays[array].elem {
+            Elem::F32 => ValuesMut::F32(unsafe {
+                std::slice::from_raw_parts_mut((buf as *mut f32).add(off), n)
+            }),
+            Elem::F64 => ValuesMut::F64(unsafe {
+                std::slice::from_raw_parts_mut((buf as *mut f64).add(off), n)
+            }),
+        };
+        // The codec refuses NaN and infinite values (`CodecError::NonFinite`), as the CUDA
+        // kernels flag them.
+        let codec = c.codec.get();
+        if encode {
+            codec.encode(values.as_values(), &shape, c.rate, stage)
+        } else {
+            codec.decode(stage, &shape, c.rate, values)
         }
-        .map_err(|m| fail(format!("planes {planes:?}: {m}")))
+        .map_err(|e| fail(format!("planes {planes:?}: {e}")))
     }
 
     fn device(&self, set: usize, array: usize) -> *mut u8 {
@@ -490,22 +548,6 @@ impl Memory {
                 ndim: plan.shape.len(),
             })
             .collect()
-    }
-}
-
-fn run_codec<T: codec::CodecFloat>(
-    v: &mut [T],
-    shape: &[usize],
-    rate: f64,
-    stage: &mut [u8],
-    encode: bool,
-) -> std::result::Result<(), String> {
-    // The codec refuses NaN and infinite values (`CodecError::NonFinite`), as the CUDA kernels
-    // flag them.
-    if encode {
-        codec::encode(v, shape, rate, stage).map_err(|e| e.to_string())
-    } else {
-        codec::decode(stage, shape, rate, v).map_err(|e| e.to_string())
     }
 }
 
@@ -608,254 +650,4 @@ impl SplitMix64 {
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^ (z >> 31)
     }
-}
-
-/// For an operation on compressed data: why it could touch bytes outside the compressed copies
-/// and staging areas the executor allocates from the plan, if it could.
-fn compressed_op_fault(program: &Program, plan: &Plan, kind: &OpKind) -> Option<String> {
-    let (array, base, planes) = match kind {
-        OpKind::Encode {
-            array,
-            base,
-            planes,
-            ..
-        }
-        | OpKind::Decode {
-            array,
-            base,
-            planes,
-            ..
-        }
-        | OpKind::HtoD {
-            array,
-            base,
-            planes,
-            from: HostSide::Compressed,
-            ..
-        }
-        | OpKind::DtoH {
-            array,
-            base,
-            planes,
-            to: HostSide::Compressed,
-            ..
-        } => (*array, *base, planes),
-        _ => return None,
-    };
-    let n0 = plan.shape[0];
-    let Some(c) = plan
-        .compressed(array)
-        .filter(|_| array < program.arrays.len())
-    else {
-        return Some("moves compressed data of an array the plan does not compress".into());
-    };
-    if codec::slab_bytes(&plan.shape[1..], c.rate).ok() != Some(c.slab_bytes) {
-        return Some("the plan's slab size disagrees with the codec".into());
-    }
-    let aligned = base % SLAB == 0
-        && planes.start % SLAB == 0
-        && (planes.end % SLAB == 0 || planes.end == n0)
-        && planes.start >= base
-        && planes.end <= n0
-        && planes.end - base <= plan.buffer_planes;
-    (!aligned || !plan.compresses())
-        .then(|| "compressed planes not in whole slabs inside the window".into())
-}
-
-/// Checks that every operation stays inside the arrays and buffers, so running the plan cannot
-/// touch memory it does not own.
-fn check_plan(program: &Program, plan: &Plan, inv: &Invocation<'_>) -> Result<()> {
-    let bad = |i: usize, what: String| {
-        Err(Error::Internal(format!(
-            "plan operation {i} ({:?}): {what}",
-            plan.ops[i].kind
-        )))
-    };
-    let narrays = program.arrays.len();
-    // What memory safety here rests on even when `execute` is called without `run::run`.
-    let call_ok = inv.arrays.len() == narrays
-        && inv
-            .arrays
-            .iter()
-            .zip(&program.arrays)
-            .all(|(h, d)| h.elem == d.elem)
-        && inv.cpu.kernels.len() == program.kernels.len()
-        && inv.cpu.points.len() == program.points.len()
-        && inv.reduction_init.len() == program.reductions.len()
-        && inv.reset_values.len() == program.resets.len();
-    if !call_ok {
-        return Err(Error::Internal(
-            "the invocation's arrays, element types, closures or reduction values do not match \
-             the program"
-                .into(),
-        ));
-    }
-    let n0 = *plan.shape.first().unwrap_or(&0);
-    if plan.shape.len() != program.ndim
-        || inv
-            .arrays
-            .first()
-            .is_some_and(|a| a.shape() != &plan.shape[..])
-    {
-        return Err(Error::Internal(format!(
-            "plan shape {:?} does not match the arrays",
-            plan.shape
-        )));
-    }
-    let plane_len: usize = plan.shape[1..].iter().product();
-    if plane_len != plan.plane_len {
-        return Err(Error::Internal(format!(
-            "plan plane_len {} but the shape {:?} has {plane_len} elements per plane",
-            plan.plane_len, plan.shape
-        )));
-    }
-    // A plane range inside the host array and inside the buffer window at `base`.
-    let in_window = |planes: &Range<usize>, base: usize| {
-        planes.is_empty()
-            || (planes.start >= base && planes.end <= n0 && planes.end - base <= plan.buffer_planes)
-    };
-    let check_args = |args: &[usize]| {
-        args.len() == narrays
-            && args
-                .iter()
-                .enumerate()
-                .all(|(a, &p)| p < narrays && program.arrays[p].elem == program.arrays[a].elem)
-    };
-    if !plan.compression.is_empty() && plan.compression.len() != narrays {
-        return Err(Error::Internal(
-            "the plan's compression settings do not match the arrays".into(),
-        ));
-    }
-    for (i, op) in plan.ops.iter().enumerate() {
-        if let Some(d) = op.deps.iter().find(|&&d| d >= i) {
-            return bad(i, format!("depends on operation {d}, which is not earlier"));
-        }
-        let sets_ok = match &op.kind {
-            OpKind::HtoD { set, .. }
-            | OpKind::DtoH { set, .. }
-            | OpKind::StageIn { set, .. }
-            | OpKind::StageOut { set, .. }
-            | OpKind::Kernel { set, .. }
-            | OpKind::Encode { set, .. }
-            | OpKind::Decode { set, .. }
-            | OpKind::Point { set, .. } => *set < plan.buffer_sets,
-            OpKind::DtoD {
-                from_set, to_set, ..
-            } => *from_set < plan.buffer_sets && *to_set < plan.buffer_sets,
-        };
-        if !sets_ok {
-            return bad(i, format!("buffer set out of 0..{}", plan.buffer_sets));
-        }
-        if let Some(what) = compressed_op_fault(program, plan, &op.kind) {
-            return bad(i, what);
-        }
-        match &op.kind {
-            OpKind::Encode {
-                array,
-                base,
-                planes,
-                ..
-            }
-            | OpKind::Decode {
-                array,
-                base,
-                planes,
-                ..
-            } => {
-                if *array >= narrays || !in_window(planes, *base) {
-                    return bad(i, "array or planes out of range".into());
-                }
-            }
-            OpKind::HtoD {
-                array,
-                base,
-                planes,
-                ..
-            }
-            | OpKind::StageIn {
-                array,
-                base,
-                planes,
-                ..
-            } => {
-                if *array >= narrays || !in_window(planes, *base) {
-                    return bad(i, "array or planes out of range".into());
-                }
-            }
-            OpKind::DtoH {
-                array,
-                base,
-                planes,
-                to,
-                ..
-            } => {
-                if *array >= narrays || !in_window(planes, *base) {
-                    return bad(i, "array or planes out of range".into());
-                }
-                if *to == HostSide::User && !planes.is_empty() && !inv.arrays[*array].writable {
-                    return bad(i, "writes a read-only host array".into());
-                }
-            }
-            OpKind::StageOut {
-                array,
-                base,
-                planes,
-                ..
-            } => {
-                if *array >= narrays || !in_window(planes, *base) {
-                    return bad(i, "array or planes out of range".into());
-                }
-                if !planes.is_empty() && !inv.arrays[*array].writable {
-                    return bad(i, "writes a read-only host array".into());
-                }
-            }
-            OpKind::DtoD {
-                array,
-                from_base,
-                to_base,
-                planes,
-                ..
-            } => {
-                if *array >= narrays
-                    || !in_window(planes, *from_base)
-                    || !in_window(planes, *to_base)
-                {
-                    return bad(i, "array or planes out of range".into());
-                }
-            }
-            OpKind::Kernel {
-                kernel,
-                base,
-                step,
-                planes,
-                args,
-                ..
-            } => {
-                if *kernel >= program.kernels.len()
-                    || *step >= plan.steps
-                    || !in_window(planes, *base)
-                    || !check_args(args)
-                {
-                    return bad(i, "kernel, step, planes or arguments out of range".into());
-                }
-            }
-            OpKind::Point {
-                point,
-                base,
-                step,
-                plane,
-                args,
-                ..
-            } => {
-                if *point >= program.points.len()
-                    || *step >= plan.steps
-                    || !in_window(&(*plane..*plane + 1), *base)
-                    || !check_args(args)
-                {
-                    return bad(i, "point, step, plane or arguments out of range".into());
-                }
-            }
-        }
-    }
-    Ok(())
 }

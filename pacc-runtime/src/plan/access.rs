@@ -77,9 +77,17 @@ fn device_end(side: HostSide, set: usize, array: usize) -> Resource {
 
 /// The accesses of one operation.
 pub fn accesses(program: &Program, plan: &Plan, op: &Op) -> Vec<Access> {
-    let n0 = plan.shape[0];
-    let dev = |set, array| Resource::Device { set, array };
     match &op.kind {
+        OpKind::Kernel { .. } | OpKind::Point { .. } => compute_accesses(program, plan, &op.kind),
+        kind => transfer_accesses(kind),
+    }
+}
+
+/// What a transfer, staging copy, device copy or codec operation reads and writes: its source
+/// and its destination.
+fn transfer_accesses(kind: &OpKind) -> Vec<Access> {
+    let dev = |set, array| Resource::Device { set, array };
+    match kind {
         OpKind::HtoD {
             array,
             set,
@@ -173,6 +181,17 @@ pub fn accesses(program: &Program, plan: &Plan, op: &Op) -> Vec<Access> {
             at(dev(*from_set, *array), planes, *from_base, false),
             at(dev(*to_set, *array), planes, *to_base, true),
         ],
+        // Kernels and point statements: `compute_accesses`.
+        OpKind::Kernel { .. } | OpKind::Point { .. } => Vec::new(),
+    }
+}
+
+/// What a kernel or point statement reads (its stencil's reach, clipped to the arrays) and
+/// writes, in the buffers its arguments name.
+fn compute_accesses(program: &Program, plan: &Plan, kind: &OpKind) -> Vec<Access> {
+    let n0 = plan.shape[0];
+    let dev = |set, array| Resource::Device { set, array };
+    match kind {
         OpKind::Kernel {
             kernel,
             set,
@@ -216,5 +235,6 @@ pub fn accesses(program: &Program, plan: &Plan, op: &Op) -> Vec<Access> {
             v.push(at(dev(*set, args[pd.array]), &p, *base, true));
             v
         }
+        _ => transfer_accesses(kind),
     }
 }

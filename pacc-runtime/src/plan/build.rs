@@ -1,13 +1,14 @@
 //! Assembling the plan: chunk geometry per block, transfers per scheme, streams, dependencies.
 
 use super::access::{accesses, Access};
-use super::infer::{bindings_through_step, returned};
+use super::infer::returned;
 use super::span::overlaps;
 use super::tiling::{BlockSpec, BlockTiles, ChunkTile, Transfers, Work};
 use super::{
-    BlockGeom, ChunkGeom, Compression, HostSide, Op, OpKind, Plan, PlanError, PlanOptions, Scheme,
-    SLAB,
+    slab_planes, BlockGeom, ChunkGeom, Compression, HostSide, Op, OpKind, Plan, PlanError,
+    PlanOptions, Scheme,
 };
+use crate::codec::{CodecKind, Rate};
 use crate::program::Program;
 use std::collections::HashMap;
 use std::ops::Range;
@@ -36,10 +37,11 @@ pub fn build(
                 .to_string(),
         );
     }
-    if aligned && chunks > n0.div_ceil(SLAB) {
-        chunks = n0.div_ceil(SLAB);
+    let slab = slab_planes(&compression);
+    if aligned && chunks > n0.div_ceil(slab) {
+        chunks = n0.div_ceil(slab);
         adjustments.push(format!(
-            "compression: chunks are whole slabs of {SLAB} planes and {n0} planes make only \
+            "compression: chunks are whole slabs of {slab} planes and {n0} planes make only \
              {chunks}; using {chunks} chunks instead of {}",
             opts.chunks
         ));
@@ -226,18 +228,15 @@ fn compression(
             rate,
             reason,
         };
-        let slab_bytes =
-            crate::codec::slab_bytes(&shape[1..], rate).map_err(|e| bad(e.to_string()))?;
-        if !ret[a] && crate::run::written_physically(program, a) {
+        let comp = Rate::new(rate)
+            .and_then(|rate| Compression::new(CodecKind::default(), rate, &shape[1..], ret[a]))
+            .map_err(|e| bad(e.to_string()))?;
+        if !ret[a] && crate::binding::written_physically(program, a) {
             return Err(bad(
                 "it is a scratch array, whose contents never go back to the host".into(),
             ));
         }
-        out.push(Some(Compression {
-            rate,
-            slab_bytes,
-            written: ret[a],
-        }));
+        out.push(Some(comp));
     }
     Ok(out)
 }
@@ -273,9 +272,7 @@ fn geometry(
             transfers: scheme.transfers(),
         };
         blocks.push(strategy.tile(&spec, d)?);
-        for _ in 0..s {
-            binding = bindings_through_step(program, &binding).1;
-        }
+        binding = crate::binding::advance(program, &binding, s);
         first += s;
     }
     Ok(blocks)
@@ -538,12 +535,7 @@ fn emit_block(
 }
 
 fn final_binding(program: &Program, steps: usize) -> Vec<usize> {
-    let mut b: Vec<usize> = (0..program.arrays.len()).collect();
-    let period = super::swap_period(program);
-    for _ in 0..steps % period {
-        b = bindings_through_step(program, &b).1;
-    }
-    b
+    crate::binding::binding_at(program, steps)
 }
 
 /// Every pair of operations that touch overlapping bytes, one of them writing, gets a

@@ -1,6 +1,6 @@
 //! Printing a plan: what crosses the link per array and block, memory, operations per stream.
 
-use super::{OpKind, Plan};
+use super::{HostSide, OpKind, Plan};
 use crate::program::{Program, Stage};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write;
@@ -74,17 +74,13 @@ impl Plan {
         self.compression_summary(program, &mut s);
         let _ = writeln!(s, "operations per stream:");
         for stream in 0..self.streams {
-            let mut counts = [0usize; 9];
+            let mut counts = [0usize; OpKind::LABELS.len()];
             let mut events = 0;
             for op in self.ops.iter().filter(|o| o.stream == stream) {
-                counts[kind_index(&op.kind)] += 1;
+                counts[op.kind.index()] += 1;
                 events += op.deps.len();
             }
-            let names = [
-                "HtoD", "DtoH", "StageIn", "StageOut", "DtoD", "kernel", "point", "encode",
-                "decode",
-            ];
-            let parts: Vec<String> = names
+            let parts: Vec<String> = OpKind::LABELS
                 .iter()
                 .zip(counts)
                 .filter(|(_, c)| *c > 0)
@@ -109,17 +105,126 @@ impl Plan {
     }
 }
 
-fn kind_index(k: &OpKind) -> usize {
-    match k {
-        OpKind::HtoD { .. } => 0,
-        OpKind::DtoH { .. } => 1,
-        OpKind::StageIn { .. } => 2,
-        OpKind::StageOut { .. } => 3,
-        OpKind::DtoD { .. } => 4,
-        OpKind::Kernel { .. } => 5,
-        OpKind::Point { .. } => 6,
-        OpKind::Encode { .. } => 7,
-        OpKind::Decode { .. } => 8,
+impl OpKind {
+    /// The name of each kind of operation, in the order plans list them: the one home of the
+    /// labels that plan summaries, executor errors and traces print.
+    pub const LABELS: [&'static str; 9] = [
+        "HtoD", "DtoH", "StageIn", "StageOut", "DtoD", "Kernel", "Point", "Encode", "Decode",
+    ];
+
+    /// The position of this kind in [`OpKind::LABELS`].
+    pub fn index(&self) -> usize {
+        match self {
+            OpKind::HtoD { .. } => 0,
+            OpKind::DtoH { .. } => 1,
+            OpKind::StageIn { .. } => 2,
+            OpKind::StageOut { .. } => 3,
+            OpKind::DtoD { .. } => 4,
+            OpKind::Kernel { .. } => 5,
+            OpKind::Point { .. } => 6,
+            OpKind::Encode { .. } => 7,
+            OpKind::Decode { .. } => 8,
+        }
+    }
+
+    /// The kind's name: `HtoD`, `DtoH`, `StageIn`, `StageOut`, `DtoD`, `Kernel`, `Point`,
+    /// `Encode` or `Decode`.
+    pub fn label(&self) -> &'static str {
+        Self::LABELS[self.index()]
+    }
+
+    /// The stage of a run's report this operation's time counts in (the field of
+    /// `crate::report::StageTimes`, and a trace's category).
+    pub fn stage(&self) -> &'static str {
+        match self {
+            OpKind::HtoD { .. } => "htod",
+            OpKind::DtoH { .. } => "dtoh",
+            OpKind::DtoD { .. } => "dtod",
+            OpKind::StageIn { .. } | OpKind::StageOut { .. } => "host_copy",
+            OpKind::Encode { .. } => "encode",
+            OpKind::Decode { .. } => "decode",
+            OpKind::Kernel { .. } | OpKind::Point { .. } => "kernel",
+        }
+    }
+
+    /// The operation in one line with the program's names, as traces show it: the label, the
+    /// array, the buffer set(s), the planes, and where the host end is (kernels and point
+    /// statements go by their own name, with the step).
+    pub fn describe(&self, program: &Program) -> String {
+        let an = |a: &usize| {
+            program
+                .arrays
+                .get(*a)
+                .map(|d| d.name.as_str())
+                .unwrap_or("?")
+        };
+        let host = |side: &HostSide| match side {
+            HostSide::Staging => " (staging)",
+            HostSide::Compressed => " (compressed)",
+            HostSide::User => "",
+        };
+        let l = self.label();
+        match self {
+            OpKind::HtoD {
+                array,
+                set,
+                planes,
+                from: side,
+                ..
+            }
+            | OpKind::DtoH {
+                array,
+                set,
+                planes,
+                to: side,
+                ..
+            } => format!("{l} {} s{set} {planes:?}{}", an(array), host(side)),
+            OpKind::StageIn {
+                array, set, planes, ..
+            }
+            | OpKind::StageOut {
+                array, set, planes, ..
+            }
+            | OpKind::Encode {
+                array, set, planes, ..
+            }
+            | OpKind::Decode {
+                array, set, planes, ..
+            } => format!("{l} {} s{set} {planes:?}", an(array)),
+            OpKind::DtoD {
+                array,
+                from_set,
+                to_set,
+                planes,
+                ..
+            } => format!("{l} {} s{from_set}->s{to_set} {planes:?}", an(array)),
+            OpKind::Kernel {
+                kernel,
+                set,
+                step,
+                planes,
+                ..
+            } => {
+                let name = program.kernels.get(*kernel).map(|k| k.name.as_str());
+                format!("{} s{set} t{step} {planes:?}", name.unwrap_or("?"))
+            }
+            OpKind::Point {
+                point,
+                set,
+                step,
+                plane,
+                ..
+            } => {
+                let name = program.points.get(*point).map(|p| p.name.as_str());
+                format!("{} s{set} t{step} @{plane}", name.unwrap_or("?"))
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for OpKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.label())
     }
 }
 
@@ -292,5 +397,115 @@ fn list(v: &[String]) -> String {
         "nothing".into()
     } else {
         v.join(", ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_has_its_own_label_and_stage() {
+        let planes = 0..4;
+        let kinds = [
+            OpKind::HtoD {
+                array: 0,
+                set: 0,
+                base: 0,
+                planes: planes.clone(),
+                from: HostSide::Staging,
+            },
+            OpKind::DtoH {
+                array: 0,
+                set: 1,
+                base: 0,
+                planes: planes.clone(),
+                to: HostSide::User,
+            },
+            OpKind::StageIn {
+                array: 0,
+                set: 0,
+                base: 0,
+                planes: planes.clone(),
+            },
+            OpKind::StageOut {
+                array: 0,
+                set: 0,
+                base: 0,
+                planes: planes.clone(),
+            },
+            OpKind::DtoD {
+                array: 0,
+                from_set: 0,
+                from_base: 0,
+                to_set: 1,
+                to_base: 0,
+                planes: planes.clone(),
+            },
+            OpKind::Kernel {
+                kernel: 0,
+                set: 0,
+                base: 0,
+                step: 2,
+                planes: planes.clone(),
+                owned: planes.clone(),
+                args: vec![0],
+            },
+            OpKind::Point {
+                point: 0,
+                set: 0,
+                base: 0,
+                step: 1,
+                plane: 3,
+                args: vec![0],
+            },
+            OpKind::Encode {
+                array: 0,
+                set: 0,
+                base: 0,
+                planes: planes.clone(),
+            },
+            OpKind::Decode {
+                array: 0,
+                set: 0,
+                base: 0,
+                planes,
+            },
+        ];
+        for (i, k) in kinds.iter().enumerate() {
+            assert_eq!(k.index(), i);
+            assert_eq!(k.to_string(), OpKind::LABELS[i]);
+        }
+        let stages: Vec<&str> = kinds.iter().map(OpKind::stage).collect();
+        assert_eq!(
+            stages,
+            [
+                "htod",
+                "dtoh",
+                "host_copy",
+                "host_copy",
+                "dtod",
+                "kernel",
+                "kernel",
+                "encode",
+                "decode"
+            ]
+        );
+        let mut t = crate::report::StageTimes::default();
+        for k in &kinds {
+            t.add_op(k, 1.0);
+        }
+        assert_eq!(
+            (
+                t.htod,
+                t.dtoh,
+                t.host_copy,
+                t.dtod,
+                t.kernel,
+                t.encode,
+                t.decode
+            ),
+            (1.0, 1.0, 2.0, 1.0, 2.0, 1.0, 1.0)
+        );
     }
 }

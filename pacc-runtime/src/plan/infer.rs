@@ -46,18 +46,7 @@ pub fn returned(program: &Program) -> Vec<bool> {
         .collect()
 }
 
-/// The binding of names to physical arrays before each statement of one step.
-pub fn bindings_through_step(program: &Program, start: &[usize]) -> (Vec<Vec<usize>>, Vec<usize>) {
-    let mut cur = start.to_vec();
-    let mut before = Vec::with_capacity(program.step.len());
-    for st in &program.step {
-        before.push(cur.clone());
-        if let Stage::Swap(a, b) = *st {
-            cur.swap(a, b);
-        }
-    }
-    (before, cur)
-}
+pub use crate::binding::bindings_through_step;
 
 fn writes_whole_planes(kd: &crate::program::KernelDecl, shape: &[usize]) -> bool {
     kd.ranges[1..]

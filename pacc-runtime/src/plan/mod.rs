@@ -13,8 +13,9 @@
 //! touches a buffer carries the global plane at the buffer's first slot (`base`).
 //!
 //! **Compression** ([`PlanOptions::compress`]): between blocks the host keeps compressed arrays
-//! in compressed form, as whole *slabs* (the codec's blocks covering 4 planes; the last slab may
-//! end at the last plane). Chunk boundaries and windows are then multiples of 4 planes, so every
+//! in compressed form, as whole *slabs* (the codec's [`slab_planes`](crate::codec::Codec::slab_planes),
+//! 4 for zfp; the last slab may end at the last plane). Chunk boundaries and windows are then
+//! multiples of the slab (the common one, [`slab_planes`], when arrays differ), so every
 //! remnant and every shared region is a whole number of slabs, each an independent byte range of
 //! the array's stream (Shen's separate compression). Block 0 loads raw user arrays; later blocks
 //! load compressed bytes (`HtoD` from [`HostSide::Compressed`]) and [`OpKind::Decode`] them; every
@@ -34,6 +35,7 @@ pub use display::{points_per_plane, Totals};
 pub use tiling::owned;
 pub use tiling::{Tiling, Transfers};
 
+use crate::codec::{CodecError, CodecKind, Rate};
 use serde::{Deserialize, Serialize};
 use std::ops::Range;
 
@@ -128,30 +130,67 @@ pub struct PlanOptions {
     pub compress: Vec<Option<f64>>,
 }
 
-/// Planes per compressed slab (the codec's block edge).
-pub const SLAB: usize = 4;
-
-/// The slabs covering `planes` (whose start is a multiple of [`SLAB`]).
-pub fn slabs(planes: &Range<usize>) -> Range<usize> {
-    planes.start / SLAB..planes.end.div_ceil(SLAB)
-}
-
 /// How one physical array is compressed.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Compression {
-    /// Bits per value.
-    pub rate: f64,
-    /// Bytes of one slab of the array's stream (`codec::slab_bytes`).
+    #[serde(default)]
+    pub codec: CodecKind,
+    pub rate: Rate,
+    /// Axis-0 planes per slab ([`Codec::slab_planes`](crate::codec::Codec::slab_planes)).
+    pub slab_planes: usize,
+    /// Bytes of one slab of the array's stream ([`Codec::slab_bytes`](crate::codec::Codec::slab_bytes)).
     pub slab_bytes: usize,
     /// Whether the run writes the array (else it is an input, compressed once in block 0).
     pub written: bool,
 }
 
 impl Compression {
+    /// `codec` at `rate` for arrays whose planes have shape `plane`, with the slab the codec
+    /// gives them.
+    pub fn new(
+        codec: CodecKind,
+        rate: Rate,
+        plane: &[usize],
+        written: bool,
+    ) -> Result<Compression, CodecError> {
+        Ok(Compression {
+            codec,
+            rate,
+            slab_planes: codec.get().slab_planes(),
+            slab_bytes: codec.get().slab_bytes(plane, rate)?,
+            written,
+        })
+    }
+
+    /// The slabs covering `planes` (whose start is a slab boundary).
+    pub fn slabs(&self, planes: &Range<usize>) -> Range<usize> {
+        planes.start / self.slab_planes..planes.end.div_ceil(self.slab_planes)
+    }
+
     /// Compressed bytes of `planes` (whole slabs).
     pub fn bytes(&self, planes: &Range<usize>) -> usize {
-        slabs(planes).len() * self.slab_bytes
+        self.slabs(planes).len() * self.slab_bytes
     }
+
+    /// Where plane `p` (a slab boundary) starts in a stream that starts at plane 0.
+    pub fn offset(&self, p: usize) -> usize {
+        p / self.slab_planes * self.slab_bytes
+    }
+}
+
+/// Planes per slab common to all compressed arrays (the least common multiple of theirs; 1 when
+/// nothing is compressed): chunks and windows aligned to it are whole slabs of every array.
+pub fn slab_planes(compression: &[Option<Compression>]) -> usize {
+    let gcd = |mut a: usize, mut b: usize| {
+        while b != 0 {
+            (a, b) = (b, a % b);
+        }
+        a
+    };
+    compression
+        .iter()
+        .flatten()
+        .fold(1, |l, c| l / gcd(l, c.slab_planes) * c.slab_planes)
 }
 
 impl Default for PlanOptions {
@@ -393,15 +432,7 @@ pub fn returned_arrays(program: &crate::program::Program) -> Vec<bool> {
 
 /// After how many steps the step's swaps bring every name back to its own array.
 pub fn swap_period(program: &crate::program::Program) -> usize {
-    let start: Vec<usize> = (0..program.arrays.len()).collect();
-    let mut b = start.clone();
-    for period in 1.. {
-        b = infer::bindings_through_step(program, &b).1;
-        if b == start {
-            return period;
-        }
-    }
-    unreachable!("a permutation has finite order")
+    crate::binding::period(program)
 }
 
 impl Plan {
@@ -481,9 +512,8 @@ impl Plan {
         if !self.compresses() {
             return 0;
         }
-        self.compressed(a).map_or(0, |c| {
-            (self.buffer_planes.div_ceil(SLAB) * c.slab_bytes) as u64
-        })
+        self.compressed(a)
+            .map_or(0, |c| c.bytes(&(0..self.buffer_planes)) as u64)
     }
 
     /// Bytes of the host's compressed copy of array `a` (0 when not compressed or when the plan
@@ -493,7 +523,7 @@ impl Plan {
             return 0;
         }
         self.compressed(a)
-            .map_or(0, |c| (self.shape[0].div_ceil(SLAB) * c.slab_bytes) as u64)
+            .map_or(0, |c| c.bytes(&(0..self.shape[0])) as u64)
     }
 
     /// Bytes of one buffer set (every array's buffer, and the compressed staging areas) on
@@ -537,5 +567,29 @@ impl Plan {
                 _ => None,
             })
             .sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_common_slab_is_the_lcm_of_the_arrays_slabs() {
+        let c = |slab_planes| {
+            Some(Compression {
+                codec: CodecKind::Zfp,
+                rate: Rate::new(8.0).unwrap(),
+                slab_planes,
+                slab_bytes: 64,
+                written: true,
+            })
+        };
+        assert_eq!(slab_planes(&[]), 1);
+        assert_eq!(slab_planes(&[None, c(4), None]), 4);
+        assert_eq!(slab_planes(&[c(4), c(6), c(4)]), 12);
+        let z = c(4).unwrap();
+        assert_eq!(z.slabs(&(8..18)), 2..5);
+        assert_eq!((z.bytes(&(8..18)), z.offset(8)), (3 * 64, 2 * 64));
     }
 }

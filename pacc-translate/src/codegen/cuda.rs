@@ -680,26 +680,15 @@ impl<'a> Gen<'a> {
 
     /// C for an expression; `want` fixes the type of literals the context leaves open.
     fn expr(&self, e: &KExpr, want: Option<Ty>) -> String {
+        let name = |id: &syn::Ident| c_ident(&id.to_string());
         match &e.kind {
             KExprKind::Float(d, suf) => {
                 let t = suf.unwrap_or_else(|| resolve(Ty::FloatLit, want));
                 fmt_float(d, t)
             }
-            KExprKind::Int(d, suf) => {
-                let t = suf.unwrap_or_else(|| resolve(Ty::IntLit, want));
-                if t.is_float() {
-                    fmt_float(d, t)
-                } else {
-                    match t {
-                        Ty::U64 | Ty::Usize => format!("{d}ULL"),
-                        Ty::I64 | Ty::Isize => format!("{d}LL"),
-                        Ty::U32 => format!("{d}U"),
-                        _ => d.clone(),
-                    }
-                }
-            }
+            KExprKind::Int(d, suf) => int_lit(d, suf.unwrap_or_else(|| resolve(Ty::IntLit, want))),
             KExprKind::Bool(b) => b.to_string(),
-            KExprKind::Local(n) => c_ident(&n.to_string()),
+            KExprKind::Local(n) => name(n),
             KExprKind::LoopVar(a) => self.loop_vars[*a].clone(),
             KExprKind::Time => c_ident(
                 &self
@@ -710,8 +699,8 @@ impl<'a> Gen<'a> {
                     .map(|v| v.to_string())
                     .unwrap_or_default(),
             ),
-            KExprKind::Scalar(i) => c_ident(&self.f.scalars[*i].name.to_string()),
-            KExprKind::Reduction(i) => c_ident(&self.f.reductions[*i].name.to_string()),
+            KExprKind::Scalar(i) => name(&self.f.scalars[*i].name),
+            KExprKind::Reduction(i) => name(&self.f.reductions[*i].name),
             KExprKind::Read(a) => {
                 if let Some(r) = self
                     .march
@@ -720,55 +709,20 @@ impl<'a> Gen<'a> {
                 {
                     return r;
                 }
-                format!(
-                    "{}[{}]",
-                    c_ident(&self.f.arrays[a.array].name.to_string()),
-                    self.index(&a.offsets)
-                )
+                let array = name(&self.f.arrays[a.array].name);
+                format!("{array}[{}]", self.index(&a.offsets))
             }
             KExprKind::PointRead(a) => format!(
                 "{}[{}]",
-                c_ident(&self.f.arrays[*a].name.to_string()),
+                name(&self.f.arrays[*a].name),
                 self.point_at.clone().unwrap_or_default()
             ),
             KExprKind::SliceRead(s, i) => format!(
                 "{}[{}]",
-                c_ident(&self.f.slices[*s].name.to_string()),
+                name(&self.f.slices[*s].name),
                 self.expr(i, Some(Ty::Usize))
             ),
-            KExprKind::Bin(op, l, r) => {
-                let (lt, rt) = (self.env.infer(l), self.env.infer(r));
-                if op.is_logic() {
-                    return format!(
-                        "{} {} {}",
-                        self.expr(l, Some(Ty::Bool)),
-                        op.c(),
-                        self.expr(r, Some(Ty::Bool))
-                    );
-                }
-                if op.is_shift() {
-                    let t = resolve(lt, want);
-                    let rt = resolve(rt, None);
-                    return format!(
-                        "{} {} {}",
-                        self.operand(*op, l, t),
-                        op.c(),
-                        self.operand(*op, r, rt)
-                    );
-                }
-                let u = unify(lt, rt);
-                let t = if op.is_cmp() {
-                    resolve(u, None)
-                } else {
-                    resolve(u, want)
-                };
-                let (a, b) = (self.operand(*op, l, t), self.operand(*op, r, t));
-                if *op == BinOp::Rem && t.is_float() {
-                    format!("{}({a}, {b})", if t == Ty::F32 { "fmodf" } else { "fmod" })
-                } else {
-                    format!("{a} {} {b}", op.c())
-                }
-            }
+            KExprKind::Bin(op, l, r) => self.binary(*op, l, r, want),
             KExprKind::Neg(x) => {
                 let v = self.expr(x, want);
                 if v.starts_with('-') {
@@ -791,44 +745,7 @@ impl<'a> Gen<'a> {
                 format!("({})({})", t.cuda_name(), self.expr(x, Some(inner)))
             }
             KExprKind::Method(name, recv, args, explicit) => {
-                let mut t = explicit.unwrap_or_else(|| self.env.infer(recv));
-                if name != "powi" {
-                    for a in args {
-                        t = unify(t, self.env.infer(a));
-                    }
-                }
-                let t = resolve(t, want);
-                let r = self.expr(recv, Some(t));
-                if name == "recip" {
-                    return format!("({} / ({r}))", fmt_float("1", t));
-                }
-                if name == "powi" {
-                    let n = self.expr(&args[0], Some(Ty::I32));
-                    if let Ok(k) = n.parse::<i32>() {
-                        if (0..=4).contains(&k) {
-                            if k == 0 {
-                                return fmt_float("1", t);
-                            }
-                            return format!("({})", vec![format!("({r})"); k as usize].join(" * "));
-                        }
-                    }
-                    return format!(
-                        "{}({r}, ({})({n}))",
-                        method_c("powf", t).unwrap_or("pow"),
-                        t.cuda_name()
-                    );
-                }
-                if t.is_int() && (name == "min" || name == "max" || name == "abs") {
-                    let a: Vec<String> = std::iter::once(r)
-                        .chain(args.iter().map(|a| self.expr(a, Some(t))))
-                        .collect();
-                    return format!("{name}({})", a.join(", "));
-                }
-                let fname = method_c(name, t).unwrap_or("/*unsupported*/");
-                let a: Vec<String> = std::iter::once(r)
-                    .chain(args.iter().map(|a| self.expr(a, Some(t))))
-                    .collect();
-                format!("{fname}({})", a.join(", "))
+                self.method(name, recv, args, *explicit, want)
             }
             KExprKind::If(c, a, b) => {
                 let t = resolve(unify(self.env.infer(a), self.env.infer(b)), want);
@@ -840,6 +757,102 @@ impl<'a> Gen<'a> {
                 )
             }
         }
+    }
+
+    /// C for `l op r`: logic operands are bool, a shift keeps its left operand's type, others
+    /// unify their operands' types (comparisons leave literals at their default type).
+    fn binary(&self, op: BinOp, l: &KExpr, r: &KExpr, want: Option<Ty>) -> String {
+        let (lt, rt) = (self.env.infer(l), self.env.infer(r));
+        if op.is_logic() {
+            return format!(
+                "{} {} {}",
+                self.expr(l, Some(Ty::Bool)),
+                op.c(),
+                self.expr(r, Some(Ty::Bool))
+            );
+        }
+        if op.is_shift() {
+            let t = resolve(lt, want);
+            let rt = resolve(rt, None);
+            return format!(
+                "{} {} {}",
+                self.operand(op, l, t),
+                op.c(),
+                self.operand(op, r, rt)
+            );
+        }
+        let u = unify(lt, rt);
+        let t = if op.is_cmp() {
+            resolve(u, None)
+        } else {
+            resolve(u, want)
+        };
+        let (a, b) = (self.operand(op, l, t), self.operand(op, r, t));
+        if op == BinOp::Rem && t.is_float() {
+            format!("{}({a}, {b})", if t == Ty::F32 { "fmodf" } else { "fmod" })
+        } else {
+            format!("{a} {} {b}", op.c())
+        }
+    }
+
+    /// C for a float (or integer `min`/`max`/`abs`) method call; `recip` and small `powi`s are
+    /// written out as arithmetic.
+    fn method(
+        &self,
+        name: &str,
+        recv: &KExpr,
+        args: &[KExpr],
+        explicit: Option<Ty>,
+        want: Option<Ty>,
+    ) -> String {
+        let mut t = explicit.unwrap_or_else(|| self.env.infer(recv));
+        if name != "powi" {
+            for a in args {
+                t = unify(t, self.env.infer(a));
+            }
+        }
+        let t = resolve(t, want);
+        let r = self.expr(recv, Some(t));
+        if name == "recip" {
+            return format!("({} / ({r}))", fmt_float("1", t));
+        }
+        if name == "powi" {
+            let n = self.expr(&args[0], Some(Ty::I32));
+            if let Ok(k) = n.parse::<i32>() {
+                if (0..=4).contains(&k) {
+                    if k == 0 {
+                        return fmt_float("1", t);
+                    }
+                    return format!("({})", vec![format!("({r})"); k as usize].join(" * "));
+                }
+            }
+            return format!(
+                "{}({r}, ({})({n}))",
+                method_c("powf", t).unwrap_or("pow"),
+                t.cuda_name()
+            );
+        }
+        let a: Vec<String> = std::iter::once(r)
+            .chain(args.iter().map(|a| self.expr(a, Some(t))))
+            .collect();
+        if t.is_int() && (name == "min" || name == "max" || name == "abs") {
+            return format!("{name}({})", a.join(", "));
+        }
+        let fname = method_c(name, t).unwrap_or("/*unsupported*/");
+        format!("{fname}({})", a.join(", "))
+    }
+}
+
+/// An integer literal's digits as C of type `t` (a float type when the context is float).
+fn int_lit(d: &str, t: Ty) -> String {
+    if t.is_float() {
+        return fmt_float(d, t);
+    }
+    match t {
+        Ty::U64 | Ty::Usize => format!("{d}ULL"),
+        Ty::I64 | Ty::Isize => format!("{d}LL"),
+        Ty::U32 => format!("{d}U"),
+        _ => d.to_string(),
     }
 }
 

@@ -1,13 +1,14 @@
 //! The codec kernels' throughput on one resident array, and a check of their bits against the
 //! CPU codec: the compression benchmark's measurement.
 
-use super::device::{self, cuda_err};
+use super::device;
+use super::device::available;
+use super::driver;
 use super::memory::DeviceBuf;
 use super::resident::stream_and_events;
-use super::{available, SyncOnDrop};
+use super::stream::SyncOnDrop;
 use crate::codec::{self, CodecFloat};
 use crate::error::Error;
-use cudarc::driver::{result, sys};
 use std::ffi::c_void;
 
 /// Threads per block of the codec kernels in this measurement (as the executor launches them).
@@ -41,7 +42,6 @@ pub fn measure_codec<T: CodecFloat + Into<f64>>(
 ) -> Result<CodecRates, Error> {
     let info = available().map_err(|reason| Error::NoCuda { reason })?;
     let ctx = device::context(info.ordinal)?;
-    let cerr = |w: &str| cuda_err(w.to_string());
     let bad = |e: codec::CodecError| Error::Option(format!("the codec measurement: {e}"));
     let maxbits = codec::block_bits(rate, shape.len()).map_err(bad)?;
     let nbytes = codec::compressed_bytes(shape, rate).map_err(bad)?;
@@ -72,12 +72,9 @@ pub fn measure_codec<T: CodecFloat + Into<f64>>(
     // SAFETY: the kernels' ABI (`codec::cuda`) over buffers of the sizes computed above, on one
     // stream, synchronized before the events are read and the buffers drop.
     unsafe {
-        sys::cuMemcpyHtoD_v2(src.ptr, values.as_ptr() as *const c_void, vbytes)
-            .result()
-            .map_err(cerr("copying the codec input"))?;
-        sys::cuMemsetD8_v2(flag.ptr, 0, 4)
-            .result()
-            .map_err(cerr("clearing the flag"))?;
+        let input = values.as_ptr() as *const u8;
+        driver::copy_htod(src.ptr, input, vbytes, "copying the codec input")?;
+        driver::memset(flag.ptr, 0, 4, "clearing the flag")?;
         for (k, best) in best.iter_mut().enumerate() {
             for rep in 0..=reps.max(1) {
                 let (from, to) = if k == 0 {
@@ -97,24 +94,25 @@ pub fn measure_codec<T: CodecFloat + Into<f64>>(
                     .map(|s| s as *mut u64 as *mut c_void)
                     .collect();
                 let f = if k == 0 { enc } else { dec };
-                result::event::record(ev.0[0], st.0[0]).map_err(cerr("recording an event"))?;
-                result::launch_kernel(f, grid, (THREADS, 1, 1), 0, st.0[0], &mut params)
-                    .map_err(cerr("launching a codec kernel"))?;
-                result::event::record(ev.0[1], st.0[0]).map_err(cerr("recording an event"))?;
-                result::stream::synchronize(st.0[0]).map_err(cerr("running the codec"))?;
-                let ms =
-                    result::event::elapsed(ev.0[0], ev.0[1]).map_err(cerr("cuEventElapsedTime"))?;
+                let what = "launching a codec kernel";
+                driver::event_record(ev.0[0], st.0[0])?;
+                driver::launch(f, grid, (THREADS, 1, 1), st.0[0], &mut params, what)?;
+                driver::event_record(ev.0[1], st.0[0])?;
+                driver::stream_sync(st.0[0], "running the codec")?;
+                let ms = driver::event_elapsed_ms(ev.0[0], ev.0[1])?;
                 if rep > 0 {
                     *best = best.min(ms as f64 / 1e3);
                 }
             }
         }
-        sys::cuMemcpyDtoH_v2(gpu.as_mut_ptr() as *mut c_void, bytes.ptr, nbytes)
-            .result()
-            .map_err(cerr("copying the stream back"))?;
-        sys::cuMemcpyDtoH_v2(back.as_mut_ptr() as *mut c_void, out.ptr, vbytes)
-            .result()
-            .map_err(cerr("copying the decoded values back"))?;
+        driver::copy_dtoh(
+            gpu.as_mut_ptr(),
+            bytes.ptr,
+            nbytes,
+            "copying the stream back",
+        )?;
+        let decoded = back.as_mut_ptr() as *mut u8;
+        driver::copy_dtoh(decoded, out.ptr, vbytes, "copying the decoded values back")?;
     }
     let (mut num, mut den) = (0.0f64, 0.0f64);
     for (a, b) in values.iter().zip(&back) {

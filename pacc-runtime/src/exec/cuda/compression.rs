@@ -7,15 +7,15 @@
 //! window at byte `s * slab_bytes` (slab 0 = the buffer's base, a slab boundary); the host copy
 //! holds the whole array's stream, slab `j` at `j * slab_bytes`.
 
-use super::device::{self, cuda_err};
+use super::device;
+use super::driver::{self, DevicePtr, Function, Stream};
 use super::memory::{DeviceBuf, PinnedHost};
-use crate::codec;
-use crate::compress::CompressError;
+use crate::error::CompressError;
 use crate::error::Error;
 use crate::fault::{self, Site};
-use crate::plan::{slabs, Plan, SLAB};
+use crate::plan::Plan;
 use crate::program::Program;
-use cudarc::driver::{result, sys, CudaContext};
+use cudarc::driver::CudaContext;
 use std::ffi::c_void;
 use std::ops::Range;
 use std::sync::Arc;
@@ -23,11 +23,13 @@ use std::sync::Arc;
 /// Threads per block of the codec kernels (one thread per codec block).
 const THREADS: u32 = 128;
 
-/// One compressed array's kernels and block size.
+/// One compressed array's kernels and their launch.
 struct Kernels {
-    encode: sys::CUfunction,
-    decode: sys::CUfunction,
-    maxbits: u32,
+    encode: Function,
+    decode: Function,
+    /// Threads per slab and the kernels' rate parameter ([`crate::codec::CudaLaunch`]).
+    threads_per_slab: usize,
+    param: u32,
 }
 
 pub(super) struct DeviceCodec {
@@ -39,8 +41,6 @@ pub(super) struct DeviceCodec {
     /// One `unsigned int` per array, set by the encode kernels on NaN or infinity (such a block
     /// is not written; the run then fails with a typed error).
     flags: DeviceBuf,
-    /// Codec blocks per slab (the inner axes' blocks).
-    blocks_per_slab: usize,
 }
 
 impl DeviceCodec {
@@ -57,7 +57,6 @@ impl DeviceCodec {
         fault::hit(Site::Compile, || {
             "NVRTC compile of the codec kernels".into()
         })?;
-        let module = device::module(ctx, "pacc_codec", codec::cuda::SOURCE, false)?;
         let ndim = plan.shape.len();
         let mut kernels = Vec::with_capacity(program.arrays.len());
         for (a, decl) in program.arrays.iter().enumerate() {
@@ -71,17 +70,17 @@ impl DeviceCodec {
                     message: reason,
                 })
             };
-            let maxbits = codec::block_bits(c.rate, ndim).map_err(|e| bad(e.to_string()))?;
-            if maxbits % 64 != 0 || maxbits > u32::MAX as usize {
-                return Err(bad(format!(
-                    "rate {} gives {maxbits}-bit blocks; the GPU codec needs whole 64-bit words",
-                    c.rate
-                )));
-            }
+            let codec = c.codec.get();
+            let launch = codec
+                .cuda_launch(&plan.shape, c.rate)
+                .map_err(|e| bad(e.to_string()))?;
+            // Cached per source: arrays sharing a codec share one module.
+            let module = device::module(ctx, "pacc_codec", codec.cuda_source(), false)?;
             kernels.push(Some(Kernels {
-                encode: module.function(&codec::cuda::kernel_name(true, decl.elem, ndim))?,
-                decode: module.function(&codec::cuda::kernel_name(false, decl.elem, ndim))?,
-                maxbits: maxbits as u32,
+                encode: module.function(&codec.cuda_kernel(true, decl.elem, ndim))?,
+                decode: module.function(&codec.cuda_kernel(false, decl.elem, ndim))?,
+                threads_per_slab: launch.threads_per_slab,
+                param: launch.param,
             }));
         }
         let mut staging = Vec::with_capacity(plan.buffer_sets);
@@ -108,15 +107,12 @@ impl DeviceCodec {
         }
         let flags = DeviceBuf::new(ctx, 4 * program.arrays.len(), "codec error flags")?;
         // SAFETY: `flags` holds 4 bytes per array.
-        unsafe { sys::cuMemsetD8_v2(flags.ptr, 0, flags.bytes) }
-            .result()
-            .map_err(cuda_err("clearing the codec error flags"))?;
+        unsafe { driver::memset(flags.ptr, 0, flags.bytes, "clearing the codec error flags") }?;
         Ok(Some(DeviceCodec {
             kernels,
             staging,
             host,
             flags,
-            blocks_per_slab: plan.shape[1..].iter().map(|n| n.div_ceil(SLAB)).product(),
         }))
     }
 
@@ -134,7 +130,7 @@ impl DeviceCodec {
         base: usize,
         planes: &Range<usize>,
         htod: bool,
-        st: sys::CUstream,
+        st: Stream,
     ) -> Result<(), Error> {
         let Some(c) = plan.compressed(array) else {
             return Err(Error::Internal(
@@ -145,17 +141,12 @@ impl DeviceCodec {
         if n == 0 {
             return Ok(());
         }
-        let host = self.host[array].ptr.add(slabs(planes).start * c.slab_bytes);
-        let dev =
-            self.staging[set][array].ptr + ((planes.start - base) / SLAB * c.slab_bytes) as u64;
+        let host = self.host[array].ptr.add(c.offset(planes.start));
+        let dev = self.staging[set][array].ptr + c.offset(planes.start - base) as u64;
         if htod {
-            sys::cuMemcpyHtoDAsync_v2(dev, host as *const c_void, n, st)
-                .result()
-                .map_err(cuda_err("cuMemcpyHtoDAsync (compressed)"))
+            driver::copy_htod_async(dev, host, n, st, "cuMemcpyHtoDAsync (compressed)")
         } else {
-            sys::cuMemcpyDtoHAsync_v2(host as *mut c_void, dev, n, st)
-                .result()
-                .map_err(cuda_err("cuMemcpyDtoHAsync (compressed)"))
+            driver::copy_dtoh_async(host, dev, n, st, "cuMemcpyDtoHAsync (compressed)")
         }
     }
 
@@ -173,29 +164,28 @@ impl DeviceCodec {
         base: usize,
         planes: &Range<usize>,
         encode: bool,
-        buf: sys::CUdeviceptr,
-        st: sys::CUstream,
+        buf: DevicePtr,
+        st: Stream,
     ) -> Result<(), Error> {
         let (Some(c), Some(k)) = (plan.compressed(array), &self.kernels[array]) else {
             return Err(Error::Internal(
                 "a codec operation on an uncompressed array".into(),
             ));
         };
-        let total = slabs(planes).len() * self.blocks_per_slab;
+        let total = c.slabs(planes).len() * k.threads_per_slab;
         if total == 0 {
             return Ok(());
         }
         let elem = plan.elem_sizes[array];
         let values = buf + ((planes.start - base) * plan.plane_len * elem) as u64;
-        let bytes =
-            self.staging[set][array].ptr + ((planes.start - base) / SLAB * c.slab_bytes) as u64;
-        // The kernels' ABI (`codec::cuda`): encode (values, n0, n1[, n2], bytes, maxbits, err),
-        // decode (bytes, n0, n1[, n2], values, maxbits).
+        let bytes = self.staging[set][array].ptr + c.offset(planes.start - base) as u64;
+        // The kernels' ABI (`codec::CudaLaunch`): encode (values, n0, n1[, n2], bytes, param,
+        // err), decode (bytes, n0, n1[, n2], values, param).
         let mut slots: Vec<u64> = vec![if encode { values } else { bytes }];
         slots.push(planes.len() as u64);
         slots.extend(plan.shape[1..].iter().map(|&n| n as u64));
         slots.push(if encode { bytes } else { values });
-        slots.push(u64::from(k.maxbits));
+        slots.push(u64::from(k.param));
         if encode {
             slots.push(self.flags.ptr + 4 * array as u64);
         }
@@ -205,13 +195,12 @@ impl DeviceCodec {
             .collect();
         let grid = (total.div_ceil(THREADS as usize) as u32, 1, 1);
         let f = if encode { k.encode } else { k.decode };
-        result::launch_kernel(f, grid, (THREADS, 1, 1), 0, st, &mut params).map_err(cuda_err(
-            if encode {
-                "launching the encode kernel"
-            } else {
-                "launching the decode kernel"
-            },
-        ))
+        let what = if encode {
+            "launching the encode kernel"
+        } else {
+            "launching the decode kernel"
+        };
+        driver::launch(f, grid, (THREADS, 1, 1), st, &mut params, what)
     }
 
     /// After the run (streams synchronized): an error naming the first array whose values could
@@ -221,9 +210,12 @@ impl DeviceCodec {
         let bounce = PinnedHost::new(ctx, 4 * n, "codec flag bounce buffer")?;
         // SAFETY: both hold 4 * n bytes; the streams are synchronized.
         let flags = unsafe {
-            sys::cuMemcpyDtoH_v2(bounce.ptr as *mut c_void, self.flags.ptr, 4 * n)
-                .result()
-                .map_err(cuda_err("reading the codec error flags"))?;
+            driver::copy_dtoh(
+                bounce.ptr,
+                self.flags.ptr,
+                4 * n,
+                "reading the codec error flags",
+            )?;
             std::slice::from_raw_parts(bounce.ptr as *const u32, n).to_vec()
         };
         match flags.iter().position(|&f| f != 0) {

@@ -1,7 +1,8 @@
 //! Devices, contexts and the per-process cache of NVRTC-compiled modules.
 
+use super::driver::{self, cuda_err, Function};
 use crate::error::Error;
-use cudarc::driver::{result, sys, CudaContext, CudaFunction, CudaModule, DriverError};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule};
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -29,14 +30,6 @@ impl std::fmt::Display for DeviceInfo {
     }
 }
 
-pub(crate) fn cuda_err(what: impl Into<String>) -> impl FnOnce(DriverError) -> Error {
-    let what = what.into();
-    move |e| Error::Cuda {
-        what,
-        message: e.to_string(),
-    }
-}
-
 static AVAILABLE: OnceLock<Result<DeviceInfo, String>> = OnceLock::new();
 
 /// Whether the CUDA backend can run here: the driver and NVRTC libraries load and a device is
@@ -47,18 +40,9 @@ pub fn available() -> Result<DeviceInfo, String> {
 }
 
 fn probe() -> Result<DeviceInfo, String> {
-    // SAFETY: these only try to dlopen the libraries.
-    if !unsafe { sys::is_culib_present() } {
-        return Err("the CUDA driver library (libcuda.so) was not found".into());
-    }
-    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
-        return Err(
-            "the NVRTC library (libnvrtc.so) was not found; add the CUDA toolkit's lib64 to LD_LIBRARY_PATH"
-                .into(),
-        );
-    }
+    driver::libraries_present()?;
     let r = std::panic::catch_unwind(|| -> Result<DeviceInfo, String> {
-        result::init().map_err(|e| format!("cuInit failed: {e}"))?;
+        driver::init()?;
         let count =
             CudaContext::device_count().map_err(|e| format!("cuDeviceGetCount failed: {e}"))?;
         if count < 1 {
@@ -107,7 +91,7 @@ pub(crate) struct Module {
 }
 
 impl Module {
-    pub fn function(&self, name: &str) -> Result<sys::CUfunction, Error> {
+    pub fn function(&self, name: &str) -> Result<Function, Error> {
         let mut f = self.funcs.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(x) = f.get(name) {
             return Ok(x.cu_function());

@@ -1,8 +1,5 @@
-//! Measurements and baselines around the executor, for the tuner and the benchmark program:
+//! Baselines around the executor for the benchmark program (feature `bench`):
 //!
-//! * [`measure_link`]: host <-> device bandwidth with pinned buffers (each way, and both ways at
-//!   once on two streams), timed with events.
-//! * [`free_memory`]: free and total device memory (`cuMemGetInfo`).
 //! * [`lock_host`]: page-locks the caller's arrays until the guard drops, so that several runs
 //!   over the same arrays register them once (runs skip arrays that are already page-locked).
 //! * [`run_managed`]: the unified-memory baseline: the program's own kernels launched over the
@@ -10,107 +7,17 @@
 //!   It refuses (an error, nothing allocated) when the arrays would not fit in free device memory:
 //!   oversubscribed managed memory can hang a shared GPU.
 
-use super::device::{context, cuda_err, module};
-use super::memory::{DeviceBuf, PinnedHost, Registration};
-use super::{available, Events, Streams, SyncOnDrop};
+use super::device::available;
+use super::device::{context, module};
+use super::driver::{self, DevicePtr};
+use super::memory::Registration;
+use super::probe::free_memory;
+use super::stream::{Streams, SyncOnDrop};
 use crate::error::Error;
 use crate::invocation::{HostArray, Invocation};
 use crate::options::Options;
 use crate::program::Program;
-use crate::tune::LinkRates;
-use cudarc::driver::{result, sys};
-use std::ffi::c_void;
 use std::time::Instant;
-
-/// Free and total device memory in bytes.
-pub fn free_memory() -> Result<(u64, u64), Error> {
-    let info = available().map_err(|reason| Error::NoCuda { reason })?;
-    let _ctx = context(info.ordinal)?;
-    let (f, t) = result::mem_get_info().map_err(cuda_err("cuMemGetInfo"))?;
-    Ok((f as u64, t as u64))
-}
-
-/// Measures the link with `bytes`-byte pinned buffers: the best of `reps` timed copies host to
-/// device, device to host, and both at once (two streams; the rate counts the bytes of both).
-pub fn measure_link(bytes: usize, reps: usize) -> Result<LinkRates, Error> {
-    let info = available().map_err(|reason| Error::NoCuda { reason })?;
-    let ctx = context(info.ordinal)?;
-    let cerr = |w: &str| cuda_err(w.to_string());
-    let bytes = bytes.max(1 << 20);
-    let reps = reps.max(1);
-    let h0 = PinnedHost::new(&ctx, bytes, "link measurement")?;
-    let h1 = PinnedHost::new(&ctx, bytes, "link measurement")?;
-    // SAFETY: freshly allocated host memory of `bytes` bytes each.
-    unsafe {
-        std::ptr::write_bytes(h0.ptr, 1, bytes);
-        std::ptr::write_bytes(h1.ptr, 2, bytes);
-    }
-    let d0 = DeviceBuf::new(&ctx, bytes, "link measurement")?;
-    let d1 = DeviceBuf::new(&ctx, bytes, "link measurement")?;
-    let mut streams = Streams(Vec::new());
-    for _ in 0..2 {
-        streams.0.push(
-            result::stream::create(result::stream::StreamKind::NonBlocking)
-                .map_err(cerr("creating a stream"))?,
-        );
-    }
-    let mut events = Events(Vec::new());
-    for _ in 0..4 {
-        events.0.push(
-            result::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT)
-                .map_err(cerr("creating an event"))?,
-        );
-    }
-    let _sync = SyncOnDrop(ctx.clone());
-    let (s0, s1) = (streams.0[0], streams.0[1]);
-    let (e0, e1, e2, e3) = (events.0[0], events.0[1], events.0[2], events.0[3]);
-    // mode 0: HtoD on s0; 1: DtoH on s0; 2: HtoD on s0 and DtoH on s1 at once.
-    let mut best = [f64::INFINITY; 3];
-    // SAFETY: copies between buffers we allocated, of their size; synchronized before reading
-    // the events and before the buffers drop.
-    unsafe {
-        for (mode, best) in best.iter_mut().enumerate() {
-            for rep in 0..=reps {
-                result::event::record(e0, s0).map_err(cerr("recording an event"))?;
-                result::stream::wait_event(s1, e0, sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT)
-                    .map_err(cerr("cuStreamWaitEvent"))?;
-                if mode == 0 || mode == 2 {
-                    sys::cuMemcpyHtoDAsync_v2(d0.ptr, h0.ptr as *const c_void, bytes, s0)
-                        .result()
-                        .map_err(cerr("cuMemcpyHtoDAsync"))?;
-                }
-                if mode == 1 {
-                    sys::cuMemcpyDtoHAsync_v2(h1.ptr as *mut c_void, d1.ptr, bytes, s0)
-                        .result()
-                        .map_err(cerr("cuMemcpyDtoHAsync"))?;
-                }
-                if mode == 2 {
-                    sys::cuMemcpyDtoHAsync_v2(h1.ptr as *mut c_void, d1.ptr, bytes, s1)
-                        .result()
-                        .map_err(cerr("cuMemcpyDtoHAsync"))?;
-                }
-                result::event::record(e1, s0).map_err(cerr("recording an event"))?;
-                result::event::record(e2, s1).map_err(cerr("recording an event"))?;
-                result::stream::wait_event(s0, e2, sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT)
-                    .map_err(cerr("cuStreamWaitEvent"))?;
-                result::event::record(e3, s0).map_err(cerr("recording an event"))?;
-                result::stream::synchronize(s0).map_err(cerr("synchronizing"))?;
-                let ms = result::event::elapsed(e0, e3).map_err(cerr("cuEventElapsedTime"))?;
-                if rep > 0 {
-                    // rep 0 warms up
-                    *best = best.min(ms as f64 / 1e3);
-                }
-            }
-        }
-    }
-    let b = bytes as f64;
-    Ok(LinkRates {
-        htod: b / best[0],
-        dtoh: b / best[1],
-        both: 2.0 * b / best[2],
-        bytes,
-    })
-}
 
 /// Page-locked host arrays; unregistered when dropped.
 pub struct HostLock {
@@ -157,15 +64,13 @@ pub struct ManagedOutput {
     pub setup_seconds: f64,
 }
 
-struct Managed(Vec<sys::CUdeviceptr>);
+struct Managed(Vec<DevicePtr>);
 impl Drop for Managed {
     fn drop(&mut self) {
         for &p in &self.0 {
             if p != 0 {
-                // SAFETY: allocated by cuMemAllocManaged below; work synchronized before drop.
-                unsafe {
-                    let _ = result::free_sync(p);
-                }
+                // SAFETY: allocated by `malloc_managed` below; work synchronized before drop.
+                unsafe { driver::free(p) };
             }
         }
     }
@@ -201,7 +106,6 @@ pub fn run_managed(
 ) -> Result<ManagedOutput, Error> {
     let info = available().map_err(|reason| Error::NoCuda { reason })?;
     let ctx = context(info.ordinal)?;
-    let cerr = |w: &str| cuda_err(w.to_string());
     let t_setup = Instant::now();
     let total: u64 = inv.arrays.iter().map(|a| a.bytes() as u64).sum();
     managed_fits(total).map_err(|m| Error::Cuda {
@@ -218,34 +122,21 @@ pub fn run_managed(
     let mut managed = Managed(Vec::new());
     for a in &inv.arrays {
         // SAFETY: plain allocation, freed by `Managed`.
-        let p = unsafe {
-            result::malloc_managed(a.bytes(), sys::CUmemAttach_flags::CU_MEM_ATTACH_GLOBAL)
-        }
-        .map_err(cerr("cuMemAllocManaged"))?;
+        let p = unsafe { driver::malloc_managed(a.bytes(), "cuMemAllocManaged") }?;
         managed.0.push(p);
         // SAFETY: `a.bytes()` bytes on both sides; managed memory is host-accessible.
         par_copy(a.ptr as *const u8, p as *mut u8, a.bytes());
     }
     let steps = super::resident::Steps::new(&ctx, &md, program, inv, opts, &tuning)?;
-    let streams = Streams(vec![result::stream::create(
-        result::stream::StreamKind::NonBlocking,
-    )
-    .map_err(cerr("creating a stream"))?]);
+    let streams = Streams::new(1)?;
     let st = streams.0[0];
     let sync = SyncOnDrop(ctx.clone());
     // Make sure the host-side fill is complete and nothing is in flight.
-    ctx.synchronize().map_err(cerr("synchronizing"))?;
+    ctx.synchronize()
+        .map_err(driver::cuda_err("synchronizing"))?;
     let setup_seconds = t_setup.elapsed().as_secs_f64();
 
-    let dev = info.ordinal as i32;
-    let loc_dev = sys::CUmemLocation {
-        type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
-        id: dev,
-    };
-    let loc_host = sys::CUmemLocation {
-        type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_HOST,
-        id: 0,
-    };
+    let dev = Some(info.ordinal);
     let mut out = ManagedOutput {
         managed_bytes: total,
         setup_seconds,
@@ -257,10 +148,9 @@ pub fn run_managed(
     unsafe {
         if prefetch {
             for (a, &p) in inv.arrays.iter().zip(&managed.0) {
-                result::mem_prefetch_async(p, a.bytes(), loc_dev, st)
-                    .map_err(cerr("cuMemPrefetchAsync to the device"))?;
+                driver::prefetch(p, a.bytes(), dev, st, "cuMemPrefetchAsync to the device")?;
             }
-            result::stream::synchronize(st).map_err(cerr("prefetching"))?;
+            driver::stream_sync(st, "prefetching")?;
         }
         out.prefetch_in_seconds = t0.elapsed().as_secs_f64();
         let ran = steps.run(&managed.0)?;
@@ -269,11 +159,10 @@ pub fn run_managed(
         if prefetch {
             for (a, &p) in inv.arrays.iter().zip(&managed.0) {
                 if a.writable {
-                    result::mem_prefetch_async(p, a.bytes(), loc_host, st)
-                        .map_err(cerr("cuMemPrefetchAsync to the host"))?;
+                    driver::prefetch(p, a.bytes(), None, st, "cuMemPrefetchAsync to the host")?;
                 }
             }
-            result::stream::synchronize(st).map_err(cerr("prefetching back"))?;
+            driver::stream_sync(st, "prefetching back")?;
         } else {
             for (a, &p) in inv.arrays.iter().zip(&managed.0) {
                 if a.writable {
@@ -320,12 +209,4 @@ fn touch_pages(p: *const u8, n: usize) {
         })
         .sum();
     std::hint::black_box(sum);
-}
-
-/// Device memory a plan may use now: free memory (capped by [`super::set_device_memory_limit`])
-/// less the executor's reserve.
-pub fn device_memory_budget() -> Result<u64, Error> {
-    let (free, _) = free_memory()?;
-    let free = free.min(super::MEMORY_LIMIT.load(std::sync::atomic::Ordering::Relaxed));
-    Ok(free.saturating_sub(super::RESERVE))
 }

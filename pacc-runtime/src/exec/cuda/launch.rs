@@ -1,13 +1,57 @@
 //! Launch geometry and launching of the program's kernels (docs/internals.md §3), shared by the
-//! pipeline executor and the whole-domain runs of [`super::extra`].
+//! pipeline executor and the benchmarks' whole-domain runs.
 
-use super::device::{cuda_err, Module};
-use super::{Args, MAX_GRID_YZ};
+use super::device::Module;
+use super::driver::{self, Function, Stream};
 use crate::error::Error;
 use crate::invocation::ScalarValue;
 use crate::options::KernelForm;
 use crate::program::{KernelDecl, Launch, PLAIN_SUFFIX};
-use cudarc::driver::{result, sys};
+use std::ffi::c_void;
+
+/// Largest grid extent along y and z.
+const MAX_GRID_YZ: usize = 65535;
+
+/// A launch-argument arena: every argument is at most 8 bytes, stored in its own u64 slot
+/// (little-endian, so a pointer to the slot points at the value's bytes).
+pub(crate) struct Args {
+    slots: Vec<u64>,
+}
+
+impl Args {
+    pub fn new() -> Self {
+        Args {
+            slots: Vec::with_capacity(64),
+        }
+    }
+    pub fn i64(&mut self, v: i64) {
+        self.slots.push(v as u64);
+    }
+    pub fn ptr(&mut self, p: u64) {
+        self.slots.push(p);
+    }
+    pub fn scalar(&mut self, s: &ScalarValue) {
+        let v: u64 = match *s {
+            ScalarValue::F32(x) => x.to_bits() as u64,
+            ScalarValue::F64(x) => x.to_bits(),
+            ScalarValue::I32(x) => x as u32 as u64,
+            ScalarValue::I64(x) => x as u64,
+            ScalarValue::U32(x) => x as u64,
+            ScalarValue::U64(x) => x,
+            ScalarValue::Usize(x) => x as u64,
+            ScalarValue::Isize(x) => x as i64 as u64,
+            ScalarValue::Bool(x) => x as u64,
+        };
+        self.slots.push(v);
+    }
+    /// Pointers to the slots, as the driver takes kernel parameters.
+    pub fn params(&mut self) -> Vec<*mut c_void> {
+        self.slots
+            .iter_mut()
+            .map(|s| s as *mut u64 as *mut c_void)
+            .collect()
+    }
+}
 
 /// An override of the marching kernels' compile-time shape, from `PACC_MARCH` (e.g.
 /// `bx=64,by=8,unroll=2`): for measuring alternatives without rebuilding. Unset fields keep the
@@ -84,7 +128,7 @@ impl MarchTuning {
 /// How one kernel is launched in this run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Geometry {
-    pub func: sys::CUfunction,
+    pub func: Function,
     pub marching: bool,
     pub bx: u32,
     pub by: u32,
@@ -130,21 +174,7 @@ pub(crate) fn geometry(
             // A 2D marching kernel indexes threads along x only.
             let by = if ndim == 3 { by } else { 1 };
             let func = module.function(&kd.name)?;
-            let mut per_sm = 0i32;
-            // SAFETY: a query on a loaded function.
-            let r = unsafe {
-                sys::cuOccupancyMaxActiveBlocksPerMultiprocessor(
-                    &mut per_sm,
-                    func,
-                    (bx * by) as i32,
-                    0,
-                )
-            };
-            let per_sm = if r == sys::CUresult::CUDA_SUCCESS {
-                per_sm.max(1) as usize
-            } else {
-                1
-            };
+            let per_sm = driver::max_active_blocks_per_sm(func, bx * by).map_or(1, |n| n.max(1));
             let (gx, gy) = plane(bx, by);
             Ok(Geometry {
                 func,
@@ -181,15 +211,10 @@ pub(crate) fn geometry(
 
 /// The per-point block: the occupancy API's suggestion capped at 256 threads; 3D: 32 x (n/32),
 /// 2D: n x 1 (halved while wider than twice the row).
-fn per_point_block(f: sys::CUfunction, ndim: usize, last: usize) -> (u32, u32) {
-    let (mut min_grid, mut bs) = (0i32, 0i32);
-    // SAFETY: a query on a loaded function.
-    let r =
-        unsafe { sys::cuOccupancyMaxPotentialBlockSize(&mut min_grid, &mut bs, f, None, 0, 1024) };
-    let bs = if r == sys::CUresult::CUDA_SUCCESS && bs >= 32 {
-        (bs as u32).min(256) / 32 * 32
-    } else {
-        256
+fn per_point_block(f: Function, ndim: usize, last: usize) -> (u32, u32) {
+    let bs = match driver::suggested_block_size(f) {
+        Some(bs) if bs >= 32 => bs.min(256) / 32 * 32,
+        _ => 256,
     };
     if ndim == 3 {
         (32, (bs / 32).max(1))
@@ -267,7 +292,7 @@ pub(crate) unsafe fn launch(
     z0: usize,
     z1: usize,
     a: &KernelArgs<'_>,
-    stream: sys::CUstream,
+    stream: Stream,
     ndim: usize,
 ) -> Result<(), Error> {
     let planes = z1 - z0;
@@ -318,8 +343,14 @@ pub(crate) unsafe fn launch(
             (g.gx, slices, 1)
         };
         let mut params = args.params();
-        result::launch_kernel(g.func, grid, (g.bx, g.by, 1), 0, stream, &mut params)
-            .map_err(|e| cuda_err(format!("launching `{name}`"))(e))?;
+        driver::launch(
+            g.func,
+            grid,
+            (g.bx, g.by, 1),
+            stream,
+            &mut params,
+            format_args!("launching `{name}`"),
+        )?;
         z = end;
     }
     Ok(())
@@ -332,11 +363,11 @@ pub(crate) unsafe fn launch(
 /// # Safety
 /// As [`launch`].
 pub(crate) unsafe fn launch_point(
-    func: sys::CUfunction,
+    func: Function,
     name: &str,
     at: &[i64],
     a: &KernelArgs<'_>,
-    stream: sys::CUstream,
+    stream: Stream,
 ) -> Result<(), Error> {
     let mut args = Args::new();
     for v in [a.base as i64, a.n[0], a.n[1], a.n[2], a.t] {
@@ -355,15 +386,14 @@ pub(crate) unsafe fn launch_point(
         args.ptr(p);
     }
     let mut params = args.params();
-    result::launch_kernel(func, (1, 1, 1), (1, 1, 1), 0, stream, &mut params)
-        .map_err(|e| cuda_err(format!("launching `{name}`"))(e))
-}
-
-/// Streaming multiprocessors of the context's device (1 if the driver will not say).
-pub(crate) fn sm_count(ctx: &cudarc::driver::CudaContext) -> usize {
-    ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
-        .map(|n| n.max(1) as usize)
-        .unwrap_or(1)
+    driver::launch(
+        func,
+        (1, 1, 1),
+        (1, 1, 1),
+        stream,
+        &mut params,
+        format_args!("launching `{name}`"),
+    )
 }
 
 #[cfg(test)]

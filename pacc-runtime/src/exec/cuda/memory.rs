@@ -1,29 +1,14 @@
 //! Host and device memory for CUDA runs: page-locking the user's arrays for a run, pacc's own
 //! pinned arrays, pinned staging buffers and raw device buffers. Every owner frees on drop.
 
-use super::device::{context, cuda_err};
+use super::device::context;
+use super::driver::{self, is_page_locked, DevicePtr};
 use crate::error::Error;
 use crate::exec::GridElem;
-use cudarc::driver::{result, sys, CudaContext};
+use cudarc::driver::CudaContext;
 use ndarray::{ArrayView, ArrayViewMut, Dimension, IntoDimension};
-use std::ffi::c_void;
 use std::marker::PhantomData;
 use std::sync::Arc;
-
-/// Whether `ptr` lies in memory the driver already knows as page-locked host memory
-/// (allocated with `cuMemHostAlloc`, e.g. a [`PinnedArray`], or registered).
-pub(crate) fn is_page_locked(ptr: *const u8) -> bool {
-    let mut ty: u32 = 0;
-    // SAFETY: a query; pageable or unknown pointers give an error code, not UB.
-    let r = unsafe {
-        sys::cuPointerGetAttribute(
-            &mut ty as *mut u32 as *mut c_void,
-            sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-            ptr as sys::CUdeviceptr,
-        )
-    };
-    r == sys::CUresult::CUDA_SUCCESS && ty == sys::CUmemorytype::CU_MEMORYTYPE_HOST as u32
-}
 
 /// Host ranges registered (page-locked) for one run; unregistered on drop.
 pub(crate) struct Registration {
@@ -68,20 +53,7 @@ impl Registration {
         for (lo, hi) in merged {
             // SAFETY: the range covers whole pages of live host memory (the user's arrays),
             // which stay borrowed for the whole run; unregistered in Drop.
-            let r = unsafe {
-                sys::cuMemHostRegister_v2(
-                    lo as *mut c_void,
-                    hi - lo,
-                    sys::CU_MEMHOSTREGISTER_PORTABLE,
-                )
-            };
-            if r != sys::CUresult::CUDA_SUCCESS {
-                return Err(format!(
-                    "cuMemHostRegister of {} bytes failed: {}",
-                    hi - lo,
-                    result::DriverError(r)
-                ));
-            }
+            unsafe { driver::host_register(lo as *mut u8, hi - lo)? };
             reg.ranges.push((lo as *mut u8, hi - lo));
         }
         Ok(reg)
@@ -98,9 +70,7 @@ impl Drop for Registration {
         let _ = self.ctx.bind_to_thread();
         for &(p, _) in &self.ranges {
             // SAFETY: registered by us in `new`.
-            unsafe {
-                let _ = sys::cuMemHostUnregister(p as *mut c_void);
-            }
+            unsafe { driver::host_unregister(p) };
         }
     }
 }
@@ -108,7 +78,7 @@ impl Drop for Registration {
 /// A raw device allocation.
 pub(crate) struct DeviceBuf {
     ctx: Arc<CudaContext>,
-    pub ptr: sys::CUdeviceptr,
+    pub ptr: DevicePtr,
     #[allow(dead_code)]
     pub bytes: usize,
 }
@@ -126,9 +96,12 @@ impl DeviceBuf {
             format!("{bytes} bytes of device memory for {what}")
         })?;
         // SAFETY: plain allocation; freed in Drop.
-        let ptr = unsafe { result::malloc_sync(bytes) }.map_err(cuda_err(format!(
-            "allocating {bytes} bytes of device memory for {what}"
-        )))?;
+        let ptr = unsafe {
+            driver::malloc(
+                bytes,
+                format_args!("allocating {bytes} bytes of device memory for {what}"),
+            )
+        }?;
         Ok(DeviceBuf {
             ctx: ctx.clone(),
             ptr,
@@ -142,9 +115,7 @@ impl Drop for DeviceBuf {
         if self.ptr != 0 {
             let _ = self.ctx.bind_to_thread();
             // SAFETY: allocated in `new`; all work using it was synchronized by the executor.
-            unsafe {
-                let _ = result::free_sync(self.ptr);
-            }
+            unsafe { driver::free(self.ptr) };
         }
     }
 }
@@ -164,7 +135,7 @@ unsafe impl Sync for PinnedHost {}
 impl PinnedHost {
     pub fn new(ctx: &Arc<CudaContext>, bytes: usize, what: &str) -> Result<Self, Error> {
         ctx.bind_to_thread()
-            .map_err(cuda_err("binding the context"))?;
+            .map_err(driver::cuda_err("binding the context"))?;
         if bytes == 0 {
             return Ok(PinnedHost {
                 ctx: ctx.clone(),
@@ -176,12 +147,15 @@ impl PinnedHost {
             format!("{bytes} bytes of pinned host memory for {what}")
         })?;
         // SAFETY: plain allocation; freed in Drop.
-        let ptr = unsafe { result::malloc_host(bytes, 0) }.map_err(cuda_err(format!(
-            "allocating {bytes} bytes of pinned host memory for {what}"
-        )))?;
+        let ptr = unsafe {
+            driver::malloc_host(
+                bytes,
+                format_args!("allocating {bytes} bytes of pinned host memory for {what}"),
+            )
+        }?;
         Ok(PinnedHost {
             ctx: ctx.clone(),
-            ptr: ptr as *mut u8,
+            ptr,
             bytes,
         })
     }
@@ -192,9 +166,7 @@ impl Drop for PinnedHost {
         if !self.ptr.is_null() {
             let _ = self.ctx.bind_to_thread();
             // SAFETY: allocated in `new`.
-            unsafe {
-                let _ = result::free_host(self.ptr as *mut c_void);
-            }
+            unsafe { driver::free_host(self.ptr) };
         }
     }
 }

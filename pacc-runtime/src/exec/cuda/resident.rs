@@ -2,32 +2,21 @@
 //! (used by the unified-memory baseline, [`super::run_managed`]), and the device's own copy
 //! bandwidth ([`measure_dtod`]), the kernel benchmark's yardstick.
 
-use super::device::{context, cuda_err, Module};
+use super::device::available;
+use super::device::{context, Module};
+use super::driver::{self, Function};
 use super::launch::{self, Geometry, KernelArgs};
 use super::memory::DeviceBuf;
-use super::{available, Events, Streams, SyncOnDrop};
+use super::stream::{Events, Streams, SyncOnDrop};
 use crate::error::Error;
 use crate::invocation::Invocation;
 use crate::options::Options;
 use crate::program::{Program, Stage};
-use cudarc::driver::{result, sys};
-use std::ffi::c_void;
 use std::sync::Arc;
 
 /// One non-blocking stream and `n` timing events, released when dropped.
 pub(super) fn stream_and_events(n: usize) -> Result<(Streams, Events), Error> {
-    let cerr = |w: &str| cuda_err(w.to_string());
-    let st = Streams(vec![result::stream::create(
-        result::stream::StreamKind::NonBlocking,
-    )
-    .map_err(cerr("creating a stream"))?]);
-    let ev = Events(
-        (0..n)
-            .map(|_| result::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT))
-            .collect::<Result<_, _>>()
-            .map_err(cerr("creating an event"))?,
-    );
-    Ok((st, ev))
+    Ok((Streams::new(1)?, Events::new(n)?))
 }
 
 /// What a whole-domain run measured.
@@ -45,7 +34,6 @@ pub struct ResidentOutput {
 pub fn measure_dtod(bytes: usize, reps: usize) -> Result<f64, Error> {
     let info = available().map_err(|reason| Error::NoCuda { reason })?;
     let ctx = context(info.ordinal)?;
-    let cerr = |w: &str| cuda_err(w.to_string());
     let a = DeviceBuf::new(&ctx, bytes, "the copy measurement")?;
     let b = DeviceBuf::new(&ctx, bytes, "the copy measurement")?;
     let (st, ev) = stream_and_events(2)?;
@@ -54,18 +42,13 @@ pub fn measure_dtod(bytes: usize, reps: usize) -> Result<f64, Error> {
     // SAFETY: copies between two buffers we allocated, of their size, synchronized before the
     // events are read and before the buffers drop.
     unsafe {
-        sys::cuMemsetD8Async(a.ptr, 1, bytes, st.0[0])
-            .result()
-            .map_err(cerr("cuMemsetD8Async"))?;
+        driver::memset_async(a.ptr, 1, bytes, st.0[0], "cuMemsetD8Async")?;
         for rep in 0..=reps.max(1) {
-            result::event::record(ev.0[0], st.0[0]).map_err(cerr("recording an event"))?;
-            sys::cuMemcpyDtoDAsync_v2(b.ptr, a.ptr, bytes, st.0[0])
-                .result()
-                .map_err(cerr("cuMemcpyDtoDAsync"))?;
-            result::event::record(ev.0[1], st.0[0]).map_err(cerr("recording an event"))?;
-            result::stream::synchronize(st.0[0]).map_err(cerr("synchronizing"))?;
-            let ms =
-                result::event::elapsed(ev.0[0], ev.0[1]).map_err(cerr("cuEventElapsedTime"))?;
+            driver::event_record(ev.0[0], st.0[0])?;
+            driver::copy_dtod_async(b.ptr, a.ptr, bytes, st.0[0], "cuMemcpyDtoDAsync")?;
+            driver::event_record(ev.0[1], st.0[0])?;
+            driver::stream_sync(st.0[0], "synchronizing")?;
+            let ms = driver::event_elapsed_ms(ev.0[0], ev.0[1])?;
             if rep > 0 {
                 best = best.min(ms as f64 / 1e3);
             }
@@ -80,7 +63,7 @@ pub(super) struct Steps<'a> {
     program: &'a Program,
     inv: &'a Invocation<'a>,
     geoms: Vec<Geometry>,
-    pfuncs: Vec<sys::CUfunction>,
+    pfuncs: Vec<Function>,
     slices: Vec<DeviceBuf>,
     scratch: DeviceBuf,
 }
@@ -95,7 +78,7 @@ impl<'a> Steps<'a> {
         tuning: &launch::MarchTuning,
     ) -> Result<Self, Error> {
         let shape = inv.arrays[0].shape().to_vec();
-        let sms = launch::sm_count(ctx);
+        let sms = driver::sm_count(ctx);
         let geoms = program
             .kernels
             .iter()
@@ -112,9 +95,7 @@ impl<'a> Steps<'a> {
             let b = DeviceBuf::new(ctx, n, "a slice")?;
             if n > 0 {
                 // SAFETY: n readable bytes at s.ptr; b holds n bytes.
-                unsafe { sys::cuMemcpyHtoD_v2(b.ptr, s.ptr as *const c_void, n) }
-                    .result()
-                    .map_err(cuda_err("copying a slice".to_string()))?;
+                unsafe { driver::copy_htod(b.ptr, s.ptr, n, "copying a slice") }?;
             }
             slices.push(b);
         }
@@ -140,7 +121,6 @@ impl<'a> Steps<'a> {
     /// Every step, each stage in program order on one stream (kernels over the whole domain,
     /// point statements, swaps by renaming), over the arrays at `ptrs`; kernels timed by events.
     pub(super) fn run(&self, ptrs: &[u64]) -> Result<ResidentOutput, Error> {
-        let cerr = |w: &str| cuda_err(w.to_string());
         let (program, inv) = (self.program, self.inv);
         let shape = inv.arrays[0].shape();
         let ndim = shape.len();
@@ -169,7 +149,7 @@ impl<'a> Steps<'a> {
                             let z0 = kd.ranges[0].lo.eval(n0).max(0) as usize;
                             let z1 = (kd.ranges[0].hi.eval(n0).max(0) as usize).min(n0);
                             let (es, ee) = (ev.0[2 * timed.len()], ev.0[2 * timed.len() + 1]);
-                            result::event::record(es, st0).map_err(cerr("recording an event"))?;
+                            driver::event_record(es, st0)?;
                             if z1 > z0 {
                                 let a = KernelArgs {
                                     owned: (0, n0),
@@ -184,7 +164,7 @@ impl<'a> Steps<'a> {
                                 };
                                 launch::launch(&self.geoms[k], &kd.name, z0, z1, &a, st0, ndim)?;
                             }
-                            result::event::record(ee, st0).map_err(cerr("recording an event"))?;
+                            driver::event_record(ee, st0)?;
                             timed.push((k, es, ee));
                         }
                         Stage::Point(pi) => {
@@ -208,7 +188,7 @@ impl<'a> Steps<'a> {
                     }
                 }
             }
-            result::stream::synchronize(st0).map_err(cerr("running the steps"))?;
+            driver::stream_sync(st0, "running the steps")?;
         }
         let mut out = ResidentOutput {
             kernel_seconds: vec![0.0; program.kernels.len()],
@@ -220,8 +200,7 @@ impl<'a> Steps<'a> {
         };
         for (k, es, ee) in timed {
             // SAFETY: both events were recorded on a stream that has been synchronized.
-            let ms =
-                unsafe { result::event::elapsed(es, ee) }.map_err(cerr("cuEventElapsedTime"))?;
+            let ms = unsafe { driver::event_elapsed_ms(es, ee) }?;
             out.kernel_seconds[k] += ms as f64 / 1e3;
         }
         Ok(out)

@@ -20,7 +20,7 @@ pub use overlapped::Overlapped;
 pub use wavefront::Wavefront;
 
 use super::span::Span;
-use super::{Compression, SLAB};
+use super::{slab_planes, Compression};
 use crate::program::Program;
 use serde::{Deserialize, Serialize};
 use std::ops::Range;
@@ -118,6 +118,13 @@ pub struct BlockSpec<'a> {
     pub transfers: Transfers,
 }
 
+impl BlockSpec<'_> {
+    /// Planes chunk boundaries and windows are multiples of (1 when nothing needs aligning).
+    pub fn slab(&self) -> usize {
+        self.slabs.map_or(1, slab_planes)
+    }
+}
+
 /// A way to tile blocks; see the module documentation.
 pub trait TilingStrategy {
     /// Tiles one block into `chunks` chunks. `Err(need)`: some chunk is too thin for this
@@ -125,22 +132,14 @@ pub trait TilingStrategy {
     fn tile(&self, spec: &BlockSpec<'_>, chunks: usize) -> Result<BlockTiles, usize>;
 }
 
-/// The planes chunk `i` of `d` owns: whole slabs when compressing (`slabs`).
-pub fn owned_planes(n0: usize, d: usize, i: usize, slabs: bool) -> Range<usize> {
-    if slabs {
-        owned_slabs(n0, d, i)
-    } else {
-        owned(n0, d, i)
-    }
-}
-
 /// Owned planes of chunk `i` of `d`: as even as possible, the larger chunks last.
 pub fn owned(n0: usize, d: usize, i: usize) -> Range<usize> {
     (i * n0 / d)..((i + 1) * n0 / d)
 }
 
-/// Owned planes of chunk `i` of `d` when compressing: whole slabs, as even as possible.
-pub fn owned_slabs(n0: usize, d: usize, i: usize) -> Range<usize> {
-    let s = owned(n0.div_ceil(SLAB), d, i);
-    (s.start * SLAB).min(n0)..(s.end * SLAB).min(n0)
+/// Owned planes of chunk `i` of `d` in whole slabs of `slab` planes, as even as possible (the
+/// last slab may end at the last plane; `slab = 1` is [`owned`]).
+pub fn owned_slabs(n0: usize, d: usize, i: usize, slab: usize) -> Range<usize> {
+    let s = owned(n0.div_ceil(slab), d, i);
+    (s.start * slab).min(n0)..(s.end * slab).min(n0)
 }

@@ -5,8 +5,8 @@
 
 use super::super::infer::{infer, ChunkWork};
 use super::super::span::{hull, intersect, overlaps, subtract, Span};
-use super::super::{Compression, SLAB};
-use super::{owned_planes, BlockSpec, BlockTiles, ChunkTile, TilingStrategy, Transfers};
+use super::super::{slab_planes, Compression};
+use super::{owned_slabs, BlockSpec, BlockTiles, ChunkTile, TilingStrategy, Transfers};
 use std::ops::Range;
 
 pub struct Overlapped;
@@ -21,7 +21,7 @@ impl TilingStrategy for Overlapped {
         let n0 = spec.shape[0];
         let block: Vec<Inferred> = (0..chunks)
             .map(|i| {
-                let own = owned_planes(n0, chunks, i, spec.slabs.is_some());
+                let own = owned_slabs(n0, chunks, i, spec.slab());
                 let mut work = infer(
                     spec.program,
                     spec.shape,
@@ -73,19 +73,20 @@ fn align_to_slabs(
     first_block: bool,
     n0: usize,
 ) {
-    work.window = slab_cover(&work.window, n0);
+    let slab = slab_planes(comp);
+    work.window = slab_cover(&work.window, n0, slab);
     for (p, c) in comp.iter().enumerate() {
         let Some(c) = c else { continue };
         if first_block && !c.written {
             work.load[p] = hull(&work.load[p], &Some(owned.clone()));
         }
-        work.load[p] = work.load[p].as_ref().map(|r| slab_cover(r, n0));
+        work.load[p] = work.load[p].as_ref().map(|r| slab_cover(r, n0, slab));
     }
 }
 
 /// The smallest run of whole slabs covering `r` (the last slab ends at the last plane `n0`).
-fn slab_cover(r: &Range<usize>, n0: usize) -> Range<usize> {
-    (r.start / SLAB * SLAB)..(r.end.div_ceil(SLAB) * SLAB).min(n0)
+fn slab_cover(r: &Range<usize>, n0: usize, slab: usize) -> Range<usize> {
+    (r.start / slab * slab)..(r.end.div_ceil(slab) * slab).min(n0)
 }
 
 /// In submission order a chunk's results are written back before the chunk two places later

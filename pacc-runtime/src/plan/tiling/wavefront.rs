@@ -17,8 +17,7 @@
 //! forward pass since every constraint points forward.
 
 use super::super::span::Span;
-use super::super::SLAB;
-use super::{owned_planes, BlockSpec, BlockTiles, ChunkTile, TilingStrategy, Work};
+use super::{owned_slabs, BlockSpec, BlockTiles, ChunkTile, TilingStrategy, Work};
 use crate::program::Stage;
 use std::ops::Range;
 
@@ -49,11 +48,11 @@ fn invocations(spec: &BlockSpec<'_>) -> Vec<Invocation> {
     let mut out = Vec::new();
     let mut binding = spec.binding.to_vec();
     for step in 0..spec.steps {
-        for st in &program.step {
-            let args = binding.clone();
+        let (before, after) = crate::binding::bindings_through_step(program, &binding);
+        binding = after;
+        for (st, args) in program.step.iter().zip(before) {
             match *st {
-                Stage::Swap(a, b) => binding.swap(a, b),
-                Stage::Reset(_) => {}
+                Stage::Swap(..) | Stage::Reset(_) => {}
                 Stage::Kernel(k) => {
                     let kd = &program.kernels[k];
                     let lo = kd.ranges[0].lo.eval(n0).clamp(0, n0 as i64) as usize;
@@ -154,12 +153,12 @@ impl TilingStrategy for Wavefront {
         let n0 = spec.shape[0];
         let narrays = spec.returned.len();
         let invs = invocations(spec);
-        let slab = if spec.slabs.is_some() { SLAB as i64 } else { 1 };
+        let slab = spec.slab() as i64;
         let sigma = skew(&invs, narrays, slab);
         let (beta, amax) = reaches(&invs, &sigma, narrays, slab);
         let last_sigma = sigma.last().copied().unwrap_or(0) as usize;
         let held = held_arrays(spec, &invs);
-        let z = |i: usize| owned_planes(n0, d, i, spec.slabs.is_some()).end;
+        let z = |i: usize| owned_slabs(n0, d, i, spec.slab()).end;
         // E(i, s): the end of chunk i's planes for an invocation of skew s (chunk -1: 0).
         let e = |i: isize, s: usize| -> usize {
             match i {

@@ -23,14 +23,14 @@
 //!
 //! The encoder writes every word of its block (padding included), so `out` needs no clearing.
 //! A NaN or infinity in a block makes its thread set `*err |= 1` and write nothing; the host
-//! must check `err` and report [`super::CodecError::NonFinite`] (find the index on the host).
+//! must check `err` and report [`crate::codec::CodecError::NonFinite`] (find the index on the host).
 //!
 //! Compile without `--use_fast_math`/`--ftz=true`: tiny blocks need denormal arithmetic to get
 //! zfp's bits. Block values, integers and coefficients stay in registers (all array indices are
 //! compile-time constants after unrolling); the bit-plane coder stops when the block's budget is
 //! spent, as zfp does, so low rates cost little.
 
-use super::Elem;
+use crate::program::Elem;
 
 /// The kernel for a direction, element type and dimensionality (2 or 3).
 pub fn kernel_name(encode: bool, elem: Elem, dims: usize) -> String {

@@ -37,12 +37,14 @@ impl Grid {
     }
 
     /// The outermost axis (zfp's last), whose blocks are the slabs.
+    #[cfg(feature = "runtime")]
     pub fn outer(&self) -> usize {
         self.dims - 1
     }
 }
 
 /// Index within the array for padded block position `i` (0..4) when `c` (1..=4) are valid.
+#[cfg(feature = "runtime")]
 #[inline(always)]
 fn pad_map(c: usize, i: usize) -> usize {
     if i < c {
@@ -56,6 +58,7 @@ fn pad_map(c: usize, i: usize) -> usize {
 
 /// Copies block `b` (block coordinates, zfp axis order) of `src` into `q` (4^dims values, x
 /// fastest), padding partial blocks as zfp does.
+#[cfg(feature = "runtime")]
 #[inline]
 pub fn gather<T: Copy>(src: &[T], g: &Grid, b: [usize; 3], q: &mut [T]) {
     let [nx, ny, nz] = g.n;
@@ -88,6 +91,7 @@ pub fn gather<T: Copy>(src: &[T], g: &Grid, b: [usize; 3], q: &mut [T]) {
 }
 
 /// Writes the valid values of block `b` from `q` into `dst`.
+#[cfg(feature = "runtime")]
 #[inline]
 pub fn scatter<T: Copy>(q: &[T], g: &Grid, b: [usize; 3], dst: &mut [T]) {
     let [nx, ny, nz] = g.n;

@@ -1,0 +1,195 @@
+//! The GPU side of the benchmark: pacc's CUDA executor for one plan, unified memory, page-locking
+//! and the device's figures. Built without the `cuda` feature every function says "no GPU", and
+//! only the CPU configuration runs.
+
+use pacc_runtime::Options;
+use std::sync::OnceLock;
+
+/// The kernel form every GPU configuration runs (`--kernel-form`), set once in `main`.
+pub static KERNEL_FORM: OnceLock<pacc_runtime::KernelForm> = OnceLock::new();
+
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+fn run_options(fma: bool) -> Options {
+    Options::default()
+        .fma(fma)
+        .kernel_form(KERNEL_FORM.get().copied().unwrap_or_default())
+}
+
+#[cfg(feature = "cuda")]
+mod imp {
+    use super::run_options;
+    use crate::programs::Workload;
+    use crate::results::{finish, Measurement, Stages};
+    use pacc_runtime::exec::cuda;
+    use pacc_runtime::plan::{self, PlanOptions};
+    use pacc_runtime::tune::{self, LinkRates, TuneInputs};
+
+    pub fn available() -> Result<String, String> {
+        cuda::available().map(|d| d.name)
+    }
+
+    pub fn link() -> Result<LinkRates, String> {
+        tune::measure_link(256 << 20, 5).map_err(|e| e.to_string())
+    }
+
+    pub struct Lock(#[allow(dead_code)] cuda::HostLock);
+
+    pub fn lock(w: &mut Workload) -> Result<(Lock, f64), String> {
+        let arrays = w.host_arrays();
+        let l = cuda::lock_host(&arrays).map_err(|e| e.to_string())?;
+        let s = l.seconds;
+        Ok((Lock(l), s))
+    }
+
+    pub fn budget() -> Result<u64, String> {
+        cuda::device_memory_budget().map_err(|e| e.to_string())
+    }
+
+    pub fn kernel_rates(w: &mut Workload, fma: bool) -> Result<Vec<f64>, String> {
+        let inv = w.invocation(2);
+        tune::measure_kernel_rates(&w.program, &inv, &run_options(fma)).map_err(|e| e.to_string())
+    }
+
+    /// One pacc run of `plan_opts`; the measurement of what ran.
+    pub fn run_plan(
+        w: &mut Workload,
+        name: &str,
+        po: &PlanOptions,
+        steps: usize,
+        fma: bool,
+        link: &LinkRates,
+        inputs: Option<&TuneInputs>,
+    ) -> Result<Measurement, String> {
+        let points: Vec<usize> = w.program.points.iter().map(|_| w.src[0]).collect();
+        let plan =
+            plan::build(&w.program, &w.shape, steps, &points, po).map_err(|e| e.to_string())?;
+        let inv = w.invocation(steps);
+        let out =
+            cuda::execute(&w.program, &plan, &inv, &run_options(fma)).map_err(|e| e.to_string())?;
+        let pred = inputs.map(|i| tune::predict(&w.program, &out.plan, &i.rates));
+        let useful = tune::useful_points(&w.program, &w.shape, steps);
+        let r = &out.report;
+        let span = r
+            .timeline
+            .iter()
+            .map(|e| e.start_us + e.dur_us)
+            .fold(0.0f64, f64::max)
+            * 1e-6;
+        let mut m = Measurement {
+            config: name.into(),
+            chunks: out.plan.chunks,
+            block_steps: out.plan.block_steps,
+            steps,
+            seconds: if span > 0.0 {
+                span
+            } else {
+                r.wall_seconds - r.stages.setup - r.stages.register
+            },
+            bytes_htod: r.bytes_htod,
+            bytes_dtoh: r.bytes_dtoh,
+            bytes_dtod: r.bytes_dtod,
+            stages: (&r.stages).into(),
+            device_bytes: r.device_bytes,
+            setup_seconds: r.stages.setup + r.stages.register,
+            notes: r.adjustments.clone(),
+            ..Default::default()
+        };
+        if let Some(p) = pred {
+            m.model_link_seconds = p.link_seconds;
+            m.model_kernel_seconds = p.kernel_seconds;
+            m.redundancy = p.kernel_points as f64 / useful.max(1) as f64;
+        }
+        finish(&mut m, Some(link));
+        Ok(m)
+    }
+
+    pub fn managed_fits(bytes: u64) -> Result<(), String> {
+        cuda::managed_fits(bytes)
+    }
+
+    pub fn run_um(
+        w: &mut Workload,
+        prefetch: bool,
+        steps: usize,
+        fma: bool,
+        link: &LinkRates,
+    ) -> Result<Measurement, String> {
+        let inv = w.invocation(steps);
+        let o = cuda::run_managed(&w.program, &inv, &run_options(fma), prefetch)
+            .map_err(|e| e.to_string())?;
+        let mut m = Measurement {
+            config: if prefetch { "um-prefetch" } else { "um" }.into(),
+            chunks: 1,
+            block_steps: steps,
+            steps,
+            seconds: o.seconds,
+            bytes_htod: o.managed_bytes,
+            bytes_dtoh: w.output_bytes(),
+            stages: Stages {
+                htod: o.prefetch_in_seconds,
+                dtoh: o.back_seconds,
+                kernel: o.kernel_seconds,
+                ..Default::default()
+            },
+            device_bytes: o.managed_bytes,
+            setup_seconds: o.setup_seconds,
+            notes: vec![if prefetch {
+                "bytes: every array prefetched in, outputs prefetched back; htod/dtoh = prefetch times".into()
+            } else {
+                "bytes: pages migrate on demand (every array in, outputs back, as counted); kernel time includes page faults; dtoh = host touching the outputs".into()
+            }],
+            ..Default::default()
+        };
+        finish(&mut m, Some(link));
+        Ok(m)
+    }
+}
+
+#[cfg(not(feature = "cuda"))]
+mod imp {
+    use crate::programs::Workload;
+    use crate::results::Measurement;
+    use pacc_runtime::plan::PlanOptions;
+    use pacc_runtime::tune::{LinkRates, TuneInputs};
+    pub fn available() -> Result<String, String> {
+        Err("built without the `cuda` feature".into())
+    }
+    pub fn link() -> Result<LinkRates, String> {
+        Err("no GPU".into())
+    }
+    pub struct Lock;
+    pub fn lock(_: &mut Workload) -> Result<(Lock, f64), String> {
+        Err("no GPU".into())
+    }
+    pub fn budget() -> Result<u64, String> {
+        Err("no GPU".into())
+    }
+    pub fn kernel_rates(_: &mut Workload, _: bool) -> Result<Vec<f64>, String> {
+        Err("no GPU".into())
+    }
+    pub fn run_plan(
+        _: &mut Workload,
+        _: &str,
+        _: &PlanOptions,
+        _: usize,
+        _: bool,
+        _: &LinkRates,
+        _: Option<&TuneInputs>,
+    ) -> Result<Measurement, String> {
+        Err("no GPU".into())
+    }
+    pub fn managed_fits(_: u64) -> Result<(), String> {
+        Err("no GPU".into())
+    }
+    pub fn run_um(
+        _: &mut Workload,
+        _: bool,
+        _: usize,
+        _: bool,
+        _: &LinkRates,
+    ) -> Result<Measurement, String> {
+        Err("no GPU".into())
+    }
+}
+
+pub use imp::*;

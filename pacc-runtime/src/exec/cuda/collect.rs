@@ -1,0 +1,154 @@
+//! Phase 3 of a CUDA run, after every stream has drained: the codec's error flags, the ops'
+//! event times (stage totals and the timeline), the reductions read back and combined in a
+//! fixed order, the report, and the trace file if asked for.
+
+use super::device::DeviceInfo;
+use super::driver;
+use super::label::op_label;
+use super::memory::PinnedHost;
+use super::prepare::Resources;
+use super::trace::write_trace;
+use crate::error::Error;
+use crate::invocation::Invocation;
+use crate::options::Options;
+use crate::plan::{OpKind, Plan};
+use crate::program::Program;
+use crate::report::{Report, StageTimes, TraceEvent};
+use cudarc::driver::CudaContext;
+use std::sync::Arc;
+
+/// Per-op event times: stage totals and the timeline (from the run's origin event).
+///
+/// # Safety
+/// Every op's events must have been recorded and the streams synchronized.
+pub(super) unsafe fn timings(
+    program: &Program,
+    plan: &Plan,
+    res: &Resources,
+) -> Result<(StageTimes, Vec<TraceEvent>), Error> {
+    let mut stages = StageTimes::default();
+    let mut timeline = Vec::with_capacity(plan.ops.len());
+    for (i, op) in plan.ops.iter().enumerate() {
+        let start_ms = driver::event_elapsed_ms(res.origin(), res.start(i))?;
+        let dur_ms = driver::event_elapsed_ms(res.start(i), res.end(i))?;
+        let (kind, name) = op_label(program, &op.kind);
+        let d = dur_ms as f64 / 1e3;
+        match kind {
+            "htod" => stages.htod += d,
+            "dtoh" => stages.dtoh += d,
+            "dtod" => stages.dtod += d,
+            "host_copy" => stages.host_copy += d,
+            "encode" => stages.encode += d,
+            "decode" => stages.decode += d,
+            _ => stages.kernel += d,
+        }
+        timeline.push(TraceEvent {
+            name,
+            stream: op.stream,
+            start_us: start_ms as f64 * 1e3,
+            dur_us: dur_ms as f64 * 1e3,
+        });
+    }
+    Ok((stages, timeline))
+}
+
+/// The reduction result slots, read back.
+pub(super) fn read_slots(ctx: &Arc<CudaContext>, res: &Resources) -> Result<Vec<f64>, Error> {
+    let n = res.nslots;
+    let mut vals = vec![0f64; n];
+    if n > 0 {
+        // Through pinned memory, for the same reason as the slices' upload (prepare.rs).
+        let bounce = PinnedHost::new(ctx, n * 8, "reduction bounce buffer")?;
+        // SAFETY: both hold n doubles; the streams are synchronized.
+        unsafe {
+            driver::copy_dtoh(
+                bounce.ptr,
+                res.results.ptr,
+                n * 8,
+                "copying reduction results",
+            )?;
+            std::ptr::copy_nonoverlapping(bounce.ptr as *const f64, vals.as_mut_ptr(), n);
+        }
+    }
+    Ok(vals)
+}
+
+/// §4: partials combined in chunk order per (step, kernel), then the steps walked in order.
+pub(super) fn combine_reductions(
+    program: &Program,
+    plan: &Plan,
+    inv: &Invocation<'_>,
+    op_slot: &[usize],
+    vals: &[f64],
+) -> Vec<f64> {
+    use std::collections::BTreeMap;
+    // (step, kernel) -> [(chunk, op index)]
+    let mut by: BTreeMap<(usize, usize), Vec<(usize, usize)>> = BTreeMap::new();
+    for (i, op) in plan.ops.iter().enumerate() {
+        if let OpKind::Kernel { kernel, step, .. } = &op.kind {
+            if op_slot[i] != usize::MAX {
+                by.entry((*step, *kernel)).or_default().push((op.chunk, i));
+            }
+        }
+    }
+    for ops in by.values_mut() {
+        ops.sort();
+    }
+    crate::exec::reduce::walk_steps(program, inv, plan.steps, |step, k| {
+        let n = program.kernels[k].reductions.len();
+        by.get(&(step, k))
+            .map(|ops| {
+                ops.iter()
+                    .map(|&(_, i)| &vals[op_slot[i]..op_slot[i] + n])
+                    .collect()
+            })
+            .unwrap_or_default()
+    })
+}
+
+/// The run's report (`notes` after the plan's own adjustments); writes the trace if
+/// `opts.trace` asks for one.
+pub(super) fn report(
+    program: &Program,
+    plan: &Plan,
+    info: &DeviceInfo,
+    opts: &Options,
+    (stages, timeline): (StageTimes, Vec<TraceEvent>),
+    notes: Vec<String>,
+    wall_seconds: f64,
+) -> Report {
+    let mut adjustments = plan.adjustments.clone();
+    adjustments.extend(notes);
+    let mut report = Report {
+        program: program.name.clone(),
+        backend: "cuda".into(),
+        device: Some(info.name.clone()),
+        scheme: plan.scheme,
+        shape: plan.shape.clone(),
+        steps: plan.steps,
+        chunks: plan.chunks,
+        requested_chunks: plan.requested_chunks,
+        block_steps: plan.block_steps,
+        bytes_htod: plan.bytes_htod(),
+        bytes_dtoh: plan.bytes_dtoh(),
+        bytes_dtod: plan.bytes_dtod(),
+        bytes_htod_raw: plan.bytes_htod_raw(),
+        bytes_dtoh_raw: plan.bytes_dtoh_raw(),
+        device_bytes: plan.device_bytes(),
+        wall_seconds,
+        stages,
+        adjustments,
+        timeline,
+    };
+    if let Some(path) = &opts.trace {
+        // The run has already updated the arrays: a trace that cannot be written is a note,
+        // not an error.
+        if let Err(e) = write_trace(path, &program.name, &report.timeline) {
+            report.adjustments.push(format!(
+                "could not write the trace to {}: {e}",
+                path.display()
+            ));
+        }
+    }
+    report
+}

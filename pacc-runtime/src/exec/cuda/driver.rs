@@ -1,0 +1,431 @@
+//! The one module that calls the CUDA driver directly (cudarc's `sys` and `result` levels).
+//!
+//! Layering, as in cudarc itself: raw driver calls here, each a thin wrapper that turns the
+//! driver's status into the crate's [`Error`] (`Error::Cuda { what, message }`, `what` naming
+//! the step that failed); the owning types that free what they hold ([`super::memory`],
+//! [`super::stream`]) on top; the executor's phases above those. Everything else in
+//! `exec/cuda` names driver handles through the aliases below and never touches `sys`.
+//!
+//! Most wrappers stay `unsafe`: the driver cannot check that pointers and sizes describe live
+//! memory, or that an asynchronous operation's buffers outlive it. Each states what the caller
+//! must guarantee. Error messages are built only when a call fails.
+
+use crate::error::Error;
+use cudarc::driver::{result, sys, CudaContext, DriverError};
+use std::ffi::c_void;
+use std::fmt::Display;
+
+/// A stream handle (destroyed by [`super::stream::Streams`]).
+pub(crate) type Stream = sys::CUstream;
+/// An event handle (destroyed by [`super::stream::Events`]).
+pub(crate) type Event = sys::CUevent;
+/// A loaded kernel (owned by its module, which the per-process module cache keeps alive).
+pub(crate) type Function = sys::CUfunction;
+/// A device address.
+pub(crate) type DevicePtr = sys::CUdeviceptr;
+
+/// The crate's error for a failed driver call made through cudarc's safe layer (contexts,
+/// modules): `what` names the step.
+pub(crate) fn cuda_err(what: impl Into<String>) -> impl FnOnce(DriverError) -> Error {
+    let what = what.into();
+    move |e| Error::Cuda {
+        what,
+        message: e.to_string(),
+    }
+}
+
+/// As [`cuda_err`], formatting `what` only on failure.
+fn fail(what: impl Display) -> impl FnOnce(DriverError) -> Error {
+    move |e| Error::Cuda {
+        what: what.to_string(),
+        message: e.to_string(),
+    }
+}
+
+/// Whether the driver and NVRTC libraries can be loaded (cudarc panics on a missing library, so
+/// this runs before any other call); `Err` says which is missing.
+pub(crate) fn libraries_present() -> Result<(), String> {
+    // SAFETY: these only try to dlopen the libraries.
+    if !unsafe { sys::is_culib_present() } {
+        return Err("the CUDA driver library (libcuda.so) was not found".into());
+    }
+    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+        return Err(
+            "the NVRTC library (libnvrtc.so) was not found; add the CUDA toolkit's lib64 to LD_LIBRARY_PATH"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
+/// `cuInit`.
+pub(crate) fn init() -> Result<(), String> {
+    result::init().map_err(|e| format!("cuInit failed: {e}"))
+}
+
+/// Free and total memory of the current context's device, in bytes.
+pub(crate) fn mem_get_info() -> Result<(u64, u64), Error> {
+    let (free, total) = result::mem_get_info().map_err(fail("cuMemGetInfo"))?;
+    Ok((free as u64, total as u64))
+}
+
+/// Streaming multiprocessors of the context's device (1 if the driver will not say).
+pub(crate) fn sm_count(ctx: &CudaContext) -> usize {
+    ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+        .map(|n| n.max(1) as usize)
+        .unwrap_or(1)
+}
+
+/// Thread blocks of `threads` threads of `f` one multiprocessor holds at once, if the driver
+/// says.
+pub(crate) fn max_active_blocks_per_sm(f: Function, threads: u32) -> Option<usize> {
+    let mut per_sm = 0i32;
+    // SAFETY: a query on a loaded function.
+    let r = unsafe {
+        sys::cuOccupancyMaxActiveBlocksPerMultiprocessor(&mut per_sm, f, threads as i32, 0)
+    };
+    (r == sys::CUresult::CUDA_SUCCESS).then_some(per_sm.max(0) as usize)
+}
+
+/// The occupancy API's suggested block size for `f` (at most 1024 threads), if the driver says.
+pub(crate) fn suggested_block_size(f: Function) -> Option<u32> {
+    let (mut min_grid, mut bs) = (0i32, 0i32);
+    // SAFETY: a query on a loaded function.
+    let r =
+        unsafe { sys::cuOccupancyMaxPotentialBlockSize(&mut min_grid, &mut bs, f, None, 0, 1024) };
+    (r == sys::CUresult::CUDA_SUCCESS).then_some(bs.max(0) as u32)
+}
+
+// ---- Memory ----------------------------------------------------------------------------------
+
+/// Allocates `bytes` (> 0) of device memory.
+///
+/// # Safety
+/// The context must be current; the caller frees it with [`free`].
+pub(crate) unsafe fn malloc(bytes: usize, what: impl Display) -> Result<DevicePtr, Error> {
+    result::malloc_sync(bytes).map_err(fail(what))
+}
+
+/// Frees device memory from [`malloc`] or [`malloc_managed`], ignoring errors (used in `Drop`).
+///
+/// # Safety
+/// Nothing may use the memory any more (the work using it is synchronized).
+pub(crate) unsafe fn free(ptr: DevicePtr) {
+    let _ = result::free_sync(ptr);
+}
+
+/// Allocates `bytes` (> 0) of page-locked host memory (flags 0: cached, not write-combined, so
+/// the CPU reads it at full speed).
+///
+/// # Safety
+/// As [`malloc`]; freed with [`free_host`].
+pub(crate) unsafe fn malloc_host(bytes: usize, what: impl Display) -> Result<*mut u8, Error> {
+    Ok(result::malloc_host(bytes, 0).map_err(fail(what))? as *mut u8)
+}
+
+/// Frees memory from [`malloc_host`], ignoring errors (used in `Drop`).
+///
+/// # Safety
+/// As [`free`].
+pub(crate) unsafe fn free_host(ptr: *mut u8) {
+    let _ = result::free_host(ptr as *mut c_void);
+}
+
+/// Allocates `bytes` of managed (unified) memory attached globally.
+///
+/// # Safety
+/// As [`malloc`].
+#[cfg(feature = "bench")]
+pub(crate) unsafe fn malloc_managed(bytes: usize, what: impl Display) -> Result<DevicePtr, Error> {
+    result::malloc_managed(bytes, sys::CUmemAttach_flags::CU_MEM_ATTACH_GLOBAL).map_err(fail(what))
+}
+
+/// Prefetches `bytes` of managed memory at `ptr` to device `ordinal` (`Some`) or to the host
+/// (`None`) on stream `st`.
+///
+/// # Safety
+/// `ptr..ptr + bytes` must be managed memory from [`malloc_managed`].
+#[cfg(feature = "bench")]
+pub(crate) unsafe fn prefetch(
+    ptr: DevicePtr,
+    bytes: usize,
+    device: Option<usize>,
+    st: Stream,
+    what: impl Display,
+) -> Result<(), Error> {
+    let loc = match device {
+        Some(d) => sys::CUmemLocation {
+            type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
+            id: d as i32,
+        },
+        None => sys::CUmemLocation {
+            type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_HOST,
+            id: 0,
+        },
+    };
+    result::mem_prefetch_async(ptr, bytes, loc, st).map_err(fail(what))
+}
+
+/// Whether `ptr` lies in memory the driver already knows as page-locked host memory
+/// (allocated with `cuMemHostAlloc`, e.g. a [`super::PinnedArray`], or registered).
+pub(crate) fn is_page_locked(ptr: *const u8) -> bool {
+    let mut ty: u32 = 0;
+    // SAFETY: a query; pageable or unknown pointers give an error code, not UB.
+    let r = unsafe {
+        sys::cuPointerGetAttribute(
+            &mut ty as *mut u32 as *mut c_void,
+            sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+            ptr as sys::CUdeviceptr,
+        )
+    };
+    r == sys::CUresult::CUDA_SUCCESS && ty == sys::CUmemorytype::CU_MEMORYTYPE_HOST as u32
+}
+
+/// Page-locks `bytes` of host memory at `ptr` (portable: every context sees it); `Err` is the
+/// driver's message.
+///
+/// # Safety
+/// The range must be whole pages of live host memory that stays alive until
+/// [`host_unregister`].
+pub(crate) unsafe fn host_register(ptr: *mut u8, bytes: usize) -> Result<(), String> {
+    let r = sys::cuMemHostRegister_v2(ptr as *mut c_void, bytes, sys::CU_MEMHOSTREGISTER_PORTABLE);
+    if r != sys::CUresult::CUDA_SUCCESS {
+        return Err(format!(
+            "cuMemHostRegister of {bytes} bytes failed: {}",
+            result::DriverError(r)
+        ));
+    }
+    Ok(())
+}
+
+/// Undoes [`host_register`], ignoring errors (used in `Drop`).
+///
+/// # Safety
+/// `ptr` must have been registered by [`host_register`]; nothing may be copying from it.
+pub(crate) unsafe fn host_unregister(ptr: *mut u8) {
+    let _ = sys::cuMemHostUnregister(ptr as *mut c_void);
+}
+
+// ---- Copies ----------------------------------------------------------------------------------
+
+/// Enqueues a copy of `n` bytes host -> device on `st`.
+///
+/// # Safety
+/// `src` must hold `n` readable bytes and `dst` `n` writable device bytes until the stream has
+/// run the copy; the host side should be page-locked for the copy to be asynchronous.
+pub(crate) unsafe fn copy_htod_async(
+    dst: DevicePtr,
+    src: *const u8,
+    n: usize,
+    st: Stream,
+    what: impl Display,
+) -> Result<(), Error> {
+    sys::cuMemcpyHtoDAsync_v2(dst, src as *const c_void, n, st)
+        .result()
+        .map_err(fail(what))
+}
+
+/// Enqueues a copy of `n` bytes device -> host on `st`.
+///
+/// # Safety
+/// As [`copy_htod_async`], the other way round.
+pub(crate) unsafe fn copy_dtoh_async(
+    dst: *mut u8,
+    src: DevicePtr,
+    n: usize,
+    st: Stream,
+    what: impl Display,
+) -> Result<(), Error> {
+    sys::cuMemcpyDtoHAsync_v2(dst as *mut c_void, src, n, st)
+        .result()
+        .map_err(fail(what))
+}
+
+/// Enqueues a copy of `n` bytes device -> device on `st`.
+///
+/// # Safety
+/// Both ranges must be device memory of at least `n` bytes, alive until the stream has run it.
+pub(crate) unsafe fn copy_dtod_async(
+    dst: DevicePtr,
+    src: DevicePtr,
+    n: usize,
+    st: Stream,
+    what: impl Display,
+) -> Result<(), Error> {
+    sys::cuMemcpyDtoDAsync_v2(dst, src, n, st)
+        .result()
+        .map_err(fail(what))
+}
+
+/// Copies `n` bytes host -> device and waits for it.
+///
+/// # Safety
+/// `src` must hold `n` readable bytes and `dst` `n` writable device bytes.
+pub(crate) unsafe fn copy_htod(
+    dst: DevicePtr,
+    src: *const u8,
+    n: usize,
+    what: impl Display,
+) -> Result<(), Error> {
+    sys::cuMemcpyHtoD_v2(dst, src as *const c_void, n)
+        .result()
+        .map_err(fail(what))
+}
+
+/// Copies `n` bytes device -> host and waits for it.
+///
+/// # Safety
+/// As [`copy_htod`], the other way round.
+pub(crate) unsafe fn copy_dtoh(
+    dst: *mut u8,
+    src: DevicePtr,
+    n: usize,
+    what: impl Display,
+) -> Result<(), Error> {
+    sys::cuMemcpyDtoH_v2(dst as *mut c_void, src, n)
+        .result()
+        .map_err(fail(what))
+}
+
+/// Sets `n` device bytes at `ptr` to `value` and waits for it.
+///
+/// # Safety
+/// `ptr` must hold `n` device bytes.
+pub(crate) unsafe fn memset(
+    ptr: DevicePtr,
+    value: u8,
+    n: usize,
+    what: impl Display,
+) -> Result<(), Error> {
+    sys::cuMemsetD8_v2(ptr, value, n)
+        .result()
+        .map_err(fail(what))
+}
+
+/// Enqueues setting `n` device bytes at `ptr` to `value` on `st`.
+///
+/// # Safety
+/// As [`memset`], alive until the stream has run it.
+#[cfg(feature = "bench")]
+pub(crate) unsafe fn memset_async(
+    ptr: DevicePtr,
+    value: u8,
+    n: usize,
+    st: Stream,
+    what: impl Display,
+) -> Result<(), Error> {
+    sys::cuMemsetD8Async(ptr, value, n, st)
+        .result()
+        .map_err(fail(what))
+}
+
+// ---- Launches --------------------------------------------------------------------------------
+
+/// Enqueues kernel `f` on `st` (no dynamic shared memory).
+///
+/// # Safety
+/// `params` must point at values matching the kernel's parameter list, and every device pointer
+/// among them must stay alive until the stream has run the kernel.
+pub(crate) unsafe fn launch(
+    f: Function,
+    grid: (u32, u32, u32),
+    block: (u32, u32, u32),
+    st: Stream,
+    params: &mut [*mut c_void],
+    what: impl Display,
+) -> Result<(), Error> {
+    result::launch_kernel(f, grid, block, 0, st, params).map_err(fail(what))
+}
+
+/// Enqueues host function `f(arg)` on `st` (the driver runs it on its own thread, in stream
+/// order).
+///
+/// # Safety
+/// `arg` must stay valid until `f` has run, and `f` must not call the driver.
+pub(crate) unsafe fn launch_host_func(
+    st: Stream,
+    f: unsafe extern "C" fn(*mut c_void),
+    arg: *mut c_void,
+) -> Result<(), Error> {
+    sys::cuLaunchHostFunc(st, Some(f), arg)
+        .result()
+        .map_err(fail("cuLaunchHostFunc"))
+}
+
+// ---- Streams and events ----------------------------------------------------------------------
+
+/// A new non-blocking stream (destroy it with [`stream_destroy`]).
+pub(crate) fn stream_create() -> Result<Stream, Error> {
+    result::stream::create(result::stream::StreamKind::NonBlocking)
+        .map_err(fail("creating a stream"))
+}
+
+/// Destroys a stream, ignoring errors (used in `Drop`).
+///
+/// # Safety
+/// Created by [`stream_create`]; its work is synchronized.
+pub(crate) unsafe fn stream_destroy(st: Stream) {
+    let _ = result::stream::destroy(st);
+}
+
+/// Waits until everything enqueued on `st` has run.
+///
+/// # Safety
+/// `st` must be a live stream.
+pub(crate) unsafe fn stream_sync(st: Stream, what: impl Display) -> Result<(), Error> {
+    result::stream::synchronize(st).map_err(fail(what))
+}
+
+/// Makes later work on `st` wait for `ev`.
+///
+/// # Safety
+/// Both must be live.
+pub(crate) unsafe fn stream_wait(st: Stream, ev: Event) -> Result<(), Error> {
+    result::stream::wait_event(st, ev, sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT)
+        .map_err(fail("cuStreamWaitEvent"))
+}
+
+/// A new timing event (destroy it with [`event_destroy`]).
+pub(crate) fn event_create() -> Result<Event, Error> {
+    result::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT).map_err(fail("creating an event"))
+}
+
+/// Destroys an event, ignoring errors (used in `Drop`).
+///
+/// # Safety
+/// Created by [`event_create`].
+pub(crate) unsafe fn event_destroy(ev: Event) {
+    let _ = result::event::destroy(ev);
+}
+
+/// Records `ev` on `st`.
+///
+/// # Safety
+/// Both must be live.
+pub(crate) unsafe fn event_record(ev: Event, st: Stream) -> Result<(), Error> {
+    result::event::record(ev, st).map_err(fail("recording an event"))
+}
+
+/// Waits until the work before `ev`'s recording has run.
+///
+/// # Safety
+/// `ev` must be live and recorded.
+pub(crate) unsafe fn event_sync(ev: Event, what: impl Display) -> Result<(), Error> {
+    result::event::synchronize(ev).map_err(fail(what))
+}
+
+/// Milliseconds between two completed events.
+///
+/// # Safety
+/// Both must be live and recorded.
+pub(crate) unsafe fn event_elapsed_ms(start: Event, end: Event) -> Result<f32, Error> {
+    result::event::elapsed(start, end).map_err(fail("cuEventElapsedTime"))
+}
+
+/// Whether the work before `ev`'s recording is known complete.
+///
+/// # Safety
+/// `ev` must be live.
+pub(crate) unsafe fn event_done(ev: Event) -> bool {
+    sys::cuEventQuery(ev) == sys::CUresult::CUDA_SUCCESS
+}

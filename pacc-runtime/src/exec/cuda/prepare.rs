@@ -1,0 +1,536 @@
+//! Phase 1 of a CUDA run, before any user data is touched: compile and look up every function,
+//! fit the plan to device memory (re-planning with more chunks if needed), page-lock the user's
+//! arrays (falling back to staged-copy if that fails), and allocate everything the run uses.
+
+use super::compression::DeviceCodec;
+use super::device::{self, Module};
+use super::driver::{self, Event, Function};
+use super::launch::{self, Geometry};
+use super::memory::{DeviceBuf, PinnedHost, Registration};
+use super::probe::{free_for_runs, RESERVE};
+use super::stream::{Events, HostCopy, Streams, SyncOnDrop};
+use crate::error::Error;
+use crate::fault::{self, Site};
+use crate::invocation::Invocation;
+use crate::options::Options;
+use crate::plan::{HostSide, OpKind, Plan, PlanOptions, Scheme};
+use crate::program::{Elem, Program, ReduceOp};
+use cudarc::driver::CudaContext;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The functions a run launches.
+pub(super) struct Compiled {
+    /// Per kernel: its function and launch shape.
+    pub geoms: Vec<Geometry>,
+    /// Per point statement.
+    pub pfuncs: Vec<Function>,
+    /// Per reduction variable: the kernel folding its partials.
+    pub rfuncs: Vec<Function>,
+}
+
+/// Compiles (cached) the program's and pacc's own kernels and looks up every function.
+pub(super) fn compile(
+    ctx: &Arc<CudaContext>,
+    program: &Program,
+    plan: &Plan,
+    opts: &Options,
+) -> Result<Compiled, Error> {
+    fault::hit(Site::Compile, || {
+        format!("NVRTC compile of `{}`", program.name)
+    })?;
+    let tuning = launch::MarchTuning::from_env()?;
+    let source = tuning.source(&program.cuda_source);
+    let module = device::module(ctx, &program.name, &source, opts.fma)?;
+    fault::hit(Site::Compile, || {
+        "NVRTC compile of pacc's internal kernels".into()
+    })?;
+    let internal = device::module(ctx, "pacc_internal", device::INTERNAL_SOURCE, false)?;
+    let sms = driver::sm_count(ctx);
+    let geoms = program
+        .kernels
+        .iter()
+        .map(|k| launch::geometry(&module, k, &plan.shape, opts.kernel_form, sms, &tuning))
+        .collect::<Result<Vec<_>, _>>()?;
+    let pfuncs = program
+        .points
+        .iter()
+        .map(|p| module.function(&p.name))
+        .collect::<Result<Vec<_>, _>>()?;
+    let rfuncs = program
+        .reductions
+        .iter()
+        .map(|r| combine_fn(&internal, r.op, r.elem))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Compiled {
+        geoms,
+        pfuncs,
+        rfuncs,
+    })
+}
+
+/// The internal kernel folding partials of `op` over `elem` (see `device::INTERNAL_SOURCE`).
+fn combine_fn(internal: &Module, op: ReduceOp, elem: Elem) -> Result<Function, Error> {
+    let o = match op {
+        ReduceOp::Sum => "sum",
+        ReduceOp::Min => "min",
+        ReduceOp::Max => "max",
+    };
+    internal.function(&format!("pacc_combine_{o}_{}", elem.rust_name()))
+}
+
+/// Per-stream reduction scratch (in doubles) and the number of result slots.
+pub(super) fn reduction_layout(
+    program: &Program,
+    plan: &Plan,
+    geoms: &[Geometry],
+) -> (Vec<usize>, usize) {
+    let mut scratch = vec![0usize; plan.streams];
+    let mut slots = 0;
+    for op in &plan.ops {
+        if let OpKind::Kernel { kernel, planes, .. } = &op.kind {
+            let nred = program.kernels[*kernel].reductions.len();
+            if nred == 0 {
+                continue;
+            }
+            let n = geoms[*kernel].blocks(planes.len()) * nred;
+            scratch[op.stream] = scratch[op.stream].max(n);
+            slots += nred;
+        }
+    }
+    (scratch, slots)
+}
+
+fn device_need(program: &Program, plan: &Plan, geoms: &[Geometry], slice_bytes: u64) -> u64 {
+    let (scratch, slots) = reduction_layout(program, plan, geoms);
+    plan.device_bytes() + slice_bytes + 8 * (scratch.iter().sum::<usize>() + slots) as u64
+}
+
+fn replan(
+    program: &Program,
+    plan: &Plan,
+    points: &[usize],
+    chunks: usize,
+    scheme: Scheme,
+) -> Result<Plan, crate::plan::PlanError> {
+    crate::plan::build(
+        program,
+        &plan.shape,
+        plan.steps,
+        points,
+        &PlanOptions {
+            chunks,
+            block_steps: plan.block_steps,
+            scheme,
+            buffer_sets: plan.buffer_sets,
+            compress: plan
+                .compression
+                .iter()
+                .map(|c| c.map(|c| c.rate.bits()))
+                .collect(),
+        },
+    )
+}
+
+/// What fitting a plan to the device needs to know besides the plan.
+struct Fit<'a> {
+    program: &'a Program,
+    points: Vec<usize>,
+    geoms: &'a [Geometry],
+    slice_bytes: u64,
+    /// Device memory the plan may use.
+    budget: u64,
+    /// Free device memory (for the error and the note).
+    free: u64,
+}
+
+impl Fit<'_> {
+    fn need(&self, plan: &Plan) -> u64 {
+        device_need(self.program, plan, self.geoms, self.slice_bytes)
+    }
+
+    /// `plan` re-planned with `chunks` if that fits the budget.
+    fn try_chunks(&self, plan: &Plan, chunks: usize) -> Option<Plan> {
+        let p = replan(self.program, plan, &self.points, chunks, plan.scheme).ok()?;
+        (self.need(&p) <= self.budget).then_some(p)
+    }
+
+    /// The plan with the smallest chunk count (at least the given plan's) whose device memory
+    /// fits the budget, or `Error::DeviceMemory`.
+    fn fit(&self, plan: Plan, notes: &mut Vec<String>) -> Result<Plan, Error> {
+        let need0 = self.need(&plan);
+        if need0 <= self.budget {
+            return Ok(plan);
+        }
+        // Exponential probe, then binary search for the smallest count that fits.
+        let mut lo = plan.chunks; // does not fit
+        let mut hi = None;
+        let mut c = plan.chunks.max(1);
+        while c < plan.shape[0] {
+            c = (c * 2).min(plan.shape[0]);
+            if let Some(p) = self.try_chunks(&plan, c) {
+                hi = Some((c, p));
+                break;
+            }
+            lo = c;
+        }
+        let Some((mut hc, mut hp)) = hi else {
+            // `need` includes the reserve so that it compares directly with `free`.
+            return Err(Error::DeviceMemory {
+                need: need0 + RESERVE,
+                free: self.free,
+                sets: plan.buffer_sets,
+            });
+        };
+        while hc - lo > 1 {
+            let mid = lo + (hc - lo) / 2;
+            match self.try_chunks(&plan, mid) {
+                Some(p) => (hc, hp) = (mid, p),
+                None => lo = mid,
+            }
+        }
+        notes.push(format!(
+            "{} chunks need {} bytes of device memory but {} are free ({} kept in reserve); \
+             using {} chunks ({} bytes)",
+            plan.chunks,
+            need0 + RESERVE,
+            self.free,
+            RESERVE,
+            hp.chunks,
+            self.need(&hp) + RESERVE
+        ));
+        Ok(hp)
+    }
+}
+
+/// The plan that will run, with the user's arrays page-locked for it.
+pub(super) struct Placed {
+    pub plan: Plan,
+    /// Unregisters the arrays when dropped: must outlive every resource of the run.
+    pub _registration: Option<Registration>,
+    /// Seconds spent page-locking.
+    pub register_s: f64,
+}
+
+/// Fits `plan` to free device memory, then page-locks the user's arrays (direct-map,
+/// region-sharing); if that fails, re-plans as staged-copy (compression has no such fallback).
+pub(super) fn place(
+    ctx: &Arc<CudaContext>,
+    program: &Program,
+    plan: &Plan,
+    inv: &Invocation<'_>,
+    geoms: &[Geometry],
+    notes: &mut Vec<String>,
+) -> Result<Placed, Error> {
+    let free = free_for_runs()?;
+    let fit = Fit {
+        program,
+        points: inv
+            .points
+            .iter()
+            .map(|p| p.first().copied().unwrap_or(0).max(0) as usize)
+            .collect(),
+        geoms,
+        slice_bytes: inv
+            .slices
+            .iter()
+            .map(|s| (s.len * s.elem.size()) as u64)
+            .sum(),
+        budget: free.saturating_sub(RESERVE),
+        free,
+    };
+    let mut plan = fit.fit(plan.clone(), notes)?;
+    let t_reg = Instant::now();
+    let mut registration = None;
+    if plan.scheme != Scheme::StagedCopy {
+        let ranges: Vec<(*mut u8, usize)> = inv.arrays.iter().map(|a| (a.ptr, a.bytes())).collect();
+        match Registration::new(ctx, &ranges) {
+            Ok(r) => {
+                if r.already_locked > 0 {
+                    notes.push(format!(
+                        "{} of {} arrays were already page-locked and were not registered",
+                        r.already_locked,
+                        ranges.len()
+                    ));
+                }
+                registration = Some(r);
+            }
+            Err(msg) if plan.compresses() => {
+                return Err(Error::Cuda {
+                    what: "page-locking the arrays (compression needs them page-locked: it has no staged-copy fallback)".into(),
+                    message: msg,
+                });
+            }
+            Err(msg) => {
+                notes.push(format!(
+                    "registering the arrays as page-locked failed ({msg}); fell back to staged-copy"
+                ));
+                let chunks = plan.requested_chunks.max(plan.chunks);
+                let p = replan(program, &plan, &fit.points, chunks, Scheme::StagedCopy)?;
+                plan = fit.fit(p, notes)?;
+            }
+        }
+    }
+    Ok(Placed {
+        plan,
+        _registration: registration,
+        register_s: t_reg.elapsed().as_secs_f64(),
+    })
+}
+
+/// Everything a run holds on the device and in pinned memory. Fields drop in declaration order:
+/// `_sync` first, so the context is synchronized before anything below it is freed, on every
+/// exit path.
+pub(super) struct Resources {
+    _sync: SyncOnDrop,
+    /// Payloads of the enqueued host-function copies (read by the driver's thread). Boxed: the
+    /// driver holds pointers to them while the vector grows.
+    #[allow(clippy::vec_box)]
+    pub host_copies: Vec<Box<HostCopy>>,
+    /// Per op `i`: start `2i`, end `2i + 1`; the last is the run's origin.
+    pub events: Events,
+    /// One per plan stream.
+    pub streams: Streams,
+    pub codec: Option<DeviceCodec>,
+    /// One slot per reduction per kernel op that has reductions.
+    pub results: DeviceBuf,
+    pub nslots: usize,
+    /// Per stream: the partials of the reduction kernel running on it.
+    pub scratch: Vec<DeviceBuf>,
+    pub slices: Vec<DeviceBuf>,
+    /// `[set][array]`: pinned staging buffers (staged-copy only).
+    pub staging: Vec<Vec<PinnedHost>>,
+    /// `[set][array]`: device buffers of `buffer_planes` planes.
+    pub dev: Vec<Vec<DeviceBuf>>,
+}
+
+impl Resources {
+    pub fn start(&self, op: usize) -> Event {
+        self.events.0[2 * op]
+    }
+    pub fn end(&self, op: usize) -> Event {
+        self.events.0[2 * op + 1]
+    }
+    pub fn origin(&self) -> Event {
+        self.events.0[self.events.0.len() - 1]
+    }
+}
+
+/// Allocates the buffer sets, staging buffers, slices (uploaded), reduction buffers, codec
+/// buffers, streams and events of `plan`.
+pub(super) fn allocate(
+    ctx: &Arc<CudaContext>,
+    program: &Program,
+    plan: &Plan,
+    inv: &Invocation<'_>,
+    geoms: &[Geometry],
+) -> Result<Resources, Error> {
+    let pbytes: Vec<usize> = plan.elem_sizes.iter().map(|e| e * plan.plane_len).collect();
+    let mut dev: Vec<Vec<DeviceBuf>> = Vec::with_capacity(plan.buffer_sets);
+    for s in 0..plan.buffer_sets {
+        let mut v = Vec::with_capacity(pbytes.len());
+        for (a, pb) in pbytes.iter().enumerate() {
+            let what = format!("buffer set {s} of `{}`", program.arrays[a].name);
+            v.push(DeviceBuf::new(ctx, pb * plan.buffer_planes, &what)?);
+        }
+        dev.push(v);
+    }
+    let staging = allocate_staging(ctx, program, plan, &pbytes)?;
+    let slices = upload_slices(ctx, program, inv)?;
+    let (scratch_len, nslots) = reduction_layout(program, plan, geoms);
+    let scratch = scratch_len
+        .iter()
+        .map(|&n| DeviceBuf::new(ctx, n * 8, "reduction partials"))
+        .collect::<Result<Vec<_>, _>>()?;
+    let results = DeviceBuf::new(ctx, nslots * 8, "reduction results")?;
+    let codec = DeviceCodec::new(ctx, program, plan)?;
+    let streams = Streams::new(plan.streams.max(1))?;
+    let events = Events::new(2 * plan.ops.len() + 1)?;
+    Ok(Resources {
+        _sync: SyncOnDrop(ctx.clone()),
+        host_copies: Vec::new(),
+        events,
+        streams,
+        codec,
+        results,
+        nslots,
+        scratch,
+        slices,
+        staging,
+        dev,
+    })
+}
+
+/// Pinned staging sets, if the plan stages anything through them.
+fn allocate_staging(
+    ctx: &Arc<CudaContext>,
+    program: &Program,
+    plan: &Plan,
+    pbytes: &[usize],
+) -> Result<Vec<Vec<PinnedHost>>, Error> {
+    let uses_staging = plan.ops.iter().any(|o| {
+        matches!(o.kind, OpKind::StageIn { .. } | OpKind::StageOut { .. })
+            || matches!(
+                o.kind,
+                OpKind::HtoD {
+                    from: HostSide::Staging,
+                    ..
+                } | OpKind::DtoH {
+                    to: HostSide::Staging,
+                    ..
+                }
+            )
+    });
+    let mut staging = Vec::new();
+    if uses_staging {
+        for s in 0..plan.buffer_sets {
+            let mut v = Vec::with_capacity(pbytes.len());
+            for (a, pb) in pbytes.iter().enumerate() {
+                let what = format!("staging set {s} of `{}`", program.arrays[a].name);
+                v.push(PinnedHost::new(ctx, pb * plan.buffer_planes, &what)?);
+            }
+            staging.push(v);
+        }
+    }
+    Ok(staging)
+}
+
+/// The call's slices, copied to the device.
+fn upload_slices(
+    ctx: &Arc<CudaContext>,
+    program: &Program,
+    inv: &Invocation<'_>,
+) -> Result<Vec<DeviceBuf>, Error> {
+    let mut slices = Vec::with_capacity(inv.slices.len());
+    for (i, s) in inv.slices.iter().enumerate() {
+        let n = s.len * s.elem.size();
+        let b = DeviceBuf::new(ctx, n, &format!("slice `{}`", program.slices[i].name))?;
+        if n > 0 {
+            // Registration widens the arrays' ranges to whole pages, which may cover part of a
+            // small slice sharing a page with an array; the driver rejects copies from such
+            // half-registered memory. A pinned bounce buffer of the driver's own never shares
+            // a page with user memory.
+            let bounce = PinnedHost::new(ctx, n, "slice bounce buffer")?;
+            // SAFETY: `n` readable bytes at s.ptr (the caller's slice); bounce holds n bytes;
+            // b holds n bytes on the device.
+            unsafe {
+                std::ptr::copy_nonoverlapping(s.ptr, bounce.ptr, n);
+                driver::copy_htod(b.ptr, bounce.ptr, n, "copying a slice to the device")?;
+            }
+        }
+        slices.push(b);
+    }
+    Ok(slices)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::program::*;
+
+    fn prog() -> Program {
+        let f = |n: &str, role| ArrayDecl {
+            name: n.into(),
+            elem: Elem::F32,
+            role,
+        };
+        Program {
+            name: "p".into(),
+            ndim: 3,
+            arrays: vec![f("a", Role::InOut), f("b", Role::InOut)],
+            scalars: vec![],
+            slices: vec![],
+            reductions: vec![],
+            resets: vec![],
+            kernels: vec![KernelDecl {
+                name: "k".into(),
+                ranges: vec![
+                    AxisRange {
+                        lo: Bound::start(1),
+                        hi: Bound::end(-1)
+                    };
+                    3
+                ],
+                reads: vec![ReadDecl {
+                    array: 0,
+                    lo: vec![-1; 3],
+                    hi: vec![1; 3],
+                }],
+                writes: vec![1],
+                reductions: vec![],
+                launch: Default::default(),
+            }],
+            points: vec![],
+            step: vec![Stage::Kernel(0), Stage::Swap(0, 1)],
+            halo: 1,
+            default_chunks: None,
+            default_block_steps: None,
+            compress: Vec::new(),
+            cuda_source: String::new(),
+        }
+    }
+
+    #[test]
+    fn fit_plan_picks_the_smallest_chunk_count_that_fits_or_errors() {
+        let p = prog();
+        let opts = PlanOptions {
+            chunks: 2,
+            block_steps: 2,
+            scheme: Scheme::RegionSharing,
+            buffer_sets: 3,
+            compress: Vec::new(),
+        };
+        let plan = crate::plan::build(&p, &[256, 16, 16], 4, &[], &opts).unwrap();
+        let geoms = [Geometry {
+            func: std::ptr::null_mut(),
+            marching: false,
+            bx: 32,
+            by: 8,
+            gx: 1,
+            gy: 2,
+            resident: 0,
+            reach: 2,
+        }];
+        let need = |c: usize| {
+            let q = crate::plan::build(
+                &p,
+                &[256, 16, 16],
+                4,
+                &[],
+                &PlanOptions {
+                    chunks: c,
+                    ..opts.clone()
+                },
+            )
+            .unwrap();
+            device_need(&p, &q, &geoms, 0)
+        };
+        let fit = |budget: u64| Fit {
+            program: &p,
+            points: vec![],
+            geoms: &geoms,
+            slice_bytes: 0,
+            budget,
+            free: budget,
+        };
+        let mut notes = vec![];
+        // Fits as is.
+        let q = fit(need(2)).fit(plan.clone(), &mut notes).unwrap();
+        assert_eq!(q.chunks, 2);
+        assert!(notes.is_empty());
+        // Budget for exactly 11 chunks.
+        let q = fit(need(11)).fit(plan.clone(), &mut notes).unwrap();
+        assert_eq!(q.chunks, 11, "{notes:?}");
+        assert!(need(10) > need(11));
+        assert_eq!(notes.len(), 1);
+        // Nothing fits.
+        match fit(1000).fit(plan, &mut notes) {
+            Err(Error::DeviceMemory {
+                sets: 3,
+                free: 1000,
+                ..
+            }) => {}
+            other => panic!("{other:?}"),
+        }
+    }
+}

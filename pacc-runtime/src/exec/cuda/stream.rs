@@ -1,0 +1,95 @@
+//! Owners of streams and events, the payload of host functions enqueued on streams, and the
+//! guard that synchronizes a context before a run's resources are freed.
+
+use super::driver::{self, Event, Stream};
+use crate::error::Error;
+use cudarc::driver::CudaContext;
+use std::ffi::c_void;
+use std::sync::Arc;
+
+/// Non-blocking streams, destroyed when dropped.
+pub(crate) struct Streams(pub Vec<Stream>);
+
+impl Streams {
+    pub fn new(n: usize) -> Result<Streams, Error> {
+        let mut s = Streams(Vec::with_capacity(n));
+        for _ in 0..n {
+            s.0.push(driver::stream_create()?);
+        }
+        Ok(s)
+    }
+}
+
+impl Drop for Streams {
+    fn drop(&mut self) {
+        for &s in &self.0 {
+            // SAFETY: created by us; work was synchronized before this drop.
+            unsafe { driver::stream_destroy(s) };
+        }
+    }
+}
+
+/// Timing events, destroyed when dropped.
+pub(crate) struct Events(pub Vec<Event>);
+
+impl Events {
+    pub fn new(n: usize) -> Result<Events, Error> {
+        let mut e = Events(Vec::with_capacity(n));
+        for _ in 0..n {
+            e.0.push(driver::event_create()?);
+        }
+        Ok(e)
+    }
+}
+
+impl Drop for Events {
+    fn drop(&mut self) {
+        for &e in &self.0 {
+            // SAFETY: created by us.
+            unsafe { driver::event_destroy(e) };
+        }
+    }
+}
+
+/// Synchronizes the context when dropped: declared after (or, in a struct, before) every
+/// resource of a run, so it runs first on every exit path (errors included) and nothing is freed
+/// while the GPU may use it.
+pub(crate) struct SyncOnDrop(pub Arc<CudaContext>);
+
+impl Drop for SyncOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.bind_to_thread();
+        let _ = self.0.synchronize();
+    }
+}
+
+/// Payload of a host-function copy (StageIn/StageOut).
+pub(super) struct HostCopy {
+    pub src: *const u8,
+    pub dst: *mut u8,
+    pub len: usize,
+}
+
+/// The host function of a [`HostCopy`] (runs on the driver's thread; large copies in pieces on
+/// rayon's pool).
+///
+/// # Safety
+/// `user` must point at a live `HostCopy` whose ranges are valid and do not overlap.
+pub(super) unsafe extern "C" fn host_copy(user: *mut c_void) {
+    let c = &*(user as *const HostCopy);
+    const PIECE: usize = 4 << 20;
+    if c.len >= 4 * PIECE {
+        use rayon::prelude::*;
+        let (src, dst, len) = (c.src as usize, c.dst as usize, c.len);
+        (0..len.div_ceil(PIECE)).into_par_iter().for_each(|i| {
+            let o = i * PIECE;
+            let n = PIECE.min(len - o);
+            // SAFETY: disjoint pieces of the two non-overlapping ranges given by the plan.
+            unsafe {
+                std::ptr::copy_nonoverlapping((src + o) as *const u8, (dst + o) as *mut u8, n)
+            };
+        });
+    } else {
+        std::ptr::copy_nonoverlapping(c.src, c.dst, c.len);
+    }
+}

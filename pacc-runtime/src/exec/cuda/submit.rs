@@ -1,0 +1,422 @@
+//! Phase 2 of a CUDA run: every plan operation onto its stream, bracketed by a start and an end
+//! event, after waits for the end events of its dependencies on other streams. The host thread
+//! never blocks while submitting; at the end it waits for every stream. On an error, whatever
+//! was enqueued is drained before returning, so nothing writes the user's arrays afterwards.
+
+use super::driver::{self, Stream};
+use super::label::op_label;
+use super::launch::{self, Args, KernelArgs};
+use super::prepare::{Compiled, Resources};
+use super::stream::{host_copy, HostCopy};
+use crate::error::Error;
+use crate::exec::Tracker;
+use crate::fault::{self, Site};
+use crate::invocation::Invocation;
+use crate::plan::{HostSide, Op, OpKind, Plan};
+use crate::program::Program;
+use crate::progress::{OnProgress, StepCounter};
+use std::ffi::c_void;
+use std::ops::Range;
+
+/// Submits every operation of `plan` and waits for the streams. Returns, per op, the first of
+/// its reduction result slots (`usize::MAX` for ops without reductions). On an error the
+/// streams are drained, exactly the operations whose end events completed count as finished in
+/// `tracker`, and the error comes back through [`Tracker::fail`].
+pub(super) fn submit(
+    program: &Program,
+    plan: &Plan,
+    inv: &Invocation<'_>,
+    compiled: &Compiled,
+    res: &mut Resources,
+    tracker: &mut Tracker,
+    on_progress: Option<&OnProgress>,
+) -> Result<Vec<usize>, Error> {
+    let ndim = plan.shape.len();
+    let mut s = Submit {
+        program,
+        plan,
+        inv,
+        compiled,
+        res,
+        pbytes: plan.elem_sizes.iter().map(|e| e * plan.plane_len).collect(),
+        n: [
+            plan.shape[0] as i64,
+            plan.shape[1] as i64,
+            if ndim == 3 { plan.shape[2] as i64 } else { 1 },
+        ],
+        slot: 0,
+        op_slot: vec![usize::MAX; plan.ops.len()],
+        recorded: 0,
+        counter: StepCounter::new(plan, on_progress),
+    };
+    // SAFETY: raw driver calls on buffers we allocated with the sizes the plan gives; host
+    // pointers are the caller's arrays (borrowed for the call) or our staging buffers;
+    // `plan::race::check` guarantees that unordered ops never touch the same bytes.
+    match unsafe { s.all(tracker) } {
+        Ok(()) => {
+            for i in 0..plan.ops.len() {
+                tracker.finished(plan, i);
+            }
+            Ok(s.op_slot)
+        }
+        Err(e) => {
+            // SAFETY: draining streams we created; querying events we recorded.
+            unsafe { s.drain(tracker) };
+            Err(tracker.fail(e))
+        }
+    }
+}
+
+struct Submit<'a, 'i> {
+    program: &'a Program,
+    plan: &'a Plan,
+    inv: &'a Invocation<'i>,
+    compiled: &'a Compiled,
+    res: &'a mut Resources,
+    /// Bytes of one plane of each array.
+    pbytes: Vec<usize>,
+    n: [i64; 3],
+    /// Next free reduction result slot.
+    slot: usize,
+    op_slot: Vec<usize>,
+    /// Operations whose end event has been recorded (a prefix of the plan).
+    recorded: usize,
+    /// Steps done, reported as each block's kernels complete (`crate::progress`).
+    counter: StepCounter,
+}
+
+impl Submit<'_, '_> {
+    /// # Safety
+    /// See [`submit`].
+    unsafe fn all(&mut self, tracker: &mut Tracker) -> Result<(), Error> {
+        let plan = self.plan;
+        let streams = &self.res.streams.0;
+        let origin = self.res.origin();
+        driver::event_record(origin, streams[0])?;
+        for &s in &streams[1..] {
+            driver::stream_wait(s, origin)?;
+        }
+        for (i, op) in plan.ops.iter().enumerate() {
+            fault::hit(Site::of(&op.kind), || {
+                format!(
+                    "plan operation {i}, {} of block {} chunk {}",
+                    op_label(self.program, &op.kind).1,
+                    op.block,
+                    op.chunk
+                )
+            })?;
+            let st = self.res.streams.0[op.stream];
+            for &d in &op.deps {
+                if plan.ops[d].stream != op.stream {
+                    driver::stream_wait(st, self.res.end(d))?;
+                }
+            }
+            driver::event_record(self.res.start(i), st)?;
+            // From here on the operation may execute.
+            tracker.started(plan, i);
+            self.op(i, op, st)?;
+            driver::event_record(self.res.end(i), st)?;
+            self.recorded = i + 1;
+        }
+        // Progress while the device works: each watched kernel's end, in plan order.
+        for i in self.counter.watched(plan) {
+            driver::event_sync(self.res.end(i), "waiting for a kernel")?;
+            self.counter.finished(plan, i);
+        }
+        for &s in &self.res.streams.0 {
+            driver::stream_sync(s, "running the plan (stream synchronize)")?;
+        }
+        Ok(())
+    }
+
+    /// Waits for whatever was enqueued (host-function copies included), then counts as finished
+    /// exactly the operations whose end events are known complete.
+    ///
+    /// # Safety
+    /// See [`submit`].
+    unsafe fn drain(&self, tracker: &mut Tracker) {
+        for &s in &self.res.streams.0 {
+            let _ = driver::stream_sync(s, "draining");
+        }
+        for i in 0..self.recorded {
+            if driver::event_done(self.res.end(i)) {
+                tracker.finished(self.plan, i);
+            }
+        }
+    }
+
+    /// Enqueues operation `i` on `st`.
+    ///
+    /// # Safety
+    /// See [`submit`].
+    unsafe fn op(&mut self, i: usize, op: &Op, st: Stream) -> Result<(), Error> {
+        let plan = self.plan;
+        let codec = || {
+            self.res
+                .codec
+                .as_ref()
+                .ok_or_else(|| Error::Internal("a codec operation without a codec".into()))
+        };
+        match &op.kind {
+            &OpKind::HtoD {
+                array,
+                set,
+                base,
+                ref planes,
+                from: HostSide::Compressed,
+            } => codec()?.copy(plan, array, set, base, planes, true, st),
+            &OpKind::DtoH {
+                array,
+                set,
+                base,
+                ref planes,
+                to: HostSide::Compressed,
+            } => codec()?.copy(plan, array, set, base, planes, false, st),
+            &OpKind::Encode {
+                array,
+                set,
+                base,
+                ref planes,
+            } => {
+                let buf = self.res.dev[set][array].ptr;
+                codec()?.launch(plan, array, set, base, planes, true, buf, st)
+            }
+            &OpKind::Decode {
+                array,
+                set,
+                base,
+                ref planes,
+            } => {
+                let buf = self.res.dev[set][array].ptr;
+                codec()?.launch(plan, array, set, base, planes, false, buf, st)
+            }
+            &OpKind::HtoD {
+                array,
+                set,
+                base,
+                ref planes,
+                from,
+            } => self.htod(array, set, base, planes, from, st),
+            &OpKind::DtoH {
+                array,
+                set,
+                base,
+                ref planes,
+                to,
+            } => self.dtoh(array, set, base, planes, to, st),
+            &OpKind::DtoD {
+                array,
+                from_set,
+                from_base,
+                to_set,
+                to_base,
+                ref planes,
+            } => {
+                let pb = self.pbytes[array];
+                let src =
+                    self.res.dev[from_set][array].ptr + ((planes.start - from_base) * pb) as u64;
+                let dst = self.res.dev[to_set][array].ptr + ((planes.start - to_base) * pb) as u64;
+                let n = planes.len() * pb;
+                if n > 0 {
+                    driver::copy_dtod_async(dst, src, n, st, "cuMemcpyDtoDAsync")?;
+                }
+                Ok(())
+            }
+            &OpKind::StageIn {
+                array,
+                set,
+                base,
+                ref planes,
+            } => self.stage(array, set, base, planes, true, st),
+            &OpKind::StageOut {
+                array,
+                set,
+                base,
+                ref planes,
+            } => self.stage(array, set, base, planes, false, st),
+            OpKind::Kernel { .. } => self.kernel(i, op, st),
+            OpKind::Point { .. } => self.point(op, st),
+        }
+    }
+
+    /// Host address of `planes` of `array` on `side` (the user's array or set `set`'s staging
+    /// buffer, whose plane 0 is plane `base`).
+    fn host_ptr(
+        &self,
+        array: usize,
+        set: usize,
+        base: usize,
+        start: usize,
+        side: HostSide,
+    ) -> *mut u8 {
+        let pb = self.pbytes[array];
+        // SAFETY (of the offsets): `start` lies in the array, and in the staging window at
+        // `base` for staging sides (the plan's invariants).
+        unsafe {
+            match side {
+                HostSide::User => self.inv.arrays[array].ptr.add(start * pb),
+                HostSide::Staging | HostSide::Compressed => {
+                    self.res.staging[set][array].ptr.add((start - base) * pb)
+                }
+            }
+        }
+    }
+
+    unsafe fn htod(
+        &self,
+        array: usize,
+        set: usize,
+        base: usize,
+        planes: &Range<usize>,
+        from: HostSide,
+        st: Stream,
+    ) -> Result<(), Error> {
+        let pb = self.pbytes[array];
+        let n = planes.len() * pb;
+        let dst = self.res.dev[set][array].ptr + ((planes.start - base) * pb) as u64;
+        let src = self.host_ptr(array, set, base, planes.start, from);
+        if n > 0 {
+            driver::copy_htod_async(dst, src, n, st, "cuMemcpyHtoDAsync")?;
+        }
+        Ok(())
+    }
+
+    unsafe fn dtoh(
+        &self,
+        array: usize,
+        set: usize,
+        base: usize,
+        planes: &Range<usize>,
+        to: HostSide,
+        st: Stream,
+    ) -> Result<(), Error> {
+        let pb = self.pbytes[array];
+        let n = planes.len() * pb;
+        let src = self.res.dev[set][array].ptr + ((planes.start - base) * pb) as u64;
+        let dst = self.host_ptr(array, set, base, planes.start, to);
+        if n > 0 {
+            driver::copy_dtoh_async(dst, src, n, st, "cuMemcpyDtoHAsync")?;
+        }
+        Ok(())
+    }
+
+    /// A staging copy (user array <-> staging buffer) as a host function on `st`.
+    unsafe fn stage(
+        &mut self,
+        array: usize,
+        set: usize,
+        base: usize,
+        planes: &Range<usize>,
+        into_staging: bool,
+        st: Stream,
+    ) -> Result<(), Error> {
+        let n = planes.len() * self.pbytes[array];
+        let user = self.host_ptr(array, set, base, planes.start, HostSide::User);
+        let stg = self.host_ptr(array, set, base, planes.start, HostSide::Staging);
+        let (src, dst) = if into_staging {
+            (user as *const u8, stg)
+        } else {
+            (stg as *const u8, user)
+        };
+        if n > 0 {
+            let c = Box::new(HostCopy { src, dst, len: n });
+            let p = &*c as *const HostCopy as *mut c_void;
+            self.res.host_copies.push(c);
+            driver::launch_host_func(st, host_copy, p)?;
+        }
+        Ok(())
+    }
+
+    /// Kernel op `i`, then one combine launch per reduction into the op's result slots.
+    unsafe fn kernel(&mut self, i: usize, op: &Op, st: Stream) -> Result<(), Error> {
+        let OpKind::Kernel {
+            kernel,
+            set,
+            base,
+            step,
+            ref planes,
+            ref owned,
+            ref args,
+        } = op.kind
+        else {
+            return Err(Error::Internal("not a kernel operation".into()));
+        };
+        let kd = &self.program.kernels[kernel];
+        let g = &self.compiled.geoms[kernel];
+        let nred = kd.reductions.len();
+        let ptrs: Vec<u64> = args.iter().map(|&p| self.res.dev[set][p].ptr).collect();
+        let sptrs: Vec<u64> = self.res.slices.iter().map(|s| s.ptr).collect();
+        let partials = self.res.scratch[op.stream].ptr;
+        let ka = KernelArgs {
+            owned: (owned.start, owned.end),
+            base,
+            n: self.n,
+            t: self.inv.t0 + step as i64,
+            arrays: &ptrs,
+            scalars: &self.inv.scalars,
+            slices: &sptrs,
+            partials,
+            reductions: nred,
+        };
+        let ndim = self.plan.shape.len();
+        launch::launch(g, &kd.name, planes.start, planes.end, &ka, st, ndim)?;
+        if nred == 0 {
+            return Ok(());
+        }
+        let total = g.blocks(planes.len());
+        self.op_slot[i] = self.slot;
+        for (j, &r) in kd.reductions.iter().enumerate() {
+            let mut a = Args::new();
+            a.ptr(partials + (8 * j * total) as u64);
+            a.i64(total as i64);
+            a.ptr(self.res.results.ptr + (8 * (self.slot + j)) as u64);
+            let mut params = a.params();
+            let what = "launching the reduction combine kernel";
+            driver::launch(
+                self.compiled.rfuncs[r],
+                (1, 1, 1),
+                (256, 1, 1),
+                st,
+                &mut params,
+                what,
+            )?;
+        }
+        self.slot += nred;
+        Ok(())
+    }
+
+    unsafe fn point(&self, op: &Op, st: Stream) -> Result<(), Error> {
+        let OpKind::Point {
+            point,
+            set,
+            base,
+            step,
+            ref args,
+            ..
+        } = op.kind
+        else {
+            return Err(Error::Internal("not a point operation".into()));
+        };
+        let ptrs: Vec<u64> = args.iter().map(|&p| self.res.dev[set][p].ptr).collect();
+        let sptrs: Vec<u64> = self.res.slices.iter().map(|s| s.ptr).collect();
+        let ka = KernelArgs {
+            owned: (0, 0),
+            base,
+            n: self.n,
+            t: self.inv.t0 + step as i64,
+            arrays: &ptrs,
+            scalars: &self.inv.scalars,
+            slices: &sptrs,
+            partials: 0,
+            reductions: 0,
+        };
+        let name = &self.program.points[point].name;
+        launch::launch_point(
+            self.compiled.pfuncs[point],
+            name,
+            &self.inv.points[point],
+            &ka,
+            st,
+        )
+    }
+}

@@ -1,0 +1,280 @@
+//! What the model needs from the machine, measured: the host memcpy rate, and on the CUDA
+//! backend the link rates, the kernels' rates and the device memory available. Everything
+//! here runs hardware; the model ([`super::model`]) only ever sees the
+//! [`Rates`](super::Rates) that come out.
+//! Link and kernel measurements are cached per process, so a run pays for them once.
+
+use super::model::LinkRates;
+#[cfg(feature = "cuda")]
+pub use cuda_rates::{link_rates, measure_inputs, measure_kernel_rates, measure_link};
+
+/// Host memcpy rate in bytes per second, as the staged-copy executor copies (4 MiB pieces in
+/// parallel on rayon's pool): the best of 3 copies of `bytes` bytes between two fresh buffers.
+pub fn measure_host_copy_rate(bytes: usize) -> f64 {
+    use rayon::prelude::*;
+    const PIECE: usize = 4 << 20;
+    let bytes = bytes.max(PIECE);
+    let src = vec![1u8; bytes];
+    let mut dst = vec![0u8; bytes];
+    let mut best = f64::INFINITY;
+    for _ in 0..3 {
+        let t = std::time::Instant::now();
+        dst.par_chunks_mut(PIECE)
+            .zip(src.par_chunks(PIECE))
+            .for_each(|(d, s)| d.copy_from_slice(s));
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    std::hint::black_box(&dst);
+    bytes as f64 / best.max(1e-9)
+}
+
+/// Rates from the link's copy times.
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+fn link_from_times(bytes: usize, htod_s: f64, dtoh_s: f64, both_s: f64) -> LinkRates {
+    let b = bytes as f64;
+    LinkRates {
+        htod: b / htod_s,
+        dtoh: b / dtoh_s,
+        both: 2.0 * b / both_s,
+        bytes,
+    }
+}
+
+#[cfg(feature = "cuda")]
+mod cuda_rates {
+    use super::super::model::{plane_points, LinkRates, TuneInputs};
+    use super::link_from_times;
+    use crate::error::Error;
+    use crate::exec::cuda::{self, CudaOutput};
+    use crate::exec::{CpuKernelFn, CpuKernels, CpuPointFn, KernelFrame};
+    use crate::invocation::{HostArray, Invocation};
+    use crate::options::{KernelForm, Options};
+    use crate::plan::{self, OpKind, PlanOptions, Scheme};
+    use crate::program::Program;
+    use std::collections::HashMap;
+    use std::hash::{Hash, Hasher};
+    use std::sync::{Mutex, OnceLock};
+
+    /// Measures the link with `bytes`-byte pinned buffers: the best of `reps` timed copies host
+    /// to device, device to host, and both at once (two streams; the rate counts the bytes of
+    /// both).
+    pub fn measure_link(bytes: usize, reps: usize) -> Result<LinkRates, Error> {
+        let t = cuda::time_link(bytes, reps)?;
+        Ok(link_from_times(t.bytes, t.htod, t.dtoh, t.both))
+    }
+
+    /// The link rates, measured once per process (256 MiB pinned buffers, best of 3).
+    pub fn link_rates() -> Result<LinkRates, Error> {
+        static LINK: OnceLock<Result<LinkRates, String>> = OnceLock::new();
+        LINK.get_or_init(|| measure_link(256 << 20, 3).map_err(|e| e.to_string()))
+            .clone()
+            .map_err(|m| Error::Cuda {
+                what: "measuring the link".into(),
+                message: m,
+            })
+    }
+
+    /// Program, source hash, plane shape, FMA and kernel form: what a kernel's rate depends on.
+    type Key = (String, u64, Vec<usize>, bool, KernelForm);
+
+    fn rate_cache() -> std::sync::MutexGuard<'static, HashMap<Key, Vec<f64>>> {
+        static CACHE: OnceLock<Mutex<HashMap<Key, Vec<f64>>>> = OnceLock::new();
+        CACHE
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Points per second of each kernel of `program`, measured by running it (2 steps, in core)
+    /// on a copy of the first planes of the call's arrays: a slab of the real plane size. Cached
+    /// per process, program source, plane shape and FMA setting.
+    pub fn measure_kernel_rates(
+        program: &Program,
+        inv: &Invocation<'_>,
+        opts: &Options,
+    ) -> Result<Vec<f64>, Error> {
+        let shape = inv.arrays[0].shape().to_vec();
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        program.cuda_source.hash(&mut h);
+        let key = (
+            program.name.clone(),
+            h.finish(),
+            shape[1..].to_vec(),
+            opts.fma,
+            opts.kernel_form,
+        );
+        if let Some(v) = rate_cache().get(&key) {
+            return Ok(v.clone());
+        }
+        let slab = Slab::copy(program, inv);
+        let steps = 2;
+        let plan = plan::build(
+            program,
+            &slab.shape,
+            steps,
+            &slab.point_planes(),
+            &PlanOptions {
+                chunks: 1,
+                block_steps: steps,
+                scheme: Scheme::RegionSharing,
+                buffer_sets: 1,
+                compress: Vec::new(),
+            },
+        )?;
+        let o = Options {
+            fma: opts.fma,
+            ..Options::default()
+        };
+        // The first run compiles and warms up; the second is timed.
+        cuda::execute(program, &plan, &slab.invocation(program, inv, steps), &o)?;
+        let out = cuda::execute(program, &plan, &slab.invocation(program, inv, steps), &o)?;
+        let rates = rates_from(program, &out);
+        rate_cache().insert(key, rates.clone());
+        Ok(rates)
+    }
+
+    /// Each kernel's points per second in a run's timeline (1e10 where it computed nothing).
+    fn rates_from(program: &Program, out: &CudaOutput) -> Vec<f64> {
+        (0..program.kernels.len())
+            .map(|k| {
+                let prefix = format!("{} ", program.kernels[k].name);
+                let secs: f64 = out
+                    .report
+                    .timeline
+                    .iter()
+                    .filter(|e| e.name.starts_with(&prefix))
+                    .map(|e| e.dur_us * 1e-6)
+                    .sum();
+                let pts: u64 = out
+                    .plan
+                    .ops
+                    .iter()
+                    .filter_map(|op| match &op.kind {
+                        OpKind::Kernel { kernel, planes, .. } if *kernel == k => {
+                            Some(planes.len() as u64 * plane_points(program, &out.plan.shape, k))
+                        }
+                        _ => None,
+                    })
+                    .sum();
+                if secs > 0.0 && pts > 0 {
+                    pts as f64 / secs
+                } else {
+                    1e10
+                }
+            })
+            .collect()
+    }
+
+    /// Copies of the first planes of a call's arrays, with the call's point statements moved
+    /// into them.
+    struct Slab {
+        /// u64 storage for alignment; the arrays point into it.
+        _store: Vec<Vec<u64>>,
+        arrays: Vec<HostArray>,
+        points: Vec<Vec<i64>>,
+        shape: Vec<usize>,
+    }
+
+    impl Slab {
+        fn copy(program: &Program, inv: &Invocation<'_>) -> Slab {
+            let shape = inv.arrays[0].shape().to_vec();
+            let slab = shape[0].min((4 * program.halo + 8).max(16));
+            let plane_elems: usize = shape[1..].iter().product();
+            let mut store: Vec<Vec<u64>> = Vec::new();
+            let mut arrays = Vec::new();
+            for a in &inv.arrays {
+                let bytes = slab * plane_elems * a.elem.size();
+                let mut v = vec![0u64; bytes.div_ceil(8)];
+                // SAFETY: the first `bytes` bytes of the caller's array (it has >= slab planes).
+                unsafe { std::ptr::copy_nonoverlapping(a.ptr, v.as_mut_ptr() as *mut u8, bytes) };
+                let mut s = a.shape;
+                s[0] = slab;
+                arrays.push(HostArray {
+                    ptr: v.as_mut_ptr() as *mut u8,
+                    elem: a.elem,
+                    shape: s,
+                    ndim: a.ndim,
+                    writable: true,
+                });
+                store.push(v);
+            }
+            let points = inv
+                .points
+                .iter()
+                .map(|p| {
+                    let mut q = p.clone();
+                    if let Some(z) = q.first_mut() {
+                        *z = (slab / 2) as i64;
+                    }
+                    q
+                })
+                .collect();
+            let mut shape = shape;
+            shape[0] = slab;
+            Slab {
+                _store: store,
+                arrays,
+                points,
+                shape,
+            }
+        }
+
+        fn point_planes(&self) -> Vec<usize> {
+            self.points.iter().map(|p| p[0] as usize).collect()
+        }
+
+        /// A call of `steps` steps over the slab, with `inv`'s scalars and slices and no CPU
+        /// kernels (the run is on the device).
+        fn invocation<'s>(
+            &'s self,
+            program: &Program,
+            inv: &Invocation<'_>,
+            steps: usize,
+        ) -> Invocation<'s> {
+            Invocation {
+                arrays: self.arrays.clone(),
+                scalars: inv.scalars.clone(),
+                slices: inv.slices.clone(),
+                points: self.points.clone(),
+                t0: inv.t0,
+                steps,
+                reduction_init: inv.reduction_init.clone(),
+                reset_values: inv.reset_values.clone(),
+                cpu: CpuKernels {
+                    kernels: program
+                        .kernels
+                        .iter()
+                        .map(|_| {
+                            Box::new(|_: &KernelFrame<'_>, _: usize, _: &mut [f64]| {})
+                                as Box<CpuKernelFn<'_>>
+                        })
+                        .collect(),
+                    points: program
+                        .points
+                        .iter()
+                        .map(|_| Box::new(|_: &KernelFrame<'_>| {}) as Box<CpuPointFn<'_>>)
+                        .collect(),
+                },
+            }
+        }
+    }
+
+    /// Measured inputs for a call: link (cached), kernel rates (cached), the device memory
+    /// available to the plan now, the call's point planes.
+    pub fn measure_inputs(
+        program: &Program,
+        inv: &Invocation<'_>,
+        opts: &Options,
+    ) -> Result<TuneInputs, Error> {
+        let link = link_rates()?;
+        let rates = measure_kernel_rates(program, inv, opts)?;
+        let budget = cuda::device_memory_budget()?;
+        let mut t = TuneInputs::new(link, rates, budget);
+        t.point_planes = inv
+            .points
+            .iter()
+            .map(|p| p.first().copied().unwrap_or(0).max(0) as usize)
+            .collect();
+        Ok(t)
+    }
+}

@@ -1,0 +1,839 @@
+//! The tuner's performance model: pure arithmetic over a plan's byte and point counts and the
+//! machine's [`Rates`]. No device, no executor: everything here is testable with hand-made
+//! rates.
+//!
+//! The plan is data, so the model needs no guesswork about what a configuration moves or
+//! computes: for every candidate `(chunks, block_steps)` the tuner builds the plan of one block
+//! with [`plan::build`] and counts its bytes each way, its device-to-device bytes, its host
+//! staging bytes and the plane-points every kernel computes (redundant halo work included). With
+//!
+//! * the link rates (host to device, device to host, both at once),
+//! * each kernel's throughput in points per second,
+//! * the device memory the buffer sets must fit in,
+//!
+//! one block is predicted to take `max(link, kernels, device copies, host copies)`, the
+//! resources running concurrently on their own streams, where
+//! `link = max(in / htod, out / dtoh, (in + out) / both)`. A run is its blocks plus one pipeline
+//! fill, `(in + kernels + out) / chunks` of the first block: the first chunk's upload before any
+//! kernel and the last chunk's download after the last. One chunk overlaps nothing: its blocks
+//! take `in + kernels + out` each, with no fill; with one chunk and every step in one block the
+//! arrays stay resident, crossing the link once. The candidate with the smallest predicted time
+//! wins; candidates whose buffer sets do not fit are skipped. [`choose_scheme`] compares schemes
+//! too.
+//!
+//! What depends on the tiling (which candidates are worth planning, the pipeline fill) sits in
+//! one function each under "Overlapped tiling" and "Wavefront tiling" below. The wavefront is
+//! priced by the same plan counts: no redundant points, and wider buffers (a chunk plus the
+//! block's skew plus the reach), which the device memory bounds.
+
+use crate::error::Error;
+use crate::plan::{self, OpKind, Plan, PlanOptions, Scheme, Tiling};
+use crate::program::Program;
+use serde::Serialize;
+
+/// Host <-> device bandwidth in bytes per second.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct LinkRates {
+    pub htod: f64,
+    pub dtoh: f64,
+    /// Both directions at once: bytes of both directions together per second.
+    pub both: f64,
+    /// Size of the buffers it was measured with.
+    pub bytes: usize,
+}
+
+impl LinkRates {
+    /// Seconds to move `htod` bytes in and `dtoh` bytes out, overlapped as the streams allow.
+    pub fn seconds(&self, htod: u64, dtoh: u64) -> f64 {
+        let (h, d) = (htod as f64, dtoh as f64);
+        (h / self.htod).max(d / self.dtoh).max((h + d) / self.both)
+    }
+}
+
+/// How fast the machine moves and computes: what the model knows about speed (measured by
+/// `tune::measure`, or given).
+#[derive(Clone, Debug, Serialize)]
+pub struct Rates {
+    pub link: LinkRates,
+    /// Points per second of each kernel (program order). A single value applies to all.
+    pub kernel_rate: Vec<f64>,
+    /// Device-to-device copy rate in bytes copied per second.
+    pub dtod_rate: f64,
+    /// Host memcpy rate (staged-copy's staging copies) in bytes per second.
+    pub host_copy_rate: f64,
+    /// Fixed cost of one kernel launch (seconds).
+    pub launch_overhead: f64,
+}
+
+impl Rates {
+    /// The given link and kernel rates; HBM copies at 1.4 TB/s, host copies at 12 GB/s, 4 us
+    /// per launch.
+    pub fn new(link: LinkRates, kernel_rate: Vec<f64>) -> Self {
+        Rates {
+            link,
+            kernel_rate,
+            dtod_rate: 1.4e12,
+            host_copy_rate: 12e9,
+            launch_overhead: 4e-6,
+        }
+    }
+
+    /// Points per second of kernel `k`.
+    fn kernel(&self, k: usize) -> f64 {
+        *self
+            .kernel_rate
+            .get(k)
+            .or(self.kernel_rate.first())
+            .unwrap_or(&1e10)
+    }
+}
+
+/// What the model knows about the machine and the call.
+#[derive(Clone, Debug, Serialize)]
+pub struct TuneInputs {
+    #[serde(flatten)]
+    pub rates: Rates,
+    /// Device memory the buffer sets (and the executor's scratch) may use, in bytes.
+    pub device_memory: u64,
+    /// Pinned host memory the staging buffers may use (staged-copy), if limited.
+    pub host_memory: Option<u64>,
+    pub scheme: Scheme,
+    pub buffer_sets: usize,
+    /// Outermost-axis plane of each point statement (needed to build plans).
+    pub point_planes: Vec<usize>,
+    /// Fixed chunk count (the tuner then chooses block steps only).
+    pub chunks: Option<usize>,
+    /// Fixed block steps (the tuner then chooses the chunk count only).
+    pub block_steps: Option<usize>,
+    /// Candidate chunk counts (empty: the default list).
+    pub chunk_candidates: Vec<usize>,
+    /// Candidate block steps (empty: the default list).
+    pub step_candidates: Vec<usize>,
+}
+
+impl TuneInputs {
+    /// Inputs with the given link and kernel rates and defaults elsewhere ([`Rates::new`],
+    /// region-sharing, 3 buffer sets).
+    pub fn new(link: LinkRates, kernel_rate: Vec<f64>, device_memory: u64) -> Self {
+        TuneInputs {
+            rates: Rates::new(link, kernel_rate),
+            device_memory,
+            host_memory: None,
+            scheme: Scheme::RegionSharing,
+            buffer_sets: 3,
+            point_planes: Vec::new(),
+            chunks: None,
+            block_steps: None,
+            chunk_candidates: Vec::new(),
+            step_candidates: Vec::new(),
+        }
+    }
+}
+
+/// The model's view of one plan (or one block of it).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Prediction {
+    pub bytes_htod: u64,
+    pub bytes_dtoh: u64,
+    pub bytes_dtod: u64,
+    pub bytes_host_copy: u64,
+    /// Plane-points computed by kernels, redundant work included.
+    pub kernel_points: u64,
+    pub link_seconds: f64,
+    pub kernel_seconds: f64,
+    pub dtod_seconds: f64,
+    pub host_copy_seconds: f64,
+    /// max of the above.
+    pub seconds: f64,
+}
+
+/// One evaluated candidate.
+#[derive(Clone, Debug, Serialize)]
+pub struct Candidate {
+    pub chunks: usize,
+    pub block_steps: usize,
+    pub predicted_seconds: f64,
+    pub device_bytes: u64,
+    /// Why it was not eligible, if it was not.
+    pub rejected: Option<String>,
+}
+
+/// The tuner's pick.
+#[derive(Clone, Debug, Serialize)]
+pub struct TuneChoice {
+    pub chunks: usize,
+    pub block_steps: usize,
+    pub scheme: Scheme,
+    /// Predicted seconds for the whole run (all steps).
+    pub predicted_seconds: f64,
+    pub predicted_per_step: f64,
+    /// The model of one full block of the pick.
+    pub block: Prediction,
+    /// Pipeline fill added once per run.
+    pub fill_seconds: f64,
+    pub device_bytes: u64,
+    pub candidates: Vec<Candidate>,
+}
+
+impl TuneChoice {
+    pub fn summary(&self) -> String {
+        format!(
+            "tuner: {} chunks x {} block steps ({}), predicted {:.4} s ({:.4} s/step; per block link {:.4} s, kernels {:.4} s)",
+            self.chunks,
+            self.block_steps,
+            self.scheme,
+            self.predicted_seconds,
+            self.predicted_per_step,
+            self.block.link_seconds,
+            self.block.kernel_seconds
+        )
+    }
+}
+
+/// Points the serial loop computes in `steps` steps (every kernel's full ranges): the work
+/// without any redundancy, to compare a plan's [`Prediction::kernel_points`] with.
+pub fn useful_points(program: &Program, shape: &[usize], steps: usize) -> u64 {
+    (0..program.kernels.len())
+        .map(|k| {
+            let r = &program.kernels[k].ranges[0];
+            let planes = (r.hi.eval(shape[0]) - r.lo.eval(shape[0])).max(0) as u64;
+            planes * plane_points(program, shape, k)
+        })
+        .sum::<u64>()
+        * steps as u64
+}
+
+/// Points of one plane a kernel computes (its inner loop ranges).
+pub fn plane_points(program: &Program, shape: &[usize], kernel: usize) -> u64 {
+    plan::points_per_plane(program, shape, kernel)
+}
+
+/// The model of `plan` (all its ops).
+pub fn predict(program: &Program, plan: &Plan, rates: &Rates) -> Prediction {
+    let mut p = Prediction {
+        bytes_htod: plan.bytes_htod(),
+        bytes_dtoh: plan.bytes_dtoh(),
+        bytes_dtod: plan.bytes_dtod(),
+        ..Default::default()
+    };
+    let mut kt = 0.0;
+    for op in &plan.ops {
+        match &op.kind {
+            OpKind::Kernel { kernel, planes, .. } => {
+                let pts = planes.len() as u64 * plane_points(program, &plan.shape, *kernel);
+                p.kernel_points += pts;
+                kt += pts as f64 / rates.kernel(*kernel) + rates.launch_overhead;
+            }
+            OpKind::Point { .. } => kt += rates.launch_overhead,
+            OpKind::StageIn { array, planes, .. } | OpKind::StageOut { array, planes, .. } => {
+                p.bytes_host_copy +=
+                    (planes.len() * plan.plane_len * plan.elem_sizes[*array]) as u64;
+            }
+            _ => {}
+        }
+    }
+    p.kernel_seconds = kt;
+    p.link_seconds = rates.link.seconds(p.bytes_htod, p.bytes_dtoh);
+    p.dtod_seconds = p.bytes_dtod as f64 / rates.dtod_rate;
+    p.host_copy_seconds = p.bytes_host_copy as f64 / rates.host_copy_rate;
+    p.seconds = (p.link_seconds + p.dtod_seconds)
+        .max(p.kernel_seconds)
+        .max(p.host_copy_seconds);
+    p
+}
+
+/// Device memory the executor needs for `plan` beyond its buffer sets (reduction scratch,
+/// driver reserve), approximately.
+fn extra_device_bytes(program: &Program, plan: &Plan) -> u64 {
+    let nred: usize = program.kernels.iter().map(|k| k.reductions.len()).sum();
+    let scratch = (plan.plane_len / 256 + 1) * plan.buffer_planes * 8 * nred * plan.streams;
+    (64u64 << 20) + scratch as u64
+}
+
+const CHUNKS: [usize; 15] = [1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 24, 32, 48, 64, 128];
+const STEPS: [usize; 12] = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64];
+
+// ---- Overlapped tiling -----------------------------------------------------------------------
+
+/// Whether `c` chunks of `k` block steps are worth planning: redundant work beyond twice the
+/// owned planes never pays (unless the caller fixed the chunk count).
+fn overlapped_worth_planning(
+    program: &Program,
+    n0: usize,
+    c: usize,
+    k: usize,
+    fixed_chunks: bool,
+) -> bool {
+    let (back, fwd) = program.axis0_reach();
+    let owned = n0.div_ceil(c.max(1));
+    fixed_chunks || c <= 1 || (back + fwd) * k <= 2 * owned
+}
+
+/// Pipeline fill added once per run: the first chunk's upload before any kernel and the last
+/// chunk's download after the last, `(in + kernels + out) / chunks` of one block.
+fn overlapped_fill(block: &Prediction, chunks: usize) -> f64 {
+    (block.link_seconds + block.kernel_seconds + block.host_copy_seconds) / chunks as f64
+}
+
+// ---- Wavefront tiling -----------------------------------------------------------------------
+
+/// Whether `c` chunks of `k` block steps are worth planning: every configuration computes each
+/// point once, so only the device memory (checked on the plan) bounds the depth.
+fn wavefront_worth_planning(_c: usize, _k: usize) -> bool {
+    true
+}
+
+/// Pipeline fill added once per run: the sweep does not drain between blocks, so only the
+/// first chunk's upload and the last chunk's download stand alone, as in the overlapped case.
+fn wavefront_fill(block: &Prediction, chunks: usize) -> f64 {
+    overlapped_fill(block, chunks)
+}
+
+// ---- Either tiling ---------------------------------------------------------------------------
+
+fn worth_planning(program: &Program, inputs: &TuneInputs, n0: usize, c: usize, k: usize) -> bool {
+    // Blocks deeper than the default list are for the resident run (one chunk) only.
+    let resident_depth = k <= STEPS[STEPS.len() - 1] || c == 1 || inputs.block_steps.is_some();
+    resident_depth
+        && match inputs.scheme.tiling() {
+            Tiling::Overlapped => {
+                overlapped_worth_planning(program, n0, c, k, inputs.chunks.is_some())
+            }
+            Tiling::Wavefront => wavefront_worth_planning(c, k),
+        }
+}
+
+/// Pipeline fill of a run: none with one chunk, which overlaps nothing.
+fn fill(scheme: Scheme, block: &Prediction, chunks: usize) -> f64 {
+    match (chunks, scheme.tiling()) {
+        (1, _) => 0.0,
+        (_, Tiling::Overlapped) => overlapped_fill(block, chunks),
+        (_, Tiling::Wavefront) => wavefront_fill(block, chunks),
+    }
+}
+
+/// Seconds of one block: the resources overlap across chunks; a single chunk runs its upload,
+/// kernels and download one after the other.
+fn block_time(p: &Prediction, chunks: usize, rates: &Rates) -> f64 {
+    if chunks > 1 {
+        return p.seconds;
+    }
+    rates.link.seconds(p.bytes_htod, 0)
+        + rates.link.seconds(0, p.bytes_dtoh)
+        + p.kernel_seconds
+        + p.dtod_seconds
+        + p.host_copy_seconds
+}
+
+// ---- The search ------------------------------------------------------------------------------
+
+/// One tuning question: the call's shape and steps, and what the model knows.
+struct Search<'a> {
+    program: &'a Program,
+    shape: &'a [usize],
+    steps: usize,
+    inputs: &'a TuneInputs,
+    points: Vec<usize>,
+}
+
+impl Search<'_> {
+    /// Chunk counts to try: the fixed one, the caller's list, or the default list (at least two
+    /// planes per chunk).
+    fn chunk_list(&self) -> Vec<usize> {
+        let n0 = self.shape[0];
+        match self.inputs.chunks {
+            Some(c) => vec![c],
+            None if !self.inputs.chunk_candidates.is_empty() => {
+                self.inputs.chunk_candidates.clone()
+            }
+            None => CHUNKS
+                .iter()
+                .copied()
+                .filter(|&c| c == 1 || c * 2 <= n0)
+                .collect(),
+        }
+    }
+
+    /// Block steps to try: the fixed one, the caller's list, or the default list up to the
+    /// run's steps, and the run's steps (every step in one block: resident with one chunk).
+    fn step_list(&self) -> Vec<usize> {
+        match self.inputs.block_steps {
+            Some(k) => vec![k],
+            None if !self.inputs.step_candidates.is_empty() => self.inputs.step_candidates.clone(),
+            None => {
+                let steps = self.steps;
+                let mut v: Vec<usize> = STEPS.iter().copied().filter(|&k| k <= steps).collect();
+                if !v.contains(&steps) {
+                    v.push(steps);
+                }
+                v
+            }
+        }
+    }
+
+    /// The plan of `s` steps with `c` chunks of `k` block steps.
+    fn build(&self, c: usize, k: usize, s: usize) -> Result<Plan, plan::PlanError> {
+        plan::build(
+            self.program,
+            self.shape,
+            s,
+            &self.points,
+            &PlanOptions {
+                chunks: c,
+                block_steps: k,
+                scheme: self.inputs.scheme,
+                buffer_sets: self.inputs.buffer_sets,
+                compress: Vec::new(),
+            },
+        )
+    }
+
+    /// Why `block` cannot run within the memory limits, if it cannot.
+    fn rejection(&self, block: &Plan, need: u64) -> Option<String> {
+        let inputs = self.inputs;
+        if need > inputs.device_memory {
+            return Some(format!(
+                "needs {need} bytes of device memory, {} available",
+                inputs.device_memory
+            ));
+        }
+        match inputs.host_memory {
+            Some(h) if inputs.scheme == Scheme::StagedCopy && block.device_bytes() > h => {
+                Some(format!(
+                    "staging needs {} bytes of pinned host memory, {h} allowed",
+                    block.device_bytes()
+                ))
+            }
+            _ => None,
+        }
+    }
+
+    /// The candidate of `block` (one block of `k` steps) and, if eligible, the whole run's
+    /// prediction with it.
+    fn evaluate(&self, block: &Plan, k: usize) -> (Candidate, Option<TuneChoice>) {
+        let need = block.device_bytes() + extra_device_bytes(self.program, block);
+        let mut cand = Candidate {
+            chunks: block.chunks,
+            block_steps: k,
+            predicted_seconds: f64::INFINITY,
+            device_bytes: need,
+            rejected: self.rejection(block, need),
+        };
+        if cand.rejected.is_some() {
+            return (cand, None);
+        }
+        let rates = &self.inputs.rates;
+        let pb = predict(self.program, block, rates);
+        let time = |p: &Prediction| block_time(p, block.chunks, rates);
+        let (full, rem) = (self.steps / k, self.steps % k);
+        let mut total = time(&pb) * full as f64;
+        if rem > 0 {
+            total += match self.build(block.chunks, rem, rem) {
+                Ok(r) => time(&predict(self.program, &r, rates)),
+                Err(_) => time(&pb) * rem as f64 / k as f64,
+            };
+        }
+        let fill = fill(self.inputs.scheme, &pb, block.chunks);
+        total += fill;
+        cand.predicted_seconds = total;
+        let choice = TuneChoice {
+            chunks: block.chunks,
+            block_steps: k,
+            scheme: self.inputs.scheme,
+            predicted_seconds: total,
+            predicted_per_step: total / self.steps as f64,
+            block: pb,
+            fill_seconds: fill,
+            device_bytes: need,
+            candidates: Vec::new(),
+        };
+        (cand, Some(choice))
+    }
+}
+
+/// Chooses chunks and block steps for `steps` steps of `program` over arrays of `shape`.
+pub fn choose(
+    program: &Program,
+    shape: &[usize],
+    steps: usize,
+    inputs: &TuneInputs,
+) -> Result<TuneChoice, Error> {
+    let steps = steps.max(1);
+    let search = Search {
+        program,
+        shape,
+        steps,
+        inputs,
+        points: if inputs.point_planes.len() == program.points.len() {
+            inputs.point_planes.clone()
+        } else {
+            vec![shape[0] / 2; program.points.len()]
+        },
+    };
+    let mut best: Option<TuneChoice> = None;
+    let mut candidates: Vec<Candidate> = Vec::new();
+    let mut last_err = None;
+    let chunk_list = search.chunk_list();
+    for k in search.step_list() {
+        let k = k.min(steps).max(1);
+        for &c in &chunk_list {
+            if !worth_planning(program, inputs, shape[0], c, k) {
+                continue;
+            }
+            let block = match search.build(c, k, k) {
+                Ok(p) => p,
+                Err(e) => {
+                    last_err = Some(e.to_string());
+                    continue;
+                }
+            };
+            if candidates
+                .iter()
+                .any(|x| x.chunks == block.chunks && x.block_steps == k)
+            {
+                continue;
+            }
+            let (cand, choice) = search.evaluate(&block, k);
+            candidates.push(cand);
+            if let Some(ch) = choice {
+                if best
+                    .as_ref()
+                    .is_none_or(|b| ch.predicted_seconds < b.predicted_seconds * (1.0 - 1e-9))
+                {
+                    best = Some(ch);
+                }
+            }
+        }
+    }
+    finish(best, candidates, last_err, inputs)
+}
+
+/// The schemes the tuner compares when the call names none: region sharing (overlapped tiling)
+/// and the wavefront. Staged copy and direct mapping move more bytes for the same kernels.
+pub const AUTO_SCHEMES: [Scheme; 2] = [Scheme::RegionSharing, Scheme::Wavefront];
+
+/// [`choose`] over several schemes: the fastest prediction (the earlier scheme on a tie).
+pub fn choose_scheme(
+    program: &Program,
+    shape: &[usize],
+    steps: usize,
+    inputs: &TuneInputs,
+    schemes: &[Scheme],
+) -> Result<TuneChoice, Error> {
+    let mut best: Option<TuneChoice> = None;
+    let mut last_err = None;
+    for &scheme in schemes {
+        let t = TuneInputs {
+            scheme,
+            ..inputs.clone()
+        };
+        match choose(program, shape, steps, &t) {
+            Ok(c) => {
+                if best
+                    .as_ref()
+                    .is_none_or(|b| c.predicted_seconds < b.predicted_seconds * (1.0 - 1e-9))
+                {
+                    best = Some(c);
+                }
+            }
+            Err(e) => last_err = Some(e),
+        }
+    }
+    match (best, last_err) {
+        (Some(b), _) => Ok(b),
+        (None, Some(e)) => Err(e),
+        (None, None) => Err(Error::Option("the tuner was given no scheme".into())),
+    }
+}
+
+/// The pick with every candidate attached, or why there is none.
+fn finish(
+    best: Option<TuneChoice>,
+    candidates: Vec<Candidate>,
+    last_err: Option<String>,
+    inputs: &TuneInputs,
+) -> Result<TuneChoice, Error> {
+    if let Some(mut b) = best {
+        b.candidates = candidates;
+        return Ok(b);
+    }
+    if let Some(c) = candidates.iter().find(|c| c.rejected.is_some()) {
+        return Err(Error::DeviceMemory {
+            need: c.device_bytes,
+            free: inputs.device_memory,
+            sets: inputs.buffer_sets,
+        });
+    }
+    Err(Error::Option(format!(
+        "the tuner found no configuration that can be planned{}",
+        last_err.map(|e| format!(" ({e})")).unwrap_or_default()
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::program::*;
+
+    fn prog(halo: i64) -> Program {
+        let f = |n: &str, role| ArrayDecl {
+            name: n.into(),
+            elem: Elem::F32,
+            role,
+        };
+        let r = AxisRange {
+            lo: Bound::start(halo),
+            hi: Bound::end(-halo),
+        };
+        Program {
+            name: "p".into(),
+            ndim: 3,
+            arrays: vec![
+                f("a", Role::InOut),
+                f("b", Role::InOut),
+                f("v", Role::Input),
+            ],
+            scalars: vec![],
+            slices: vec![],
+            reductions: vec![],
+            resets: vec![],
+            kernels: vec![KernelDecl {
+                name: "k".into(),
+                ranges: vec![r; 3],
+                reads: vec![
+                    ReadDecl {
+                        array: 0,
+                        lo: vec![-halo; 3],
+                        hi: vec![halo; 3],
+                    },
+                    ReadDecl {
+                        array: 2,
+                        lo: vec![0; 3],
+                        hi: vec![0; 3],
+                    },
+                ],
+                writes: vec![1],
+                reductions: vec![],
+                launch: Default::default(),
+            }],
+            points: vec![],
+            step: vec![Stage::Kernel(0), Stage::Swap(0, 1)],
+            halo: halo as usize,
+            default_chunks: None,
+            default_block_steps: None,
+            compress: Vec::new(),
+            cuda_source: String::new(),
+        }
+    }
+
+    fn link() -> LinkRates {
+        LinkRates {
+            htod: 54e9,
+            dtoh: 54e9,
+            both: 80e9,
+            bytes: 1 << 28,
+        }
+    }
+
+    #[test]
+    fn link_bound_runs_block_deeper_and_memory_limits_the_buffers() {
+        let p = prog(4);
+        let shape = [512, 256, 256];
+        // Memory for the arrays once: one chunk (three buffer sets of everything) does not fit,
+        // so the run is out of core (with everything fitting, one resident chunk would win).
+        let arrays = 3 * 512 * 256 * 256 * 4u64;
+        // Fast kernels: the link dominates, so deeper blocking pays until memory stops it.
+        let mut t = TuneInputs::new(link(), vec![1e12], arrays);
+        let c = choose(&p, &shape, 32, &t).unwrap();
+        assert!(c.block_steps >= 8, "{c:?}");
+        // Slow kernels: the redundant work of deep blocks costs more than it saves.
+        t.rates.kernel_rate = vec![1e8];
+        let slow = choose(&p, &shape, 32, &t).unwrap();
+        assert!(slow.block_steps < c.block_steps, "{slow:?} vs {c:?}");
+        // A memory limit of a quarter of the arrays forces several chunks.
+        t.rates.kernel_rate = vec![1e12];
+        t.device_memory = arrays / 4;
+        let m = choose(&p, &shape, 32, &t).unwrap();
+        assert!(m.device_bytes <= arrays / 4);
+        assert!(m.chunks >= 4, "{m:?}");
+        // Fixed values are kept.
+        t.device_memory = 1 << 40;
+        t.chunks = Some(16);
+        t.block_steps = Some(3);
+        let f = choose(&p, &shape, 32, &t).unwrap();
+        assert_eq!((f.chunks, f.block_steps), (16, 3));
+        // Nothing fits.
+        t.device_memory = 1000;
+        assert!(matches!(
+            choose(&p, &shape, 32, &t),
+            Err(Error::DeviceMemory { .. })
+        ));
+    }
+
+    #[test]
+    fn resident_when_the_arrays_fit() {
+        let p = prog(4);
+        let shape = [256, 128, 128];
+        let t = TuneInputs::new(link(), vec![5e10], 1 << 40);
+        let c = choose_scheme(&p, &shape, 144, &t, &AUTO_SCHEMES).unwrap();
+        assert_eq!((c.chunks, c.block_steps), (1, 144), "{}", c.summary());
+        assert_eq!(c.fill_seconds, 0.0);
+        // The whole run: in once, the kernels, out once.
+        let pts = useful_points(&p, &shape, 144) as f64;
+        let l = &t.rates.link;
+        let link = l.seconds(c.block.bytes_htod, 0) + l.seconds(0, c.block.bytes_dtoh);
+        let want = link + pts / 5e10 + 4e-6 * 144.0;
+        assert!((c.predicted_seconds - want).abs() < 1e-6 * want, "{c:?}");
+    }
+
+    #[test]
+    fn kernel_bound_out_of_core_picks_the_wavefront() {
+        let p = prog(4);
+        let shape = [512, 256, 256];
+        let arrays = 3 * 512 * 256 * 256 * 4u64;
+        // Memory for the arrays once (out of core), kernels as slow as the link: the overlapped
+        // tiling's redundant halo work costs more than the wavefront's wider buffers.
+        let t = TuneInputs::new(link(), vec![2e10], arrays);
+        let c = choose_scheme(&p, &shape, 48, &t, &AUTO_SCHEMES).unwrap();
+        assert_eq!(c.scheme, Scheme::Wavefront, "{}", c.summary());
+        assert!(c.chunks > 1 && c.device_bytes <= arrays, "{}", c.summary());
+        assert_eq!(
+            c.block.kernel_points,
+            useful_points(&p, &shape, c.block_steps),
+            "the wavefront computes every point once"
+        );
+        let rs = choose(&p, &shape, 48, &t).unwrap();
+        assert_eq!(rs.scheme, Scheme::RegionSharing);
+        assert!(rs.predicted_seconds > c.predicted_seconds);
+    }
+
+    #[test]
+    fn prediction_counts_the_plan() {
+        let p = prog(1);
+        let shape = [64, 32, 32];
+        let plan = plan::build(
+            &p,
+            &shape,
+            4,
+            &[],
+            &PlanOptions {
+                chunks: 4,
+                block_steps: 4,
+                scheme: Scheme::RegionSharing,
+                buffer_sets: 3,
+                compress: Vec::new(),
+            },
+        )
+        .unwrap();
+        let t = TuneInputs::new(link(), vec![1e9], 1 << 40);
+        let pr = predict(&p, &plan, &t.rates);
+        assert_eq!(pr.bytes_htod, plan.bytes_htod());
+        // At least every interior point of every step, plus redundant halo work.
+        assert!(pr.kernel_points >= 4 * 62 * 30 * 30);
+        assert!(pr.seconds >= pr.link_seconds && pr.seconds >= pr.kernel_seconds);
+    }
+
+    fn plan_of(p: &Program, shape: &[usize], chunks: usize, block_steps: usize) -> Plan {
+        plan::build(
+            p,
+            shape,
+            block_steps,
+            &[],
+            &PlanOptions {
+                chunks,
+                block_steps,
+                scheme: Scheme::RegionSharing,
+                buffer_sets: 3,
+                compress: Vec::new(),
+            },
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn prediction_is_the_slowest_resource_over_hand_made_rates() {
+        let p = prog(1);
+        let plan = plan_of(&p, &[64, 32, 32], 4, 2);
+        let bytes = (plan.bytes_htod() + plan.bytes_dtoh()) as f64;
+        // A 1 kB/s link: the link decides, and its time is the bytes over the rate.
+        let slow_link = LinkRates {
+            htod: 1e3,
+            dtoh: 1e3,
+            both: 2e3,
+            bytes: 0,
+        };
+        let pr = predict(&p, &plan, &Rates::new(slow_link, vec![1e12]));
+        assert!(pr.link_seconds >= bytes / 2e3 && pr.link_seconds > pr.kernel_seconds);
+        assert_eq!(pr.seconds, pr.link_seconds + pr.dtod_seconds);
+        // One point per second: the kernels decide, one second per point plus the launches.
+        let mut r = Rates::new(link(), vec![1.0]);
+        r.launch_overhead = 0.0;
+        let pr = predict(&p, &plan, &r);
+        assert_eq!(pr.kernel_seconds, pr.kernel_points as f64);
+        assert_eq!(pr.seconds, pr.kernel_seconds);
+        // Two kernels' rates fall back to the first when only one is given; none at all uses
+        // a default rather than dividing by nothing.
+        let pr0 = predict(&p, &plan, &Rates::new(link(), vec![]));
+        assert!(pr0.kernel_seconds.is_finite() && pr0.kernel_seconds > 0.0);
+    }
+
+    #[test]
+    fn link_bound_moves_fewer_bytes_and_kernel_bound_computes_fewer_points() {
+        let p = prog(2);
+        let shape = [512, 128, 128];
+        let steps = 32;
+        // A quarter of the arrays fits (besides the executor's 64 MiB): several chunks, so deep
+        // blocks cost redundant halo work.
+        let memory = (64 << 20) + 3 * 512 * 128 * 128 * 4u64 / 4;
+        let per_step = |c: &TuneChoice| {
+            let k = c.block_steps as f64;
+            let bytes = (c.block.bytes_htod + c.block.bytes_dtoh) as f64 / k;
+            (bytes, c.block.kernel_points as f64 / k)
+        };
+        let slow_link = LinkRates {
+            htod: 1e9,
+            dtoh: 1e9,
+            both: 2e9,
+            bytes: 0,
+        };
+        let link_bound = choose(
+            &p,
+            &shape,
+            steps,
+            &TuneInputs::new(slow_link, vec![1e14], memory),
+        )
+        .unwrap();
+        let fast_link = LinkRates {
+            htod: 1e14,
+            dtoh: 1e14,
+            both: 2e14,
+            bytes: 0,
+        };
+        let kernel_bound = choose(
+            &p,
+            &shape,
+            steps,
+            &TuneInputs::new(fast_link, vec![1e8], memory),
+        )
+        .unwrap();
+        let (lb_bytes, lb_points) = per_step(&link_bound);
+        let (kb_bytes, kb_points) = per_step(&kernel_bound);
+        assert!(lb_bytes < kb_bytes, "{link_bound:?}\n{kernel_bound:?}");
+        assert!(kb_points < lb_points, "{link_bound:?}\n{kernel_bound:?}");
+        assert!(link_bound.block_steps > kernel_bound.block_steps);
+        // The kernel-bound pick does no more work than the serial loop plus its halos need.
+        let useful = useful_points(&p, &shape, 1) as f64;
+        assert!(
+            kb_points >= useful && kb_points < 1.5 * useful,
+            "{kb_points} vs {useful}"
+        );
+        // Every eligible candidate was predicted no faster than the pick.
+        for c in link_bound
+            .candidates
+            .iter()
+            .filter(|c| c.rejected.is_none())
+        {
+            assert!(c.predicted_seconds >= link_bound.predicted_seconds * (1.0 - 1e-9));
+        }
+    }
+}

@@ -1,0 +1,517 @@
+//! Call validation, in one place: the checks of a call against its program ([`call`], which the
+//! session runs before planning) and of a plan against the call ([`execution`], which every
+//! executor runs before it touches any data, so that a malformed plan or invocation is a typed
+//! error instead of an out-of-bounds access on any backend). Touches no data.
+
+use crate::binding::written_physically;
+use crate::error::{Error, Result};
+use crate::invocation::Invocation;
+use crate::plan::{HostSide, Op, OpKind, Plan};
+use crate::program::{Elem, Program, ScalarType};
+use std::ops::Range;
+
+/// The checks every executor runs first: that the invocation matches the program as far as
+/// memory safety rests on it, that every operation of the plan stays inside the arrays and
+/// buffers, then the call's own checks ([`call`]).
+pub fn execution(program: &Program, plan: &Plan, inv: &Invocation<'_>) -> Result<()> {
+    arrays_match(program, inv)?;
+    plan_fits(program, plan, inv)?;
+    call(program, inv)
+}
+
+/// Checks the call against the program: its description first (an internal error when the
+/// translator's description and the call disagree), then what the user can get wrong (shapes,
+/// sizes against the stencil's reach, read-only or overlapping arrays, point indices).
+pub fn call(program: &Program, inv: &Invocation<'_>) -> Result<()> {
+    description(program, inv)?;
+    let shape = inv.arrays[0].shape();
+    shapes(program, inv)?;
+    if inv.steps > 0 {
+        check_halo(program, shape)?;
+    }
+    writable_and_disjoint(program, inv)?;
+    scalars_and_slices(program, inv)?;
+    counts(program, inv)?;
+    // The serial loop evaluates point statements only when it runs a step.
+    if inv.steps > 0 {
+        points_inside(program, inv, shape)?;
+    }
+    Ok(())
+}
+
+fn internal<T>(m: String) -> Result<T> {
+    Err(Error::Internal(m))
+}
+
+/// Axes, array count and element types of the call against the program's description.
+fn description(program: &Program, inv: &Invocation<'_>) -> Result<()> {
+    if program.ndim != 2 && program.ndim != 3 {
+        return internal(format!(
+            "program `{}` has {} axes",
+            program.name, program.ndim
+        ));
+    }
+    if inv.arrays.len() != program.arrays.len() || inv.arrays.is_empty() {
+        return internal(format!(
+            "{} arrays passed, the program `{}` has {}",
+            inv.arrays.len(),
+            program.name,
+            program.arrays.len()
+        ));
+    }
+    for (a, (h, d)) in inv.arrays.iter().zip(&program.arrays).enumerate() {
+        if h.elem != d.elem {
+            return internal(format!(
+                "array {a} `{}` holds {} but the program declares {}",
+                d.name,
+                elem_name(h.elem),
+                elem_name(d.elem)
+            ));
+        }
+        if h.ndim != program.ndim {
+            return internal(format!(
+                "array `{}` has {} axes but the program uses {}",
+                d.name, h.ndim, program.ndim
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Every array has the first one's shape, and none is empty.
+fn shapes(program: &Program, inv: &Invocation<'_>) -> Result<()> {
+    let first = &inv.arrays[0];
+    for (h, d) in inv.arrays.iter().zip(&program.arrays) {
+        if h.shape() != first.shape() {
+            return Err(Error::ShapeMismatch {
+                name: d.name.clone(),
+                got: h.shape().to_vec(),
+                first: program.arrays[0].name.clone(),
+                want: first.shape().to_vec(),
+            });
+        }
+    }
+    for (h, d) in inv.arrays.iter().zip(&program.arrays) {
+        if h.is_empty() {
+            return Err(Error::Empty {
+                name: d.name.clone(),
+                shape: h.shape().to_vec(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Arrays the run writes were passed mutably, and no two arrays share memory.
+fn writable_and_disjoint(program: &Program, inv: &Invocation<'_>) -> Result<()> {
+    for (a, (h, d)) in inv.arrays.iter().zip(&program.arrays).enumerate() {
+        if !h.writable && written_physically(program, a) {
+            return Err(Error::ReadOnly {
+                name: d.name.clone(),
+            });
+        }
+    }
+    for i in 0..inv.arrays.len() {
+        for j in i + 1..inv.arrays.len() {
+            let (x, y) = (&inv.arrays[i], &inv.arrays[j]);
+            let (x0, y0) = (x.ptr as usize, y.ptr as usize);
+            if x0 < y0 + y.bytes() && y0 < x0 + x.bytes() {
+                return Err(Error::Overlap {
+                    a: program.arrays[i].name.clone(),
+                    b: program.arrays[j].name.clone(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+fn scalars_and_slices(program: &Program, inv: &Invocation<'_>) -> Result<()> {
+    if inv.scalars.len() != program.scalars.len() {
+        return internal(format!(
+            "{} scalars passed, the program has {}",
+            inv.scalars.len(),
+            program.scalars.len()
+        ));
+    }
+    for (v, d) in inv.scalars.iter().zip(&program.scalars) {
+        if v.ty() != d.ty {
+            return internal(format!(
+                "scalar `{}` passed as {} but declared {}",
+                d.name,
+                scalar_type_name(v.ty()),
+                scalar_type_name(d.ty)
+            ));
+        }
+    }
+    if inv.slices.len() != program.slices.len() {
+        return internal(format!(
+            "{} slices passed, the program has {}",
+            inv.slices.len(),
+            program.slices.len()
+        ));
+    }
+    for (s, d) in inv.slices.iter().zip(&program.slices) {
+        if s.elem != d.elem {
+            return internal(format!(
+                "slice `{}` holds {} but is declared {}",
+                d.name,
+                elem_name(s.elem),
+                elem_name(d.elem)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Reduction initial values, reset values and point indices: one per declaration. (The CPU
+/// closures are checked by the CPU executor: the CUDA backend does not need them.)
+fn counts(program: &Program, inv: &Invocation<'_>) -> Result<()> {
+    let counts = [
+        (
+            "reduction initial values",
+            inv.reduction_init.len(),
+            program.reductions.len(),
+        ),
+        ("reset values", inv.reset_values.len(), program.resets.len()),
+        ("point indices", inv.points.len(), program.points.len()),
+    ];
+    for (what, got, want) in counts {
+        if got != want {
+            return internal(format!("{got} {what} passed, the program has {want}"));
+        }
+    }
+    Ok(())
+}
+
+fn points_inside(program: &Program, inv: &Invocation<'_>, shape: &[usize]) -> Result<()> {
+    for (idx, d) in inv.points.iter().zip(&program.points) {
+        let inside = idx.len() == shape.len()
+            && idx
+                .iter()
+                .zip(shape)
+                .all(|(&i, &n)| i >= 0 && (i as u64) < n as u64);
+        if !inside {
+            return Err(Error::PointOutOfBounds {
+                point: d.name.clone(),
+                index: idx.clone(),
+                shape: shape.to_vec(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Refuses arrays too small along some axis for the widest stencil to update a single point
+/// (its nest is then empty; the serial loop would do nothing or panic on a `usize` underflow).
+fn check_halo(program: &Program, shape: &[usize]) -> Result<()> {
+    for (axis, &extent) in shape.iter().enumerate() {
+        for k in &program.kernels {
+            let reach_lo = k
+                .reads
+                .iter()
+                .filter_map(|r| r.lo.get(axis))
+                .map(|&l| (-l).max(0) as usize)
+                .max()
+                .unwrap_or(0);
+            let reach_hi = k
+                .reads
+                .iter()
+                .filter_map(|r| r.hi.get(axis))
+                .map(|&h| h.max(0) as usize)
+                .max()
+                .unwrap_or(0);
+            let need = reach_lo + reach_hi + 1;
+            if extent < need {
+                return Err(Error::SmallerThanHalo {
+                    axis,
+                    extent,
+                    need,
+                    reach_lo,
+                    reach_hi,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+fn scalar_type_name(t: ScalarType) -> &'static str {
+    match t {
+        ScalarType::F32 => "f32",
+        ScalarType::F64 => "f64",
+        ScalarType::I32 => "i32",
+        ScalarType::I64 => "i64",
+        ScalarType::U32 => "u32",
+        ScalarType::U64 => "u64",
+        ScalarType::Usize => "usize",
+        ScalarType::Isize => "isize",
+        ScalarType::Bool => "bool",
+    }
+}
+
+fn elem_name(e: Elem) -> &'static str {
+    e.rust_name()
+}
+
+/// What memory safety rests on even when an executor is called without `run`: the arrays, their
+/// element types and the per-declaration values match the program.
+fn arrays_match(program: &Program, inv: &Invocation<'_>) -> Result<()> {
+    let ok = inv.arrays.len() == program.arrays.len()
+        && inv
+            .arrays
+            .iter()
+            .zip(&program.arrays)
+            .all(|(h, d)| h.elem == d.elem)
+        && inv.reduction_init.len() == program.reductions.len()
+        && inv.reset_values.len() == program.resets.len();
+    if !ok {
+        return internal(
+            "the invocation's arrays, element types or reduction values do not match the program"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
+/// The plan was made for these arrays, and every operation stays inside the arrays and buffers,
+/// so running it cannot touch memory the executor does not own.
+fn plan_fits(program: &Program, plan: &Plan, inv: &Invocation<'_>) -> Result<()> {
+    if plan.shape.len() != program.ndim || plan.shape.is_empty() {
+        return internal(format!(
+            "plan shape {:?} does not match the program's {} axes",
+            plan.shape, program.ndim
+        ));
+    }
+    if let Some(first) = inv.arrays.first() {
+        if first.shape() != plan.shape.as_slice() {
+            return Err(Error::ShapeMismatch {
+                name: program.arrays[0].name.clone(),
+                got: first.shape().to_vec(),
+                first: "the plan".into(),
+                want: plan.shape.clone(),
+            });
+        }
+    }
+    if plan.elem_sizes.len() != program.arrays.len() {
+        return internal("the plan and the program disagree on the arrays".into());
+    }
+    let plane_len: usize = plan.shape[1..].iter().product();
+    if plane_len != plan.plane_len {
+        return internal(format!(
+            "plan plane_len {} but the shape {:?} has {plane_len} elements per plane",
+            plan.plane_len, plan.shape
+        ));
+    }
+    if !plan.compression.is_empty() && plan.compression.len() != program.arrays.len() {
+        return internal("the plan's compression settings do not match the arrays".into());
+    }
+    for (i, op) in plan.ops.iter().enumerate() {
+        if let Some(what) = op_fault(program, plan, inv, i, op) {
+            return internal(format!("plan operation {i} ({:?}): {what}", op.kind));
+        }
+    }
+    Ok(())
+}
+
+/// Why operation `i` could touch memory outside what the executor allocates from the plan (or
+/// run before what it depends on), if it could.
+fn op_fault(
+    program: &Program,
+    plan: &Plan,
+    inv: &Invocation<'_>,
+    i: usize,
+    op: &Op,
+) -> Option<String> {
+    if let Some(d) = op.deps.iter().find(|&&d| d >= i) {
+        return Some(format!("depends on operation {d}, which is not earlier"));
+    }
+    let sets_ok = match &op.kind {
+        OpKind::HtoD { set, .. }
+        | OpKind::DtoH { set, .. }
+        | OpKind::StageIn { set, .. }
+        | OpKind::StageOut { set, .. }
+        | OpKind::Kernel { set, .. }
+        | OpKind::Encode { set, .. }
+        | OpKind::Decode { set, .. }
+        | OpKind::Point { set, .. } => *set < plan.buffer_sets,
+        OpKind::DtoD {
+            from_set, to_set, ..
+        } => *from_set < plan.buffer_sets && *to_set < plan.buffer_sets,
+    };
+    if !sets_ok {
+        return Some(format!("buffer set out of 0..{}", plan.buffer_sets));
+    }
+    compressed_op_fault(program, plan, &op.kind).or_else(|| range_fault(program, plan, inv, op))
+}
+
+/// A plane range inside the host array and inside the buffer window at `base`.
+fn in_window(plan: &Plan, planes: &Range<usize>, base: usize) -> bool {
+    planes.is_empty()
+        || (planes.start >= base
+            && planes.end <= plan.shape[0]
+            && planes.end - base <= plan.buffer_planes)
+}
+
+/// An operation's arrays, kernels, steps and planes out of range, or a write to a read-only
+/// host array.
+fn range_fault(program: &Program, plan: &Plan, inv: &Invocation<'_>, op: &Op) -> Option<String> {
+    let narrays = program.arrays.len();
+    let out = |array: usize, planes: &Range<usize>, base: usize| {
+        array >= narrays || !in_window(plan, planes, base)
+    };
+    let read_only =
+        |array: usize, planes: &Range<usize>| !planes.is_empty() && !inv.arrays[array].writable;
+    let args_ok = |args: &[usize]| {
+        args.len() == narrays
+            && args
+                .iter()
+                .enumerate()
+                .all(|(a, &p)| p < narrays && program.arrays[p].elem == program.arrays[a].elem)
+    };
+    let bad = |what: &str| Some(what.to_string());
+    let range = "array or planes out of range";
+    match &op.kind {
+        OpKind::Encode {
+            array,
+            base,
+            planes,
+            ..
+        }
+        | OpKind::Decode {
+            array,
+            base,
+            planes,
+            ..
+        }
+        | OpKind::HtoD {
+            array,
+            base,
+            planes,
+            ..
+        }
+        | OpKind::StageIn {
+            array,
+            base,
+            planes,
+            ..
+        } => out(*array, planes, *base).then(|| range.to_string()),
+        OpKind::DtoH {
+            array,
+            base,
+            planes,
+            to,
+            ..
+        } => {
+            if out(*array, planes, *base) {
+                bad(range)
+            } else if *to == HostSide::User && read_only(*array, planes) {
+                bad("writes a read-only host array")
+            } else {
+                None
+            }
+        }
+        OpKind::StageOut {
+            array,
+            base,
+            planes,
+            ..
+        } => {
+            if out(*array, planes, *base) {
+                bad(range)
+            } else if read_only(*array, planes) {
+                bad("writes a read-only host array")
+            } else {
+                None
+            }
+        }
+        OpKind::DtoD {
+            array,
+            from_base,
+            to_base,
+            planes,
+            ..
+        } => (out(*array, planes, *from_base) || out(*array, planes, *to_base))
+            .then(|| range.to_string()),
+        OpKind::Kernel {
+            kernel,
+            base,
+            step,
+            planes,
+            args,
+            ..
+        } => (*kernel >= program.kernels.len()
+            || *step >= plan.steps
+            || !in_window(plan, planes, *base)
+            || !args_ok(args))
+        .then(|| "kernel, step, planes or arguments out of range".to_string()),
+        OpKind::Point {
+            point,
+            base,
+            step,
+            plane,
+            args,
+            ..
+        } => (*point >= program.points.len()
+            || *step >= plan.steps
+            || !in_window(plan, &(*plane..*plane + 1), *base)
+            || !args_ok(args))
+        .then(|| "point, step, plane or arguments out of range".to_string()),
+    }
+}
+
+/// For an operation on compressed data: why it could touch bytes outside the compressed copies
+/// and staging areas the executor allocates from the plan, if it could.
+fn compressed_op_fault(program: &Program, plan: &Plan, kind: &OpKind) -> Option<String> {
+    let (array, base, planes) = match kind {
+        OpKind::Encode {
+            array,
+            base,
+            planes,
+            ..
+        }
+        | OpKind::Decode {
+            array,
+            base,
+            planes,
+            ..
+        }
+        | OpKind::HtoD {
+            array,
+            base,
+            planes,
+            from: HostSide::Compressed,
+            ..
+        }
+        | OpKind::DtoH {
+            array,
+            base,
+            planes,
+            to: HostSide::Compressed,
+            ..
+        } => (*array, *base, planes),
+        _ => return None,
+    };
+    let n0 = plan.shape[0];
+    let Some(c) = plan
+        .compressed(array)
+        .filter(|_| array < program.arrays.len())
+    else {
+        return Some("moves compressed data of an array the plan does not compress".into());
+    };
+    let codec = c.codec.get();
+    if codec.slab_bytes(&plan.shape[1..], c.rate).ok() != Some(c.slab_bytes)
+        || codec.slab_planes() != c.slab_planes
+    {
+        return Some("the plan's slab size disagrees with the codec".into());
+    }
+    let slab = c.slab_planes;
+    let aligned = base % slab == 0
+        && planes.start % slab == 0
+        && (planes.end % slab == 0 || planes.end == n0)
+        && planes.start >= base
+        && planes.end <= n0
+        && planes.end - base <= plan.buffer_planes;
+    (!aligned || !plan.compresses())
+        .then(|| "compressed planes not in whole slabs inside the window".into())
+}
