@@ -513,15 +513,18 @@ fn emit_block(
     let block = &tiles.chunks;
     let mut e = Emitter { plan, b, sets };
     for (i, c) in block.iter().enumerate() {
-        // Results (the wavefront's staircase) are shared once the previous chunk has computed
-        // them; block-start values before the previous chunk overwrites them.
-        if tiles.share_results && i > 0 {
-            e.share(block, i);
-        }
         for (p, loads) in c.loads.iter().enumerate() {
             for planes in loads {
                 e.load(i, c.window.start, p, planes.clone(), pos);
             }
+        }
+        // Results (the wavefront's staircase) are shared once the previous chunk has computed
+        // them, so the copy waits for that chunk's last kernel: it goes after the chunk's host
+        // loads on their stream, which then overlap the previous chunk's kernels instead of
+        // waiting behind the copy. Block-start values (overlapped tiling) are shared before the
+        // previous chunk overwrites them.
+        if tiles.share_results && i > 0 {
+            e.share(block, i);
         }
         if !tiles.share_results && i + 1 < block.len() {
             e.share(block, i + 1);
