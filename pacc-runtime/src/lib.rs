@@ -4,6 +4,8 @@
 pub mod checkpoint;
 pub mod codec;
 pub mod compress;
+#[cfg(feature = "mpi")]
+pub mod dist;
 pub mod error;
 pub mod exec;
 pub mod fault;
@@ -17,7 +19,7 @@ pub mod run;
 pub mod tune;
 
 pub use compress::CompressError;
-pub use error::{CheckpointError, CheckpointRef, Error, Progress, Result};
+pub use error::{CheckpointError, CheckpointRef, DistError, Error, Progress, Result};
 pub use invocation::{HostArray, HostSlice, Invocation, RunOutput, ScalarValue};
 pub use options::{BackendChoice, Checkpointing, KernelForm, Options, Resume};
 pub use plan::{Compression, Plan, PlanOptions, Scheme};

@@ -48,7 +48,7 @@ pub fn generate(f: &Func, an: &Analysis, prog: &Program) -> TokenStream {
     let prog_expr = program::tokens(prog, quote!(::std::string::String::from(CUDA_SOURCE)));
 
     // `run`'s parameters: the user's, with views that are handed over mutably made `mut`.
-    let run_inputs = inputs.iter().map(|a| match a {
+    let run_inputs: Vec<TokenStream> = inputs.iter().map(|a| match a {
         FnArg::Typed(pt) => {
             let mut pt = pt.clone();
             if let Pat::Ident(pi) = &mut *pt.pat {
@@ -63,7 +63,7 @@ pub fn generate(f: &Func, an: &Analysis, prog: &Program) -> TokenStream {
             quote!(#pt)
         }
         other => quote!(#other),
-    });
+    }).collect();
 
     // Serial path: shape and steps for the report.
     let first = &f.arrays[0].name;
@@ -108,42 +108,89 @@ pub fn generate(f: &Func, an: &Analysis, prog: &Program) -> TokenStream {
             }
             (Passing::View { .. }, false) => quote!(::pacc::runtime::host::host_array(&#n, #s)?),
         }
-    });
+    }).collect::<Vec<_>>();
     let scalars = f.scalars.iter().map(|s| {
         let v = cpu::typed(&s.name, s.ty);
         quote!(::pacc::runtime::ScalarValue::from(#v))
-    });
+    }).collect::<Vec<_>>();
     let slices = f.slices.iter().map(|s| {
         let n = &s.name;
         let ty = format_ident!("{}", s.elem.rust_name());
         quote!(::pacc::runtime::host::host_slice::<#ty>(&#n[..]))
-    });
+    }).collect::<Vec<_>>();
     let npoints = f.points().count();
     let pvars: Vec<_> = (0..npoints).map(|i| format_ident!("__p{i}")).collect();
     let red_init = f.reductions.iter().map(|r| {
         let n = &r.name;
         let v = cpu::typed(n, r.ty);
         quote!((#v) as f64)
-    });
+    }).collect::<Vec<_>>();
     let resets = f.time.items.iter().filter_map(|i| match i {
         StepItem::Reset { reduction, value } => {
             let v = cpu::typed(value, f.reductions[*reduction].ty);
             Some(quote!((#v) as f64))
         }
         _ => None,
-    });
+    }).collect::<Vec<_>>();
     let red_back = f.reductions.iter().enumerate().map(|(i, r)| {
         let n = &r.name;
         let ty = format_ident!("{}", r.ty.rust_name());
         quote!(#n = __out.reductions[#i] as #ty;)
-    });
+    }).collect::<Vec<_>>();
     let swaps = f.time.items.iter().filter_map(|i| match i {
         StepItem::Swap { stmt, .. } => Some(stmt),
         _ => None,
-    });
+    }).collect::<Vec<_>>();
     let kernels = cpu::kernels(f, an);
     let (point_eval, point_push) = cpu::points(f, an);
     let time_helpers = time_helpers();
+    // The call's set-up, the runtime call `call` (an expression using the set-up's locals) and
+    // the write-back of reductions and swaps: shared by `run` and `run_distributed`.
+    let invocation = quote!(::pacc::runtime::Invocation {
+                        arrays: __arrays,
+                        scalars: __scalars,
+                        slices: __slices,
+                        points: __points,
+                        t0: __t0,
+                        steps: __steps,
+                        reduction_init: __reduction_init,
+                        reset_values: __reset_values,
+                        cpu: ::pacc::runtime::exec::CpuKernels { kernels: __kernels, points: __points_cpu },
+                    });
+    let invoke = |call: TokenStream| {
+        quote! {
+                #(#pre)*
+                let __tr = #range;
+                let __t_like = #t_like;
+                let __t0: i64 = (#t_like) as i64;
+                let __steps: usize = #steps;
+                let __arrays = ::std::vec::Vec::from([#(#arrays),*]);
+                let __scalars: ::std::vec::Vec<::pacc::runtime::ScalarValue> = ::std::vec::Vec::from([#(#scalars),*]);
+                let __slices: ::std::vec::Vec<::pacc::runtime::HostSlice> = ::std::vec::Vec::from([#(#slices),*]);
+                #point_eval
+                let __points: ::std::vec::Vec<::std::vec::Vec<i64>> = ::std::vec::Vec::from([#(#pvars.to_vec()),*]);
+                let __reduction_init: ::std::vec::Vec<f64> = ::std::vec::Vec::from([#(#red_init),*]);
+                let __reset_values: ::std::vec::Vec<f64> = ::std::vec::Vec::from([#(#resets),*]);
+                let mut __kernels: ::std::vec::Vec<::std::boxed::Box<::pacc::runtime::exec::CpuKernelFn<'_>>> = ::std::vec::Vec::new();
+                #kernels
+                let mut __points_cpu: ::std::vec::Vec<::std::boxed::Box<::pacc::runtime::exec::CpuPointFn<'_>>> = ::std::vec::Vec::new();
+                #point_push
+                let __out = #call?;
+                #(#red_back)*
+                for _ in 0..__out.swap_replays {
+                    #(#swaps)*
+                }
+                let __report = __out.report;
+                let __ret: #ret_ty = { #(#post)* };
+                ::core::result::Result::Ok((__ret, __report))
+        }
+    };
+    let distributed = distributed(
+        &run_inputs,
+        &ret_ty,
+        invoke(quote!(::pacc::runtime::dist::run(__comm, __slab, program(), #invocation, __opts))),
+    );
+    let run_body = invoke(quote!(::pacc::runtime::run(program(), #invocation, __opts)));
 
     quote! {
         #(#attrs)*
@@ -190,47 +237,34 @@ pub fn generate(f: &Func, an: &Analysis, prog: &Program) -> TokenStream {
                         ::pacc::runtime::Report::serial(program(), &__shape, __steps, __start.elapsed()),
                     ));
                 }
-                #(#pre)*
-                let __tr = #range;
-                let __t_like = #t_like;
-                let __t0: i64 = (#t_like) as i64;
-                let __steps: usize = #steps;
-                let __arrays = ::std::vec::Vec::from([#(#arrays),*]);
-                let __scalars: ::std::vec::Vec<::pacc::runtime::ScalarValue> = ::std::vec::Vec::from([#(#scalars),*]);
-                let __slices: ::std::vec::Vec<::pacc::runtime::HostSlice> = ::std::vec::Vec::from([#(#slices),*]);
-                #point_eval
-                let __points: ::std::vec::Vec<::std::vec::Vec<i64>> = ::std::vec::Vec::from([#(#pvars.to_vec()),*]);
-                let __reduction_init: ::std::vec::Vec<f64> = ::std::vec::Vec::from([#(#red_init),*]);
-                let __reset_values: ::std::vec::Vec<f64> = ::std::vec::Vec::from([#(#resets),*]);
-                let mut __kernels: ::std::vec::Vec<::std::boxed::Box<::pacc::runtime::exec::CpuKernelFn<'_>>> = ::std::vec::Vec::new();
-                #kernels
-                let mut __points_cpu: ::std::vec::Vec<::std::boxed::Box<::pacc::runtime::exec::CpuPointFn<'_>>> = ::std::vec::Vec::new();
-                #point_push
-                let __out = ::pacc::runtime::run(
-                    program(),
-                    ::pacc::runtime::Invocation {
-                        arrays: __arrays,
-                        scalars: __scalars,
-                        slices: __slices,
-                        points: __points,
-                        t0: __t0,
-                        steps: __steps,
-                        reduction_init: __reduction_init,
-                        reset_values: __reset_values,
-                        cpu: ::pacc::runtime::exec::CpuKernels { kernels: __kernels, points: __points_cpu },
-                    },
-                    __opts,
-                )?;
-                #(#red_back)*
-                for _ in 0..__out.swap_replays {
-                    #(#swaps)*
-                }
-                let __report = __out.report;
-                let __ret: #ret_ty = { #(#post)* };
-                ::core::result::Result::Ok((__ret, __report))
+                #run_body
             }
 
+            #distributed
+
             #time_helpers
+        }
+    }
+}
+
+/// `run_distributed`: the call on one MPI rank's slab (feature `mpi` of pacc; the macro
+/// `__if_mpi!` keeps it out otherwise, whatever the user's crate's features are).
+fn distributed(run_inputs: &[TokenStream], ret_ty: &TokenStream, body: TokenStream) -> TokenStream {
+    quote! {
+        ::pacc::__if_mpi! {
+            /// Runs on this MPI rank's slab: every rank of `__comm` calls it with its own
+            /// `__slab` (`pacc::runtime::dist::slab`) and its local arrays (shape
+            /// `__slab.local_shape()`, planes `__slab.window` of the global ones, halos
+            /// included); the other arguments are the global call's. Reductions come back
+            /// global; the owned planes hold the serial function's result.
+            pub fn run_distributed(
+                #(#run_inputs,)*
+                __comm: &::pacc::runtime::dist::Communicator,
+                __slab: &::pacc::runtime::dist::Slab,
+                __opts: &::pacc::runtime::Options,
+            ) -> ::core::result::Result<(#ret_ty, ::pacc::runtime::Report), ::pacc::runtime::Error> {
+                #body
+            }
         }
     }
 }

@@ -40,7 +40,7 @@ mod resident;
 mod trace;
 
 pub use codec_rate::{measure_codec, CodecRates};
-pub use device::{available, DeviceInfo};
+pub use device::{available, prefer_device, DeviceInfo};
 pub use extra::{
     device_memory_budget, free_memory, lock_host, managed_fits, measure_link, run_managed,
     HostLock, ManagedOutput,
