@@ -3,6 +3,9 @@
 
 #![allow(dead_code)] // each example uses a different subset
 
+#[cfg(feature = "mpi")]
+pub mod dist;
+
 use clap::Args;
 use pacc::{BackendChoice, Options, Report, Scheme};
 use std::path::PathBuf;

@@ -130,7 +130,10 @@ fn random_equal(w: &Communicator, c: &Case, opts: &Options, seed: u64) {
         }
     }
     for (r, (&got, &want)) in out.reductions.iter().zip(&want_red).enumerate() {
-        assert!(close(got, want), "seed {seed}: reduction {r} {got} != {want}");
+        assert!(
+            close(got, want),
+            "seed {seed}: reduction {r} {got} != {want}"
+        );
     }
 }
 
@@ -159,7 +162,10 @@ fn acoustic_equal(w: &Communicator, nz: usize, opts: &Options) {
     assert!(report.adjustments.iter().any(|a| a.starts_with("rank 0:")));
     for (name, l, s) in [("prev", &lp, &sp), ("cur", &lc, &sc)] {
         if let Some(got) = dist::gather(w, &slab, l) {
-            assert!(bits32(&got) == bits32(s), "acoustic nz {nz}: `{name}` differs from serial");
+            assert!(
+                bits32(&got) == bits32(s),
+                "acoustic nz {nz}: `{name}` differs from serial"
+            );
         }
     }
 }
@@ -198,7 +204,10 @@ fn himeno_equal(w: &Communicator, ni: usize, opts: &Options) {
     let rel = ((got - gosa) / gosa).abs();
     assert!(rel < 1e-5, "himeno gosa {got} vs serial {gosa}");
     if let Some(p) = dist::gather(w, &slab, &p) {
-        assert!(bits32(&p) == bits32(&want.p), "himeno: `p` differs from serial");
+        assert!(
+            bits32(&p) == bits32(&want.p),
+            "himeno: `p` differs from serial"
+        );
     }
 }
 
@@ -207,7 +216,8 @@ fn laplace_equal(w: &Communicator, ny: usize, opts: &Options) {
     let (mut sa, mut sb) = (a.clone(), b.clone());
     laplace2d::jacobi::serial(&mut sa, &mut sb, 11);
     let slab = dist::slab(w, laplace2d::jacobi::program(), &[ny, 17], 11, opts).unwrap();
-    let (mut la, mut lb): (Array2<f32>, Array2<f32>) = (dist::window(&a, &slab), dist::window(&b, &slab));
+    let (mut la, mut lb): (Array2<f32>, Array2<f32>) =
+        (dist::window(&a, &slab), dist::window(&b, &slab));
     laplace2d::jacobi::run_distributed(&mut la, &mut lb, 11, w, &slab, opts).unwrap();
     for (l, s) in [(&la, &sa), (&lb, &sb)] {
         if let Some(got) = dist::gather(w, &slab, l) {
@@ -231,7 +241,10 @@ fn errors(w: &Communicator) {
     let program = acoustic::propagate::program();
     // More ranks than planes.
     let e = dist::split(program, &[n - 1, 12, 12], 4, n, &cpu(1, 1)).unwrap_err();
-    assert!(matches!(dist_err(&e), DistError::TooManyRanks { .. }), "{e}");
+    assert!(
+        matches!(dist_err(&e), DistError::TooManyRanks { .. }),
+        "{e}"
+    );
     // A slab thinner than the halo: 4 planes of reach per step, 3 steps per block.
     let nz = 10 * n;
     let e = dist::split(program, &[nz, 12, 12], 6, n, &cpu(1, 3)).unwrap_err();
@@ -251,7 +264,18 @@ fn errors(w: &Communicator) {
         let l = || Array3::<f32>::zeros((local[0], local[1], local[2]));
         let (mut p, mut c, v) = (l(), l(), l());
         acoustic::propagate::run_distributed(
-            &mut p, &mut c, &v, &wavelet, nz / 2, 6, 6, dx2, 6, w, slab, &opts,
+            &mut p,
+            &mut c,
+            &v,
+            &wavelet,
+            nz / 2,
+            6,
+            6,
+            dx2,
+            6,
+            w,
+            slab,
+            &opts,
         )
         .map(|_| ())
     };
@@ -262,7 +286,10 @@ fn errors(w: &Communicator) {
         let other = &slabs[(me + 1) % n];
         let e = call(other, 1.0, 0).unwrap_err();
         assert!(
-            matches!(dist_err(&e), DistError::WrongSlab { .. } | DistError::RankFailed { .. }),
+            matches!(
+                dist_err(&e),
+                DistError::WrongSlab { .. } | DistError::RankFailed { .. }
+            ),
             "{e}"
         );
         // Rank 1's arrays have the wrong shape.
@@ -289,7 +316,18 @@ fn errors(w: &Communicator) {
         Array3::<f32>::zeros(dims(&mine)),
     );
     let e = acoustic::propagate::run_distributed(
-        &mut p, &mut c, &v, &wavelet, nz / 2, 6, 6, 1.0, 6, w, &mine, &serial,
+        &mut p,
+        &mut c,
+        &v,
+        &wavelet,
+        nz / 2,
+        6,
+        6,
+        1.0,
+        6,
+        w,
+        &mine,
+        &serial,
     )
     .unwrap_err();
     assert!(matches!(e, Error::Option(_)), "{e}");
@@ -319,7 +357,14 @@ fn fail(w: &Communicator) {
         .map(|a| host_array_mut(a, "a").unwrap())
         .collect();
     let guard = (me == 1 % n).then(|| fault::inject(Site::HtoD, 2));
-    let e = dist::run(w, &slab, &c.program, random::invocation(&c, hs, None), &opts).unwrap_err();
+    let e = dist::run(
+        w,
+        &slab,
+        &c.program,
+        random::invocation(&c, hs, None),
+        &opts,
+    )
+    .unwrap_err();
     drop(guard);
     let text = e.to_string();
     assert!(text.contains("injected fault"), "rank {me}: {text}");
@@ -335,7 +380,12 @@ fn fail(w: &Communicator) {
 
 const KILL_STEPS: usize = 12;
 
-fn checkpointed(w: &Communicator, dir: &Path, resume: bool, hook: Option<random::Hook>) -> Result<Vec<f64>, Error> {
+fn checkpointed(
+    w: &Communicator,
+    dir: &Path,
+    resume: bool,
+    hook: Option<random::Hook>,
+) -> Result<Vec<f64>, Error> {
     let n = size(w);
     let mut c = random::case(4242, 8 * n + 20);
     c.steps = KILL_STEPS;
@@ -352,7 +402,13 @@ fn checkpointed(w: &Communicator, dir: &Path, resume: bool, hook: Option<random:
         .iter_mut()
         .map(|a| host_array_mut(a, "a").unwrap())
         .collect();
-    let out = dist::run(w, &slab, &c.program, random::invocation(&c, hs, hook), &opts)?;
+    let out = dist::run(
+        w,
+        &slab,
+        &c.program,
+        random::invocation(&c, hs, hook),
+        &opts,
+    )?;
     // The uninterrupted serial result.
     let mut want = global.clone();
     let hs: Vec<HostArray> = want
@@ -362,7 +418,10 @@ fn checkpointed(w: &Communicator, dir: &Path, resume: bool, hook: Option<random:
     let want_red = random::serial(&c, &hs);
     for (a, l) in local.iter().enumerate() {
         if let Some(got) = dist::gather(w, &slab, l) {
-            assert!(bits64(&got) == bits64(&want[a]), "array {a} differs after resuming");
+            assert!(
+                bits64(&got) == bits64(&want[a]),
+                "array {a} differs after resuming"
+            );
         }
     }
     for (&g, &s) in out.reductions.iter().zip(&want_red) {
@@ -388,7 +447,10 @@ fn resume(w: &Communicator, dir: &Path) {
     let committed = std::fs::read_to_string(dir.join("DIST.json")).expect("a committed checkpoint");
     let v: serde_json::Value = serde_json::from_str(&committed).unwrap();
     let step = v["step"].as_u64().unwrap();
-    assert!(step > 0 && (step as usize) < KILL_STEPS, "committed step {step}");
+    assert!(
+        step > 0 && (step as usize) < KILL_STEPS,
+        "committed step {step}"
+    );
     checkpointed(w, dir, true, None).unwrap_or_else(|e| panic!("resuming: {e}"));
 }
 

@@ -54,19 +54,53 @@ fn driver() {
     let d = dir.to_string_lossy().to_string();
     let mut launches = Vec::new();
     for n in 1..=4 {
-        launches.push(launch(n, &["equal"], true, &format!("-n {n}: random programs and the examples' functions equal serial")));
+        launches.push(launch(
+            n,
+            &["equal"],
+            true,
+            &format!("-n {n}: random programs and the examples' functions equal serial"),
+        ));
     }
     launches.push(launch(3, &["errors"], true, "-n 3: thin slabs, bad rank counts, wrong slabs and shapes, disagreeing ranks are typed errors on every rank"));
-    launches.push(launch(4, &["errors"], true, "-n 4: the same with four ranks"));
-    launches.push(launch(3, &["fail"], true, "-n 3: a failing rank makes every rank return its error"));
-    launches.push(launch(3, &["kill", &d], false, "-n 3: rank 1 dies after some checkpoints (mpirun must fail)"));
-    launches.push(launch(3, &["resume", &d], true, "-n 3: every rank resumes from its last checkpoint to the uninterrupted result"));
-    launches.push(launch(2, &["relayout", &d], true, "-n 2: resuming with another rank count is a typed error"));
+    launches.push(launch(
+        4,
+        &["errors"],
+        true,
+        "-n 4: the same with four ranks",
+    ));
+    launches.push(launch(
+        3,
+        &["fail"],
+        true,
+        "-n 3: a failing rank makes every rank return its error",
+    ));
+    launches.push(launch(
+        3,
+        &["kill", &d],
+        false,
+        "-n 3: rank 1 dies after some checkpoints (mpirun must fail)",
+    ));
+    launches.push(launch(
+        3,
+        &["resume", &d],
+        true,
+        "-n 3: every rank resumes from its last checkpoint to the uninterrupted result",
+    ));
+    launches.push(launch(
+        2,
+        &["relayout", &d],
+        true,
+        "-n 2: resuming with another rank count is a typed error",
+    ));
     let exe = std::env::current_exe().expect("the test binary's path");
     let (mut passed, mut failed) = (0, 0);
     for l in &launches {
         let ok = run_launch(&exe, l);
-        println!("test mpirun {} ... {}", l.what, if ok { "ok" } else { "FAILED" });
+        println!(
+            "test mpirun {} ... {}",
+            l.what,
+            if ok { "ok" } else { "FAILED" }
+        );
         if ok {
             passed += 1;
         } else {
@@ -83,7 +117,12 @@ fn driver() {
 fn run_launch(exe: &PathBuf, l: &Launch) -> bool {
     let limit = Duration::from_secs(240);
     let mut child = Command::new("mpirun")
-        .args(["-n", &l.ranks.to_string(), "--oversubscribe", "--allow-run-as-root"])
+        .args([
+            "-n",
+            &l.ranks.to_string(),
+            "--oversubscribe",
+            "--allow-run-as-root",
+        ])
         .args(["-x", "RAYON_NUM_THREADS=1"])
         .arg(exe)
         .args(&l.args)
@@ -110,7 +149,10 @@ fn run_launch(exe: &PathBuf, l: &Launch) -> bool {
     );
     let ok = match status {
         None => {
-            eprintln!("mpirun {:?} did not finish within {limit:?} (a hang)", l.args);
+            eprintln!(
+                "mpirun {:?} did not finish within {limit:?} (a hang)",
+                l.args
+            );
             false
         }
         Some(s) => s.success() == l.must_succeed,

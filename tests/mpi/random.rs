@@ -261,8 +261,8 @@ fn plane(s: &KSpec, fr: &KernelFrame<'_>, z: usize, red: &mut [f64]) {
     let (mut sum, mut peak) = (0.0f64, f64::NEG_INFINITY);
     for y in 1..ny - 1 {
         for x in 1..nx - 1 {
-            let mut v = s.coef * w.get3(z, y, x) + 1e-3 * fr.t as f64 + 1e-4 * z as f64
-                - 1e-5 * n0 as f64;
+            let mut v =
+                s.coef * w.get3(z, y, x) + 1e-3 * fr.t as f64 + 1e-4 * z as f64 - 1e-5 * n0 as f64;
             for &(a, lo, hi) in &s.reads {
                 let g = fr.arrays[a].grid::<f64>();
                 for d in lo..=hi {

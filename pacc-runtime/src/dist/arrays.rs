@@ -23,7 +23,11 @@ where
 
 /// The global array, assembled on rank 0 from every rank's owned planes of `local` (its
 /// window); `None` on the other ranks. Collective: every rank calls it.
-pub fn gather<S, T, D>(comm: &Communicator, slab: &Slab, local: &ArrayBase<S, D>) -> Option<Array<T, D>>
+pub fn gather<S, T, D>(
+    comm: &Communicator,
+    slab: &Slab,
+    local: &ArrayBase<S, D>,
+) -> Option<Array<T, D>>
 where
     S: Data<Elem = T>,
     T: Clone + Equivalence,

@@ -19,12 +19,7 @@ const MAX_MESSAGE: usize = 1 << 30;
 /// Refreshes the halo planes of `arrays` (the rank's physical arrays that the run writes)
 /// from the neighbours' owned planes, all in one nonblocking exchange: every send and receive
 /// is posted before any is waited for.
-pub(crate) fn exchange_halos(
-    comm: &Communicator,
-    slabs: &[Slab],
-    me: usize,
-    arrays: &[HostArray],
-) {
+pub(crate) fn exchange_halos(comm: &Communicator, slabs: &[Slab], me: usize, arrays: &[HostArray]) {
     let slab = &slabs[me];
     let local = |r: &Range<usize>| r.start - slab.window.start..r.end - slab.window.start;
     // (neighbour, planes I receive, planes I send), in local planes of my arrays.
@@ -55,8 +50,14 @@ pub(crate) fn exchange_halos(
                 // ranges of the array, which nothing else touches until the requests complete.
                 let (rbuf, sbuf) = unsafe {
                     (
-                        std::slice::from_raw_parts_mut(h.ptr.add(recv.start * plane), recv.len() * plane),
-                        std::slice::from_raw_parts(h.ptr.add(send.start * plane) as *const u8, send.len() * plane),
+                        std::slice::from_raw_parts_mut(
+                            h.ptr.add(recv.start * plane),
+                            recv.len() * plane,
+                        ),
+                        std::slice::from_raw_parts(
+                            h.ptr.add(send.start * plane) as *const u8,
+                            send.len() * plane,
+                        ),
                     )
                 };
                 for (tag, piece) in rbuf.chunks_mut(MAX_MESSAGE).enumerate() {

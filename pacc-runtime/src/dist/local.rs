@@ -30,7 +30,10 @@ pub(crate) fn program(program: &Program, slab: &Slab, points: &[Vec<i64>]) -> (P
     }
     let inside: Vec<bool> = points
         .iter()
-        .map(|p| p.first().is_some_and(|&z| z >= 0 && w.contains(&(z as usize))))
+        .map(|p| {
+            p.first()
+                .is_some_and(|&z| z >= 0 && w.contains(&(z as usize)))
+        })
         .collect();
     local
         .step
@@ -97,7 +100,11 @@ fn shifted(views: &[BufView], off: usize) -> Vec<BufView> {
         .collect()
 }
 
-fn regard<'f>(frame: &KernelFrame<'_>, views: &'f [BufView], shape: &'f [usize]) -> KernelFrame<'f> {
+fn regard<'f>(
+    frame: &KernelFrame<'_>,
+    views: &'f [BufView],
+    shape: &'f [usize],
+) -> KernelFrame<'f> {
     KernelFrame {
         arrays: views,
         t: frame.t,

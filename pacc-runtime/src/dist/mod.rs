@@ -39,8 +39,12 @@ pub fn slab(
 /// The GPU a rank uses: its rank among the ranks of its node (`OMPI_COMM_WORLD_LOCAL_RANK`,
 /// `MPI_LOCALRANKID` or `SLURM_LOCALID`), modulo the device count (applied by the executor).
 pub fn local_rank() -> usize {
-    ["OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"]
-        .iter()
-        .find_map(|v| std::env::var(v).ok()?.parse().ok())
-        .unwrap_or(0)
+    [
+        "OMPI_COMM_WORLD_LOCAL_RANK",
+        "MPI_LOCALRANKID",
+        "SLURM_LOCALID",
+    ]
+    .iter()
+    .find_map(|v| std::env::var(v).ok()?.parse().ok())
+    .unwrap_or(0)
 }

@@ -276,16 +276,21 @@ fn prepare(
 /// The new global value of each reduction after a block, from every rank's partial (its owned
 /// planes' contributions since the block's last reset, or since the block's start), in rank
 /// order.
-fn combine_ranks(program: &Program, before: &[f64], resets: &[f64], parts: &[Vec<f64>]) -> Vec<f64> {
+fn combine_ranks(
+    program: &Program,
+    before: &[f64],
+    resets: &[f64],
+    parts: &[Vec<f64>],
+) -> Vec<f64> {
     let mut value = before.to_vec();
     for (r, d) in program.reductions.iter().enumerate() {
         let reset = program.step.iter().find_map(|s| match *s {
             Stage::Reset(i) if program.resets[i].reduction == r => Some(resets[i]),
             _ => None,
         });
-        let total = parts
-            .iter()
-            .fold(reduction_identity(d.op), |acc, p| combine(d.op, d.elem, acc, p[r]));
+        let total = parts.iter().fold(reduction_identity(d.op), |acc, p| {
+            combine(d.op, d.elem, acc, p[r])
+        });
         value[r] = combine(d.op, d.elem, reset.unwrap_or(value[r]), total);
     }
     value
@@ -354,7 +359,10 @@ fn execute(
             let t = Instant::now();
             let out = cpu::execute(program, plan, inv, order)?;
             let mut r = block_report(program, backend, &plan.shape, plan);
-            r.device = Some(format!("CPU, {} rayon threads", rayon::current_num_threads()));
+            r.device = Some(format!(
+                "CPU, {} rayon threads",
+                rayon::current_num_threads()
+            ));
             r.stages = out.stages;
             r.wall_seconds = t.elapsed().as_secs_f64();
             Ok((out.reductions, r))
@@ -380,25 +388,25 @@ struct Totals(Report);
 /// A report of `plan` with its transfer volumes and no times yet.
 fn block_report(program: &Program, backend: Backend, shape: &[usize], plan: &Plan) -> Report {
     Report {
-            program: program.name.clone(),
-            backend: backend.name().into(),
-            device: None,
-            scheme: plan.scheme,
-            shape: shape.to_vec(),
-            steps: plan.steps,
-            chunks: plan.chunks,
-            requested_chunks: plan.requested_chunks,
-            block_steps: plan.block_steps,
-            bytes_htod: plan.bytes_htod(),
-            bytes_dtoh: plan.bytes_dtoh(),
-            bytes_dtod: plan.bytes_dtod(),
-            bytes_htod_raw: plan.bytes_htod_raw(),
-            bytes_dtoh_raw: plan.bytes_dtoh_raw(),
-            device_bytes: plan.device_bytes(),
-            wall_seconds: 0.0,
-            stages: StageTimes::default(),
-            adjustments: plan.adjustments.clone(),
-            timeline: Vec::new(),
+        program: program.name.clone(),
+        backend: backend.name().into(),
+        device: None,
+        scheme: plan.scheme,
+        shape: shape.to_vec(),
+        steps: plan.steps,
+        chunks: plan.chunks,
+        requested_chunks: plan.requested_chunks,
+        block_steps: plan.block_steps,
+        bytes_htod: plan.bytes_htod(),
+        bytes_dtoh: plan.bytes_dtoh(),
+        bytes_dtod: plan.bytes_dtod(),
+        bytes_htod_raw: plan.bytes_htod_raw(),
+        bytes_dtoh_raw: plan.bytes_dtoh_raw(),
+        device_bytes: plan.device_bytes(),
+        wall_seconds: 0.0,
+        stages: StageTimes::default(),
+        adjustments: plan.adjustments.clone(),
+        timeline: Vec::new(),
     }
 }
 

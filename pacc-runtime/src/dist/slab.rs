@@ -58,12 +58,12 @@ pub fn reach_per_step(program: &Program) -> (usize, usize) {
 
 /// The widest read of kernel `k` along axis 0: (planes before, planes after).
 pub(crate) fn kernel_reach(program: &Program, k: usize) -> (usize, usize) {
-    program.kernels[k]
-        .reads
-        .iter()
-        .fold((0, 0), |(b, f), r| {
-            (b.max((-r.lo[0]).max(0) as usize), f.max(r.hi[0].max(0) as usize))
-        })
+    program.kernels[k].reads.iter().fold((0, 0), |(b, f), r| {
+        (
+            b.max((-r.lo[0]).max(0) as usize),
+            f.max(r.hi[0].max(0) as usize),
+        )
+    })
 }
 
 /// The time steps per block of a distributed run of `steps` steps: the option, else the

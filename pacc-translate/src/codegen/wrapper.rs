@@ -94,69 +94,106 @@ pub fn generate(f: &Func, an: &Analysis, prog: &Program) -> TokenStream {
     };
     let steps = steps_expr(f);
 
-    let arrays = f.arrays.iter().enumerate().map(|(i, a)| {
-        let n = &a.name;
-        let s = n.to_string();
-        let writable = an.roles[i] != Role::Input;
-        match (a.passing, writable) {
-            (Passing::Ref { mutable: true }, true) => {
-                quote!(::pacc::runtime::host::host_array_mut(&mut *#n, #s)?)
+    let arrays = f
+        .arrays
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let n = &a.name;
+            let s = n.to_string();
+            let writable = an.roles[i] != Role::Input;
+            match (a.passing, writable) {
+                (Passing::Ref { mutable: true }, true) => {
+                    quote!(::pacc::runtime::host::host_array_mut(&mut *#n, #s)?)
+                }
+                (Passing::Ref { .. }, _) => quote!(::pacc::runtime::host::host_array(&*#n, #s)?),
+                (Passing::View { .. }, true) => {
+                    quote!(::pacc::runtime::host::host_array_mut(&mut #n, #s)?)
+                }
+                (Passing::View { .. }, false) => {
+                    quote!(::pacc::runtime::host::host_array(&#n, #s)?)
+                }
             }
-            (Passing::Ref { .. }, _) => quote!(::pacc::runtime::host::host_array(&*#n, #s)?),
-            (Passing::View { .. }, true) => {
-                quote!(::pacc::runtime::host::host_array_mut(&mut #n, #s)?)
-            }
-            (Passing::View { .. }, false) => quote!(::pacc::runtime::host::host_array(&#n, #s)?),
-        }
-    }).collect::<Vec<_>>();
-    let scalars = f.scalars.iter().map(|s| {
-        let v = cpu::typed(&s.name, s.ty);
-        quote!(::pacc::runtime::ScalarValue::from(#v))
-    }).collect::<Vec<_>>();
-    let slices = f.slices.iter().map(|s| {
-        let n = &s.name;
-        let ty = format_ident!("{}", s.elem.rust_name());
-        quote!(::pacc::runtime::host::host_slice::<#ty>(&#n[..]))
-    }).collect::<Vec<_>>();
+        })
+        .collect::<Vec<_>>();
+    let scalars = f
+        .scalars
+        .iter()
+        .map(|s| {
+            let v = cpu::typed(&s.name, s.ty);
+            quote!(::pacc::runtime::ScalarValue::from(#v))
+        })
+        .collect::<Vec<_>>();
+    let slices = f
+        .slices
+        .iter()
+        .map(|s| {
+            let n = &s.name;
+            let ty = format_ident!("{}", s.elem.rust_name());
+            quote!(::pacc::runtime::host::host_slice::<#ty>(&#n[..]))
+        })
+        .collect::<Vec<_>>();
     let npoints = f.points().count();
     let pvars: Vec<_> = (0..npoints).map(|i| format_ident!("__p{i}")).collect();
-    let red_init = f.reductions.iter().map(|r| {
-        let n = &r.name;
-        let v = cpu::typed(n, r.ty);
-        quote!((#v) as f64)
-    }).collect::<Vec<_>>();
-    let resets = f.time.items.iter().filter_map(|i| match i {
-        StepItem::Reset { reduction, value } => {
-            let v = cpu::typed(value, f.reductions[*reduction].ty);
-            Some(quote!((#v) as f64))
-        }
-        _ => None,
-    }).collect::<Vec<_>>();
-    let red_back = f.reductions.iter().enumerate().map(|(i, r)| {
-        let n = &r.name;
-        let ty = format_ident!("{}", r.ty.rust_name());
-        quote!(#n = __out.reductions[#i] as #ty;)
-    }).collect::<Vec<_>>();
-    let swaps = f.time.items.iter().filter_map(|i| match i {
-        StepItem::Swap { stmt, .. } => Some(stmt),
-        _ => None,
-    }).collect::<Vec<_>>();
+    let red_init = f
+        .reductions
+        .iter()
+        .map(|r| {
+            let n = &r.name;
+            let v = cpu::typed(n, r.ty);
+            quote!((#v) as f64)
+        })
+        .collect::<Vec<_>>();
+    let resets = f
+        .time
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            StepItem::Reset { reduction, value } => {
+                let v = cpu::typed(value, f.reductions[*reduction].ty);
+                Some(quote!((#v) as f64))
+            }
+            _ => None,
+        })
+        .collect::<Vec<_>>();
+    let red_back = f
+        .reductions
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let n = &r.name;
+            let ty = format_ident!("{}", r.ty.rust_name());
+            quote!(#n = __out.reductions[#i] as #ty;)
+        })
+        .collect::<Vec<_>>();
+    let swaps = f
+        .time
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            StepItem::Swap { stmt, .. } => Some(stmt),
+            _ => None,
+        })
+        .collect::<Vec<_>>();
     let kernels = cpu::kernels(f, an);
     let (point_eval, point_push) = cpu::points(f, an);
     let time_helpers = time_helpers();
     // The call's set-up, the runtime call `call` (an expression using the set-up's locals) and
     // the write-back of reductions and swaps: shared by `run` and `run_distributed`.
     let invocation = quote!(::pacc::runtime::Invocation {
-                        arrays: __arrays,
-                        scalars: __scalars,
-                        slices: __slices,
-                        points: __points,
-                        t0: __t0,
-                        steps: __steps,
-                        reduction_init: __reduction_init,
-                        reset_values: __reset_values,
-                        cpu: ::pacc::runtime::exec::CpuKernels { kernels: __kernels, points: __points_cpu },
-                    });
+        arrays: __arrays,
+        scalars: __scalars,
+        slices: __slices,
+        points: __points,
+        t0: __t0,
+        steps: __steps,
+        reduction_init: __reduction_init,
+        reset_values: __reset_values,
+        cpu: ::pacc::runtime::exec::CpuKernels {
+            kernels: __kernels,
+            points: __points_cpu
+        },
+    });
     let invoke = |call: TokenStream| {
         quote! {
                 #(#pre)*
