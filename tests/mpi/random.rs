@@ -333,7 +333,7 @@ pub fn serial(c: &Case, arrays: &[HostArray]) -> Vec<f64> {
                     let r = p.kernels[k].ranges[0];
                     let (mut sum, mut peak) = (0.0f64, f64::NEG_INFINITY);
                     for z in r.lo.eval(n0) as usize..r.hi.eval(n0) as usize {
-                        let mut red = vec![0.0, f64::NEG_INFINITY];
+                        let mut red = [0.0, f64::NEG_INFINITY];
                         let red = &mut red[..p.kernels[k].reductions.len()];
                         (inv.cpu.kernels[k])(&frame, z, red);
                         if !red.is_empty() {
