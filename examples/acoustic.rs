@@ -88,13 +88,26 @@ fn initial_field(
 /// Overwrites `a` with [`initial_field`]'s values, in place and in parallel (a second copy of
 /// a 30 GB wavefield may not fit in host memory).
 fn reset_field(a: &mut ndarray::Array3<f32>, noise: Option<f32>, seed: u64) {
+    let nz = a.dim().0;
+    reset_field_at(a, noise, seed, 0, nz);
+}
+
+/// [`reset_field`] for planes `z0..` of a field of `nz` planes (a rank's window).
+fn reset_field_at(
+    a: &mut ndarray::Array3<f32>,
+    noise: Option<f32>,
+    seed: u64,
+    z0: usize,
+    nz: usize,
+) {
     use rayon::prelude::*;
-    let (nz, ny, nx) = a.dim();
+    let (_, ny, nx) = a.dim();
     let plane = ny * nx;
     let slice = a
         .as_slice_mut()
         .expect("the example's arrays are contiguous");
     slice.par_chunks_mut(plane).enumerate().for_each(|(z, p)| {
+        let z = z0 + z;
         p.fill(0.0);
         let Some(amp) = noise else { return };
         if z < HALO || z + HALO >= nz {
@@ -185,6 +198,19 @@ fn main() {
         (v[0], v[1])
     });
 
+    #[cfg(feature = "mpi")]
+    if common::dist::launched() {
+        let setup = Setup {
+            shape,
+            src: src.clone(),
+            vtop,
+            vbottom,
+            wavelet: &wavelet,
+            dx2,
+        };
+        std::process::exit(distributed(&cli, &opts, &setup));
+    }
+
     println!(
         "acoustic: {nz}x{ny}x{nx} grid, {} steps, dx {} m, dt {} s, {}, Courant {courant:.3} \
          (limit {limit:.3}), Ricker {} Hz at ({sz},{sy},{sx}), {}",
@@ -247,16 +273,7 @@ fn main() {
     }
     if cli.pipe.verify {
         let mut v = Verifier::new(&report, cli.pipe.tolerance);
-        let mut sprev = initial_field(shape, cli.init_noise, 1);
-        let mut scur = initial_field(shape, cli.init_noise, 2);
-        match &damp {
-            None => propagate::serial(
-                &mut sprev, &mut scur, &vel, &wavelet, sz, sy, sx, dx2, cli.steps,
-            ),
-            Some(d) => propagate_sponge::serial(
-                &mut sprev, &mut scur, &vel, d, &wavelet, sz, sy, sx, dx2, cli.steps,
-            ),
-        }
+        let (sprev, scur) = serial_fields(&cli, &vel, damp.as_ref(), &wavelet, &src, dx2);
         v.array("cur", diff(&cur, &scur));
         v.array("prev", diff(&prev, &sprev));
         v.finish();
@@ -278,4 +295,148 @@ fn main() {
     if verified == Some(false) {
         std::process::exit(1);
     }
+}
+
+/// The serial function's wavefields `(prev, cur)` from the same start (for `--verify`).
+fn serial_fields(
+    cli: &Cli,
+    vel: &ndarray::Array3<f32>,
+    damp: Option<&ndarray::Array3<f32>>,
+    wavelet: &[f32],
+    src: &[usize],
+    dx2: f32,
+) -> (ndarray::Array3<f32>, ndarray::Array3<f32>) {
+    let shape = vel.dim();
+    let (sz, sy, sx) = (src[0], src[1], src[2]);
+    let mut sprev = initial_field(shape, cli.init_noise, 1);
+    let mut scur = initial_field(shape, cli.init_noise, 2);
+    match damp {
+        None => propagate::serial(
+            &mut sprev, &mut scur, vel, wavelet, sz, sy, sx, dx2, cli.steps,
+        ),
+        Some(d) => propagate_sponge::serial(
+            &mut sprev, &mut scur, vel, d, wavelet, sz, sy, sx, dx2, cli.steps,
+        ),
+    }
+    (sprev, scur)
+}
+
+/// What the distributed run needs from `main`'s set-up.
+#[cfg(feature = "mpi")]
+struct Setup<'a> {
+    shape: (usize, usize, usize),
+    src: Vec<usize>,
+    vtop: f64,
+    vbottom: f64,
+    wavelet: &'a [f32],
+    dx2: f32,
+}
+
+/// Started under mpirun: every rank runs its slab; rank 0 prints. Returns the exit status.
+#[cfg(feature = "mpi")]
+fn distributed(cli: &Cli, opts: &pacc::Options, setup: &Setup<'_>) -> i32 {
+    let universe = common::dist::init();
+    let world = universe.world();
+    match distributed_run(cli, opts, setup, &world) {
+        Ok(ok) => i32::from(!common::dist::verdict(&world, ok)),
+        Err(e) => {
+            common::dist::report_error(&world, &e);
+            1
+        }
+    }
+}
+
+#[cfg(feature = "mpi")]
+fn distributed_run(
+    cli: &Cli,
+    opts: &pacc::Options,
+    s: &Setup<'_>,
+    world: &pacc::runtime::dist::Communicator,
+) -> Result<bool, pacc::Error> {
+    use pacc::runtime::dist;
+    let root = common::dist::root(world);
+    let (nz, ny, nx) = s.shape;
+    let program = match cli.sponge {
+        0 => propagate::program(),
+        _ => propagate_sponge::program(),
+    };
+    let slab = dist::slab(world, program, &[nz, ny, nx], cli.steps, opts)?;
+    let w = slab.window.clone();
+    let local = (w.len(), ny, nx);
+    // Each rank builds only its window (the sponge excepted: it is cut from the global one).
+    let column = acoustic::layered_vel((nz, 1, 1), cli.layers, s.vtop, s.vbottom, cli.dt, cli.dx);
+    let vel = ndarray::Array3::from_shape_fn(local, |(z, _, _)| column[[w.start + z, 0, 0]]);
+    let damp = (cli.sponge > 0).then(|| {
+        dist::window(
+            &acoustic::sponge(s.shape, cli.sponge, cli.sponge_strength),
+            &slab,
+        )
+    });
+    let field = |seed| {
+        let mut a = ndarray::Array3::<f32>::zeros(local);
+        reset_field_at(&mut a, cli.init_noise, seed, w.start, nz);
+        a
+    };
+    let (mut prev, mut cur) = (field(1), field(2));
+    if root {
+        println!(
+            "acoustic: {nz}x{ny}x{nx} grid, {} steps on {} MPI ranks (slabs of ~{} planes along Z, \
+             halos {:?}), Ricker {} Hz at {:?}",
+            cli.steps,
+            common::dist::ranks(world),
+            slab.owned.len(),
+            slab.halo,
+            cli.f0,
+            s.src
+        );
+    }
+    let (sz, sy, sx, steps) = (s.src[0], s.src[1], s.src[2], cli.steps);
+    let ((), report) = match &damp {
+        None => propagate::run_distributed(
+            &mut prev, &mut cur, &vel, s.wavelet, sz, sy, sx, s.dx2, steps, world, &slab, opts,
+        )?,
+        Some(d) => propagate_sponge::run_distributed(
+            &mut prev, &mut cur, &vel, d, s.wavelet, sz, sy, sx, s.dx2, steps, world, &slab, opts,
+        )?,
+    };
+    let own = slab.owned_local();
+    let mine: f64 = cur
+        .slice(ndarray::s![own, .., ..])
+        .iter()
+        .map(|&v| (v as f64) * (v as f64))
+        .sum();
+    let norm = common::dist::sum_in_rank_order(world, mine).sqrt();
+    if root {
+        print!("{report}");
+        println!("L2 norm of the newest wavefield: {norm:.9e}");
+    }
+    let mut verified = None;
+    if cli.pipe.verify {
+        let (gp, gc) = (
+            dist::gather(world, &slab, &prev),
+            dist::gather(world, &slab, &cur),
+        );
+        if let (Some(gp), Some(gc)) = (gp, gc) {
+            let vel = acoustic::layered_vel(s.shape, cli.layers, s.vtop, s.vbottom, cli.dt, cli.dx);
+            let damp = (cli.sponge > 0)
+                .then(|| acoustic::sponge(s.shape, cli.sponge, cli.sponge_strength));
+            let (sprev, scur) = serial_fields(cli, &vel, damp.as_ref(), s.wavelet, &s.src, s.dx2);
+            let mut v = Verifier::new(&report, cli.pipe.tolerance);
+            v.array("cur", diff(&gc, &scur));
+            v.array("prev", diff(&gp, &sprev));
+            v.finish();
+            verified = Some(v.ok);
+        }
+    }
+    if root && cli.pipe.json {
+        let extra = serde_json::json!({
+            "source": s.src, "sponge": cli.sponge, "layers": cli.layers,
+            "ranks": common::dist::ranks(world),
+        });
+        println!(
+            "{}",
+            json_summary("acoustic", &report, "l2_norm", norm, verified, extra)
+        );
+    }
+    Ok(verified != Some(false))
 }

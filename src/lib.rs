@@ -12,6 +12,24 @@ pub use pacc_macros::pipeline;
 pub use pacc_runtime as runtime;
 pub use pacc_runtime::{BackendChoice, Error, Options, Plan, Program, Report, Scheme};
 
+/// Expands to its input when pacc is built with its `mpi` feature, and to nothing without it.
+/// Generated modules wrap their distributed entry point (`run_distributed`) in it: a `cfg`
+/// in generated code would test the features of the user's crate, not pacc's.
+#[cfg(feature = "mpi")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __if_mpi {
+    ($($item:tt)*) => { $($item)* };
+}
+
+/// Expands to its input when pacc is built with its `mpi` feature, and to nothing without it.
+#[cfg(not(feature = "mpi"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __if_mpi {
+    ($($item:tt)*) => {};
+}
+
 pub mod fidelity;
 pub mod models;
 

@@ -3,6 +3,9 @@
 
 #![allow(dead_code)] // each example uses a different subset
 
+#[cfg(feature = "mpi")]
+pub mod dist;
+
 use clap::Args;
 use indicatif::{HumanDuration, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use pacc::runtime::StepsDone;

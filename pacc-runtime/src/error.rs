@@ -64,6 +64,9 @@ pub enum Error {
     Checkpoint(#[from] CheckpointError),
     #[error(transparent)]
     Compress(#[from] CompressError),
+    /// A distributed run (feature `mpi`) could not start, or another rank failed.
+    #[error(transparent)]
+    Dist(#[from] DistError),
     /// A run that had already written to the arrays failed; `progress` says how far it got.
     #[error("the run failed after it had started writing to the arrays: {cause}\n{progress}")]
     Failed {
@@ -244,3 +247,47 @@ pub enum CompressError {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What can go wrong in a distributed run (feature `mpi`, `crate::dist`). Errors other than
+/// [`DistError::RankFailed`] are found before any data is touched, on every rank alike.
+#[derive(Debug, thiserror::Error)]
+pub enum DistError {
+    #[error("{ranks} ranks for {planes} planes along axis 0: every rank needs at least one plane. Hint: start fewer ranks (at most {planes}) or use a larger domain")]
+    TooManyRanks { ranks: usize, planes: usize },
+    #[error("rank {rank} owns {planes} planes along axis 0, fewer than the {halo} halo planes its neighbour needs per block ({block_steps} steps x {reach} planes of reach per step). Hint: start fewer ranks, use fewer block steps (PACC_BLOCK_STEPS) or a larger domain")]
+    SlabThinnerThanHalo {
+        rank: usize,
+        planes: usize,
+        halo: usize,
+        block_steps: usize,
+        reach: usize,
+    },
+    #[error("the slab was computed for rank {slab_rank} of {slab_ranks}, but this is rank {rank} of a communicator of {ranks}. Hint: compute the slab with `dist::split` from this communicator's size and rank")]
+    WrongSlab {
+        slab_rank: usize,
+        slab_ranks: usize,
+        rank: usize,
+        ranks: usize,
+    },
+    #[error("array `{name}` holds {got:?} on rank {rank}, but its slab with halos is {want:?} (planes {window:?} of the global shape {global:?}). Hint: allocate each rank's arrays with `Slab::local_shape()` and fill planes `Slab::window` of the global data")]
+    SlabShape {
+        name: String,
+        rank: usize,
+        got: Vec<usize>,
+        want: Vec<usize>,
+        window: std::ops::Range<usize>,
+        global: Vec<usize>,
+    },
+    #[error("the ranks disagree on {what}. Hint: {hint}")]
+    Disagree { what: String, hint: String },
+    #[error("the checkpoint in `{dir}` was written by {found}, but this run has {want}. Hint: resume with the same number of ranks and the same split (the same global shape and block steps), or start from step 0 without resuming")]
+    CheckpointLayout {
+        dir: PathBuf,
+        found: String,
+        want: String,
+    },
+    #[error("rank {rank} failed: {message}")]
+    RankFailed { rank: usize, message: String },
+    #[error("MPI: {0}. Hint: check the MPI installation and the mpirun command line")]
+    Mpi(String),
+}

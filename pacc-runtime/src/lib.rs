@@ -16,6 +16,8 @@ pub mod checkpoint;
 pub mod compress;
 #[cfg(feature = "runtime")]
 pub mod config;
+#[cfg(feature = "mpi")]
+pub mod dist;
 #[cfg(feature = "runtime")]
 pub mod error;
 #[cfg(feature = "runtime")]
@@ -44,7 +46,9 @@ pub mod validate;
 pub use program::Program;
 
 #[cfg(feature = "runtime")]
-pub use error::{CheckpointError, CheckpointRef, CompressError, Error, Progress, Result};
+pub use error::{
+    CheckpointError, CheckpointRef, CompressError, DistError, Error, Progress, Result,
+};
 #[cfg(feature = "runtime")]
 pub use invocation::{HostArray, HostSlice, Invocation, RunOutput, ScalarValue};
 #[cfg(feature = "runtime")]

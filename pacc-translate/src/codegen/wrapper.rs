@@ -110,9 +110,22 @@ fn run_fn(f: &Func, an: &Analysis, lints: &[&syn::Attribute]) -> TokenStream {
     };
     let run_inputs = run_params(f, an);
     let serial = serial_branch(f);
-    let invocation = invocation(f, an);
     let finish = finish(f);
     let post = &f.post;
+    // The same set-up and write-back around the single-node call and the distributed one.
+    let body = |call: fn(TokenStream) -> TokenStream| {
+        let invocation = invocation(f, an, call);
+        quote! {
+            #invocation
+            #finish
+            let __ret: #ret_ty = { #(#post)* };
+            ::core::result::Result::Ok((__ret, __report))
+        }
+    };
+    let run_body = body(|inv| quote!(::pacc::runtime::run(program(), #inv, __opts)));
+    let dist_body =
+        body(|inv| quote!(::pacc::runtime::dist::run(__comm, __slab, program(), #inv, __opts)));
+    let distributed = distributed(&run_inputs, &ret_ty, dist_body);
     quote! {
         /// Runs with explicit options; returns the function's value and a report.
         #(#lints)*
@@ -120,10 +133,31 @@ fn run_fn(f: &Func, an: &Analysis, lints: &[&syn::Attribute]) -> TokenStream {
             -> ::core::result::Result<(#ret_ty, ::pacc::runtime::Report), ::pacc::runtime::Error>
         {
             #serial
-            #invocation
-            #finish
-            let __ret: #ret_ty = { #(#post)* };
-            ::core::result::Result::Ok((__ret, __report))
+            #run_body
+        }
+
+        #distributed
+    }
+}
+
+/// `run_distributed`: the call on one MPI rank's slab (feature `mpi` of pacc; the macro
+/// `__if_mpi!` keeps it out otherwise, whatever the user's crate's features are).
+fn distributed(run_inputs: &[TokenStream], ret_ty: &TokenStream, body: TokenStream) -> TokenStream {
+    quote! {
+        ::pacc::__if_mpi! {
+            /// Runs on this MPI rank's slab: every rank of `__comm` calls it with its own
+            /// `__slab` (`pacc::runtime::dist::slab`) and its local arrays (shape
+            /// `__slab.local_shape()`, planes `__slab.window` of the global ones, halos
+            /// included); the other arguments are the global call's. Reductions come back
+            /// global; the owned planes hold the serial function's result.
+            pub fn run_distributed(
+                #(#run_inputs,)*
+                __comm: &::pacc::runtime::dist::Communicator,
+                __slab: &::pacc::runtime::dist::Slab,
+                __opts: &::pacc::runtime::Options,
+            ) -> ::core::result::Result<(#ret_ty, ::pacc::runtime::Report), ::pacc::runtime::Error> {
+                #body
+            }
         }
     }
 }
@@ -187,7 +221,7 @@ fn serial_branch(f: &Func) -> TokenStream {
 
 /// The code before the time loop, then the time range, arrays, scalars, slices, point indices,
 /// reductions and CPU kernels gathered into the runtime's `Invocation` and run (`__out`).
-fn invocation(f: &Func, an: &Analysis) -> TokenStream {
+fn invocation(f: &Func, an: &Analysis, call: fn(TokenStream) -> TokenStream) -> TokenStream {
     let pre = &f.pre;
     let (start, end) = (&f.time.start, &f.time.end);
     let range = if f.time.inclusive {
@@ -227,6 +261,17 @@ fn invocation(f: &Func, an: &Analysis) -> TokenStream {
     });
     let kernels = cpu::kernels(f, an);
     let (point_eval, point_push) = cpu::points(f, an);
+    let call = call(quote!(::pacc::runtime::Invocation {
+        arrays: __arrays,
+        scalars: __scalars,
+        slices: __slices,
+        points: __points,
+        t0: __t0,
+        steps: __steps,
+        reduction_init: __reduction_init,
+        reset_values: __reset_values,
+        cpu: ::pacc::runtime::exec::CpuKernels { kernels: __kernels, points: __points_cpu },
+    }));
     quote! {
         #(#pre)*
         let __tr = #range;
@@ -244,21 +289,7 @@ fn invocation(f: &Func, an: &Analysis) -> TokenStream {
         #kernels
         let mut __points_cpu: ::std::vec::Vec<::std::boxed::Box<::pacc::runtime::exec::CpuPointFn<'_>>> = ::std::vec::Vec::new();
         #point_push
-        let __out = ::pacc::runtime::run(
-            program(),
-            ::pacc::runtime::Invocation {
-                arrays: __arrays,
-                scalars: __scalars,
-                slices: __slices,
-                points: __points,
-                t0: __t0,
-                steps: __steps,
-                reduction_init: __reduction_init,
-                reset_values: __reset_values,
-                cpu: ::pacc::runtime::exec::CpuKernels { kernels: __kernels, points: __points_cpu },
-            },
-            __opts,
-        )?;
+        let __out = #call?;
     }
 }
 

@@ -32,6 +32,15 @@ impl std::fmt::Display for DeviceInfo {
 
 static AVAILABLE: OnceLock<Result<DeviceInfo, String>> = OnceLock::new();
 
+/// The device a process asks for, modulo the device count (a distributed run's local rank).
+static PREFERRED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Makes the process use device `index % count` (call before the first CUDA run; a
+/// distributed run passes the rank's index among the ranks of its node).
+pub fn prefer_device(index: usize) {
+    PREFERRED.store(index, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// Whether the CUDA backend can run here: the driver and NVRTC libraries load and a device is
 /// present. Never panics (cudarc panics on a missing library, so the libraries are probed first).
 /// The answer is computed once per process.
@@ -48,9 +57,10 @@ fn probe() -> Result<DeviceInfo, String> {
         if count < 1 {
             return Err("no CUDA device found".into());
         }
-        let ctx = context(0).map_err(|e| e.to_string())?;
+        let ordinal = PREFERRED.load(std::sync::atomic::Ordering::Relaxed) % count as usize;
+        let ctx = context(ordinal).map_err(|e| e.to_string())?;
         Ok(DeviceInfo {
-            ordinal: 0,
+            ordinal,
             name: ctx.name().map_err(|e| e.to_string())?,
             compute_capability: ctx.compute_capability().map_err(|e| e.to_string())?,
             total_mem: ctx.total_mem().map_err(|e| e.to_string())?,

@@ -58,7 +58,7 @@ mod trace;
 
 #[cfg(feature = "bench")]
 pub use codec_rate::{measure_codec, CodecRates};
-pub use device::{available, DeviceInfo};
+pub use device::{available, prefer_device, DeviceInfo};
 #[cfg(feature = "bench")]
 pub use extra::{lock_host, managed_fits, run_managed, HostLock, ManagedOutput};
 pub use memory::PinnedArray;

@@ -1,0 +1,446 @@
+//! The distributed session: check the call on every rank, then per block exchange halos, run
+//! the single-node pipeline on the window, agree on failures and combine the reductions.
+
+use super::comm::{self, agree, Communicator};
+use super::slab::{split, Slab};
+use super::{checkpoint as dck, local};
+use crate::checkpoint;
+use crate::error::{DistError, Error};
+use crate::exec::cpu::{self, Order};
+use crate::exec::reduce::combine;
+use crate::exec::reduction_identity;
+use crate::invocation::{HostArray, Invocation, RunOutput};
+use crate::options::{BackendChoice, Options};
+use crate::plan::{self, Plan, PlanOptions};
+use crate::program::{Program, Stage};
+use crate::report::{Report, StageTimes};
+use mpi::traits::Communicator as _;
+use std::time::Instant;
+
+/// Runs one call of a translated function on this rank's slab; every rank of `comm` calls it
+/// with its own [`Slab`] and local arrays (shape [`Slab::local_shape`], planes
+/// [`Slab::window`] of the global arrays, halos included). Scalars, slices, point indices,
+/// `t0` and `steps` are the global call's and must be equal on every rank.
+///
+/// On return the rank's owned planes hold the serial function's result (bit for bit on the CPU
+/// backend); halo planes hold intermediate values. Reductions are the global ones on every
+/// rank. Any error is returned by every rank (the failing rank's own, the others
+/// [`DistError::RankFailed`] naming it), so no rank is left waiting.
+pub fn run(
+    comm: &Communicator,
+    slab: &Slab,
+    program: &Program,
+    inv: Invocation<'_>,
+    opts: &Options,
+) -> Result<RunOutput, Error> {
+    let start = Instant::now();
+    let slabs = agree(comm, check_slab(comm, slab, program, &inv, opts))?;
+    agree(comm, consistent(comm, &inv))?;
+    let me = slab.rank;
+    let (lprog, inside) = local::program(program, slab, &inv.points);
+    let mut inv = inv;
+    inv.points = local::points(&inv.points, &inside, slab);
+    inv.cpu = local::global_kernels(inv.cpu, slab);
+    let ready = prepare(program, &lprog, slab, &inv, opts);
+    let mut s = agree(comm, ready)?;
+
+    // Resume: the committed step of every rank's checkpoint, verified before anything loads.
+    let found = match (&opts.resume, inv.steps > 0) {
+        (Some(r), true) => dck::find(r, &slabs, me, &lprog, &inv, &s.fp),
+        _ => Ok(None),
+    };
+    let found = agree(comm, found)?;
+    let user: Vec<HostArray> = inv.arrays.clone();
+    let (mut done, mut gen) = (0usize, None);
+    let mut value = inv.reduction_init.clone();
+    if let Some((f, g)) = &found {
+        agree(comm, checkpoint::load(f, &user))?;
+        (done, gen, value) = (f.state.step, Some(*g), f.reductions());
+    }
+    let written: Vec<usize> = (0..program.arrays.len())
+        .filter(|&a| crate::run::written_physically(program, a))
+        .collect();
+    let (t0, steps) = (inv.t0, inv.steps);
+    let resets = inv.reset_values.clone();
+    inv.reset_values = lprog
+        .resets
+        .iter()
+        .map(|r| reduction_identity(lprog.reductions[r.reduction].op))
+        .collect();
+    let (mut exchange, mut compute, mut blocks) = (0.0f64, 0.0f64, 0usize);
+    while done < steps {
+        let plan = if steps - done >= s.full.steps {
+            &s.full
+        } else {
+            s.tail.as_ref().unwrap_or(&s.full)
+        };
+        if done > 0 {
+            let t = Instant::now();
+            let halo: Vec<HostArray> = written.iter().map(|&p| user[p]).collect();
+            comm::exchange_halos(comm, &slabs, me, &halo);
+            exchange += t.elapsed().as_secs_f64();
+        }
+        let binding = checkpoint::binding_at(program, done);
+        inv.arrays = binding.iter().map(|&p| user[p]).collect();
+        inv.t0 = t0 + done as i64;
+        inv.steps = plan.steps;
+        inv.reduction_init = lprog
+            .reductions
+            .iter()
+            .map(|d| reduction_identity(d.op))
+            .collect();
+        let t = Instant::now();
+        let out = execute(s.backend, &lprog, plan, &inv, opts);
+        let (partial, seg) = agree(comm, out)?;
+        compute += t.elapsed().as_secs_f64();
+        value = combine_ranks(program, &value, &resets, &comm::gather(comm, &partial));
+        s.report.absorb(seg);
+        done += plan.steps;
+        blocks += 1;
+        if let Some(c) = &opts.checkpoint {
+            if done < steps && blocks % c.every_blocks.max(1) == 0 {
+                let g = gen.map_or(0, |g: usize| 1 - g);
+                let at = checkpoint::At {
+                    t0,
+                    step: done,
+                    steps_total: steps,
+                    block_steps: slab.block_steps,
+                    reductions: &value,
+                };
+                dck::write(comm, c, &slabs, me, g, &lprog, &user, &s.fp, at)?;
+                gen = Some(g);
+            }
+        }
+    }
+    let mut report = s.report.0;
+    report.steps = steps;
+    report.wall_seconds = start.elapsed().as_secs_f64();
+    let mine = [
+        slab.owned.len() as f64,
+        report.wall_seconds,
+        compute,
+        exchange,
+    ];
+    for (r, f) in comm::gather(comm, &mine).iter().enumerate() {
+        report.adjustments.push(format!(
+            "rank {r}: {} planes, {:.3} s wall, {:.3} s pipeline, {:.3} s halo exchange",
+            f[0], f[1], f[2], f[3]
+        ));
+    }
+    Ok(RunOutput {
+        reductions: value,
+        swap_replays: crate::run::swap_replays(program, steps),
+        report,
+    })
+}
+
+/// The split every rank computes, checked against this rank's slab, communicator and arrays.
+fn check_slab(
+    comm: &Communicator,
+    slab: &Slab,
+    program: &Program,
+    inv: &Invocation<'_>,
+    opts: &Options,
+) -> Result<Vec<Slab>, Error> {
+    let (rank, ranks) = (comm.rank() as usize, comm.size() as usize);
+    let wrong = || DistError::WrongSlab {
+        slab_rank: slab.rank,
+        slab_ranks: slab.ranks,
+        rank,
+        ranks,
+    };
+    if (slab.rank, slab.ranks) != (rank, ranks) {
+        return Err(wrong().into());
+    }
+    let o = Options {
+        block_steps: Some(slab.block_steps),
+        ..opts.clone()
+    };
+    let slabs = split(program, &slab.global, inv.steps, ranks, &o)?;
+    if slabs[rank] != *slab {
+        return Err(wrong().into());
+    }
+    let want = slab.local_shape();
+    for (h, d) in inv.arrays.iter().zip(&program.arrays) {
+        if h.shape() != want.as_slice() {
+            return Err(DistError::SlabShape {
+                name: d.name.clone(),
+                rank,
+                got: h.shape().to_vec(),
+                want,
+                window: slab.window.clone(),
+                global: slab.global.clone(),
+            }
+            .into());
+        }
+    }
+    Ok(slabs)
+}
+
+/// Every rank must make the same global call.
+fn consistent(comm: &Communicator, inv: &Invocation<'_>) -> Result<(), Error> {
+    let slices: Vec<(usize, u32)> = inv
+        .slices
+        .iter()
+        .map(|s| {
+            // SAFETY: the slice is alive and read-only for the whole call.
+            let b = unsafe { std::slice::from_raw_parts(s.ptr, s.len * s.elem.size()) };
+            (s.len, crc32fast::hash(b))
+        })
+        .collect();
+    let call = format!(
+        "{} {} {:?} {:?} {:?}",
+        inv.t0, inv.steps, inv.points, inv.reduction_init, inv.reset_values
+    );
+    comm::same_everywhere(
+        comm,
+        &call,
+        "the time range, the point statements' indices or the reductions' initial values",
+        "every rank must make the same call; only the arrays differ (each rank's slab)",
+    )?;
+    comm::same_everywhere(
+        comm,
+        &format!("{:?} {slices:?}", inv.scalars),
+        "the values of the kernels' scalars or slices",
+        "a value computed from an array's extent along axis 0 (`let (nz, ..) = a.dim()`) is \
+         the slab's on each rank; compute such values from the global shape or pass them as \
+         arguments",
+    )
+}
+
+/// What the blocks share: the backend, the plans, the checkpoint fingerprint, the report.
+struct Session {
+    backend: Backend,
+    full: Plan,
+    tail: Option<Plan>,
+    fp: checkpoint::Fingerprint,
+    report: Totals,
+}
+
+fn prepare(
+    program: &Program,
+    lprog: &Program,
+    slab: &Slab,
+    inv: &Invocation<'_>,
+    opts: &Options,
+) -> Result<Session, Error> {
+    opts.validate()?;
+    crate::run::validate(lprog, inv)?;
+    let backend = Backend::choose(opts.backend)?;
+    let shape = slab.local_shape();
+    let k = slab.block_steps.min(inv.steps).max(1);
+    let mut popts = crate::run::plan_options(lprog, shape[0], inv.steps, opts);
+    popts.block_steps = k;
+    popts.compress = crate::compress::rates(lprog, &shape, popts.scheme, opts)?;
+    if !popts.compresses() {
+        popts.compress.clear();
+    }
+    let planes: Vec<usize> = inv.points.iter().map(|p| p[0] as usize).collect();
+    let mut full = plan::build(lprog, &shape, k, &planes, &popts)?;
+    let mut tail = match inv.steps % k {
+        0 => None,
+        r => {
+            let o = PlanOptions {
+                chunks: full.chunks,
+                ..popts.clone()
+            };
+            Some(plan::build(lprog, &shape, r, &planes, &o)?)
+        }
+    };
+    let own = slab.owned_local();
+    local::reduce_within(&mut full, &own);
+    if let Some(t) = &mut tail {
+        local::reduce_within(t, &own);
+    }
+    let saved = (0..program.arrays.len())
+        .map(|a| crate::run::written_physically(program, a))
+        .collect();
+    let fp = checkpoint::fingerprint(lprog, inv, saved);
+    let mut report = block_report(program, backend, &slab.global, &full);
+    report.bytes_htod = 0;
+    report.bytes_dtoh = 0;
+    report.bytes_dtod = 0;
+    report.bytes_htod_raw = 0;
+    report.bytes_dtoh_raw = 0;
+    report.device_bytes = 0;
+    let report = Totals(report);
+    Ok(Session {
+        backend,
+        full,
+        tail,
+        fp,
+        report,
+    })
+}
+
+/// The new global value of each reduction after a block, from every rank's partial (its owned
+/// planes' contributions since the block's last reset, or since the block's start), in rank
+/// order.
+fn combine_ranks(
+    program: &Program,
+    before: &[f64],
+    resets: &[f64],
+    parts: &[Vec<f64>],
+) -> Vec<f64> {
+    let mut value = before.to_vec();
+    for (r, d) in program.reductions.iter().enumerate() {
+        let reset = program.step.iter().find_map(|s| match *s {
+            Stage::Reset(i) if program.resets[i].reduction == r => Some(resets[i]),
+            _ => None,
+        });
+        let total = parts.iter().fold(reduction_identity(d.op), |acc, p| {
+            combine(d.op, d.elem, acc, p[r])
+        });
+        value[r] = combine(d.op, d.elem, reset.unwrap_or(value[r]), total);
+    }
+    value
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Backend {
+    Cpu(Order),
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    Cuda,
+}
+
+impl Backend {
+    fn choose(choice: BackendChoice) -> Result<Backend, Error> {
+        Ok(match choice {
+            BackendChoice::Serial => {
+                return Err(Error::Option(
+                    "the serial backend does not run distributed; use `run_distributed` with \
+                     the cpu or cuda backend, or call `serial` on one process"
+                        .into(),
+                ))
+            }
+            BackendChoice::Cpu => Backend::Cpu(Order::Submission),
+            BackendChoice::Shuffled(seed) => Backend::Cpu(Order::Shuffled(seed)),
+            BackendChoice::Cuda => {
+                cuda_available().map_err(|reason| Error::NoCuda { reason })?;
+                Backend::Cuda
+            }
+            BackendChoice::Auto => match cuda_available() {
+                Ok(()) => Backend::Cuda,
+                Err(_) => Backend::Cpu(Order::Submission),
+            },
+        })
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Backend::Cpu(Order::Submission) => "cpu",
+            Backend::Cpu(Order::Shuffled(_)) => "shuffled",
+            Backend::Cuda => "cuda",
+        }
+    }
+}
+
+#[cfg(feature = "cuda")]
+fn cuda_available() -> Result<(), String> {
+    crate::exec::cuda::prefer_device(super::local_rank());
+    crate::exec::cuda::available().map(|_| ())
+}
+
+#[cfg(not(feature = "cuda"))]
+fn cuda_available() -> Result<(), String> {
+    Err("pacc was built without the `cuda` feature".into())
+}
+
+/// One block on this rank: the partial reductions and the block's report.
+fn execute(
+    backend: Backend,
+    program: &Program,
+    plan: &Plan,
+    inv: &Invocation<'_>,
+    opts: &Options,
+) -> Result<(Vec<f64>, Report), Error> {
+    match backend {
+        Backend::Cpu(order) => {
+            let t = Instant::now();
+            let out = cpu::execute(program, plan, inv, order)?;
+            let mut r = block_report(program, backend, &plan.shape, plan);
+            r.device = Some(format!(
+                "CPU, {} rayon threads",
+                rayon::current_num_threads()
+            ));
+            r.stages = out.stages;
+            r.wall_seconds = t.elapsed().as_secs_f64();
+            Ok((out.reductions, r))
+        }
+        #[cfg(feature = "cuda")]
+        Backend::Cuda => {
+            let o = crate::exec::cuda::execute(program, plan, inv, opts)?;
+            Ok((o.reductions, o.report))
+        }
+        #[cfg(not(feature = "cuda"))]
+        Backend::Cuda => {
+            let _ = opts;
+            Err(Error::NoCuda {
+                reason: "pacc was built without the `cuda` feature".into(),
+            })
+        }
+    }
+}
+
+/// The rank's report, summed over its blocks.
+struct Totals(Report);
+
+/// A report of `plan` with its transfer volumes and no times yet.
+fn block_report(program: &Program, backend: Backend, shape: &[usize], plan: &Plan) -> Report {
+    Report {
+        program: program.name.clone(),
+        backend: backend.name().into(),
+        device: None,
+        scheme: plan.scheme,
+        shape: shape.to_vec(),
+        steps: plan.steps,
+        chunks: plan.chunks,
+        requested_chunks: plan.requested_chunks,
+        block_steps: plan.block_steps,
+        bytes_htod: plan.bytes_htod(),
+        bytes_dtoh: plan.bytes_dtoh(),
+        bytes_dtod: plan.bytes_dtod(),
+        bytes_htod_raw: plan.bytes_htod_raw(),
+        bytes_dtoh_raw: plan.bytes_dtoh_raw(),
+        device_bytes: plan.device_bytes(),
+        wall_seconds: 0.0,
+        stages: StageTimes::default(),
+        adjustments: plan.adjustments.clone(),
+        timeline: Vec::new(),
+    }
+}
+
+impl Totals {
+    /// Adds a block's report.
+    fn absorb(&mut self, seg: Report) {
+        let t = &mut self.0;
+        if t.device.is_none() {
+            t.device = seg.device.clone();
+        }
+        t.bytes_htod += seg.bytes_htod;
+        t.bytes_dtoh += seg.bytes_dtoh;
+        t.bytes_dtod += seg.bytes_dtod;
+        t.bytes_htod_raw += seg.bytes_htod_raw;
+        t.bytes_dtoh_raw += seg.bytes_dtoh_raw;
+        t.device_bytes = t.device_bytes.max(seg.device_bytes);
+        let (a, b) = (&mut t.stages, &seg.stages);
+        for (x, y) in [
+            (&mut a.htod, b.htod),
+            (&mut a.dtoh, b.dtoh),
+            (&mut a.dtod, b.dtod),
+            (&mut a.kernel, b.kernel),
+            (&mut a.host_copy, b.host_copy),
+            (&mut a.register, b.register),
+            (&mut a.setup, b.setup),
+            (&mut a.encode, b.encode),
+            (&mut a.decode, b.decode),
+        ] {
+            *x += y;
+        }
+        for note in seg.adjustments {
+            if !t.adjustments.contains(&note) {
+                t.adjustments.push(note);
+            }
+        }
+    }
+}

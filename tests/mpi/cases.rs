@@ -1,0 +1,464 @@
+//! What each rank runs for one launch of the driver (see main.rs).
+
+use crate::random::{self, Case, Rng};
+use ndarray::{Array2, Array3};
+use pacc::models::{acoustic, himeno, laplace2d};
+use pacc::runtime::dist::{self, mpi, Communicator, Slab};
+use pacc::runtime::fault::{self, Site};
+use pacc::runtime::host::host_array_mut;
+use pacc::runtime::{BackendChoice, DistError, Error, HostArray, Options};
+use std::path::Path;
+
+pub const NAMES: &[&str] = &["equal", "errors", "fail", "kill", "resume", "relayout"];
+
+pub fn run(case: &str, args: &[String]) {
+    // A failed check exits at once: unwinding would finalize MPI, which waits for the ranks
+    // that are still running, and mpirun would not notice the failure until they time out.
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        report(info);
+        std::process::exit(101);
+    }));
+    let universe = mpi::initialize().expect("MPI initializes once");
+    let world = universe.world();
+    let dir = args.first().map(Path::new);
+    match case {
+        "equal" => equal(&world),
+        "errors" => errors(&world),
+        "fail" => fail(&world),
+        "kill" => kill(&world, dir.expect("a directory")),
+        "resume" => resume(&world, dir.expect("a directory")),
+        "relayout" => relayout(&world, dir.expect("a directory")),
+        _ => unreachable!(),
+    }
+    if rank(&world) == 0 {
+        println!("{case}: ok on {} ranks", size(&world));
+    }
+}
+
+fn rank(w: &Communicator) -> usize {
+    use mpi::traits::Communicator as _;
+    w.rank() as usize
+}
+
+fn size(w: &Communicator) -> usize {
+    use mpi::traits::Communicator as _;
+    w.size() as usize
+}
+
+fn cpu(chunks: usize, block_steps: usize) -> Options {
+    Options {
+        backend: BackendChoice::Cpu,
+        chunks: Some(chunks),
+        block_steps: Some(block_steps),
+        ..Options::default()
+    }
+}
+
+fn bits64(a: &Array3<f64>) -> Vec<u64> {
+    a.iter().map(|v| v.to_bits()).collect()
+}
+
+fn bits32<'a>(a: impl IntoIterator<Item = &'a f32>) -> Vec<u32> {
+    a.into_iter().map(|v| v.to_bits()).collect()
+}
+
+fn random3(shape: [usize; 3], seed: u64) -> Array3<f64> {
+    let mut g = Rng(seed);
+    Array3::from_shape_fn((shape[0], shape[1], shape[2]), |_| g.unit() - 0.5)
+}
+
+fn close(got: f64, want: f64) -> bool {
+    got == want || (got - want).abs() <= 1e-9 * want.abs().max(1.0)
+}
+
+// ---- equal: random programs and the examples' functions equal serial ----------------------
+
+fn equal(w: &Communicator) {
+    let n = size(w);
+    let mut uneven = 0;
+    for seed in 0..14u64 {
+        let mut c = random::case(seed * 7919 + n as u64, 4);
+        let mut g = Rng(seed ^ 0x5eed);
+        let k = 1 + g.below(3) as usize;
+        let mut opts = cpu(1 + g.below(3) as usize, k);
+        if g.below(3) == 0 {
+            opts.backend = BackendChoice::Shuffled(seed);
+        }
+        let (b, f) = dist::reach_per_step(&c.program);
+        let need = n * (k * b.max(f) + 1);
+        c.shape[0] = c.shape[0].max(need + (seed as usize % 3));
+        uneven += usize::from(c.shape[0] % n != 0);
+        random_equal(w, &c, &opts, seed);
+    }
+    assert!(n == 1 || uneven > 0, "no uneven split was exercised");
+    acoustic_equal(w, 41 + n, &cpu(2, 2));
+    acoustic_equal(w, 37 + 5 * n, &cpu(1, 3));
+    himeno_equal(w, 23 + n, &cpu(2, 2));
+    laplace_equal(w, 30 + n, &cpu(3, 4));
+}
+
+/// Runs `c` distributed on windows of the same random start as the serial loop; compares
+/// every array bit for bit and the reductions within summation-order rounding.
+fn random_equal(w: &Communicator, c: &Case, opts: &Options, seed: u64) {
+    let narrays = c.program.arrays.len();
+    let global: Vec<Array3<f64>> = (0..narrays)
+        .map(|a| random3(c.shape, seed * 31 + a as u64))
+        .collect();
+    let mut want = global.clone();
+    let hs: Vec<HostArray> = want
+        .iter_mut()
+        .map(|a| host_array_mut(a, "a").unwrap())
+        .collect();
+    let want_red = random::serial(c, &hs);
+    let slab = dist::slab(w, &c.program, &c.shape, c.steps, opts).expect("a split");
+    let mut local: Vec<Array3<f64>> = global.iter().map(|g| dist::window(g, &slab)).collect();
+    let hs: Vec<HostArray> = local
+        .iter_mut()
+        .map(|a| host_array_mut(a, "a").unwrap())
+        .collect();
+    let inv = random::invocation(c, hs, None);
+    let out = dist::run(w, &slab, &c.program, inv, opts)
+        .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{c:?}"));
+    for (a, l) in local.iter().enumerate() {
+        if let Some(got) = dist::gather(w, &slab, l) {
+            assert!(
+                bits64(&got) == bits64(&want[a]),
+                "seed {seed}: array {a} differs from serial ({:?}, slab {slab:?})\n{c:?}",
+                opts
+            );
+        }
+    }
+    for (r, (&got, &want)) in out.reductions.iter().zip(&want_red).enumerate() {
+        assert!(
+            close(got, want),
+            "seed {seed}: reduction {r} {got} != {want}"
+        );
+    }
+}
+
+fn acoustic_equal(w: &Communicator, nz: usize, opts: &Options) {
+    use acoustic::propagate;
+    let (ny, nx, steps) = (13, 12, 9);
+    let shape = (nz, ny, nx);
+    let mut g = Rng(nz as u64);
+    let vel = Array3::from_shape_fn(shape, |_| (0.05 + 0.1 * g.unit()) as f32);
+    let prev = Array3::from_shape_fn(shape, |_| (g.unit() - 0.5) as f32);
+    let cur = Array3::from_shape_fn(shape, |_| (g.unit() - 0.5) as f32);
+    let wavelet = acoustic::ricker(15.0, 0.001, steps);
+    let (sz, sy, sx, dx2) = (nz / 3, 6, 5, 100.0f32);
+    let (mut sp, mut sc) = (prev.clone(), cur.clone());
+    propagate::serial(&mut sp, &mut sc, &vel, &wavelet, sz, sy, sx, dx2, steps);
+    let slab = dist::slab(w, propagate::program(), &[nz, ny, nx], steps, opts).unwrap();
+    let (mut lp, mut lc, lv) = (
+        dist::window(&prev, &slab),
+        dist::window(&cur, &slab),
+        dist::window(&vel, &slab),
+    );
+    let ((), report) = propagate::run_distributed(
+        &mut lp, &mut lc, &lv, &wavelet, sz, sy, sx, dx2, steps, w, &slab, opts,
+    )
+    .unwrap();
+    assert!(report.adjustments.iter().any(|a| a.starts_with("rank 0:")));
+    for (name, l, s) in [("prev", &lp, &sp), ("cur", &lc, &sc)] {
+        if let Some(got) = dist::gather(w, &slab, l) {
+            assert!(
+                bits32(&got) == bits32(s),
+                "acoustic nz {nz}: `{name}` differs from serial"
+            );
+        }
+    }
+}
+
+fn himeno_equal(w: &Communicator, ni: usize, opts: &Options) {
+    let shape = (ni, 9, 10);
+    let mut want = himeno::Himeno::new(shape);
+    let h = himeno::Himeno::new(shape);
+    let gosa = want.serial(4);
+    let slab = dist::slab(w, himeno::jacobi::program(), &[ni, 9, 10], 4, opts).unwrap();
+    let win = |a: &Array3<f32>| dist::window(a, &slab);
+    let mut p = win(&h.p);
+    let mut wrk2 = win(&h.wrk2);
+    let (got, _) = himeno::jacobi::run_distributed(
+        &mut p,
+        &win(&h.a0),
+        &win(&h.a1),
+        &win(&h.a2),
+        &win(&h.a3),
+        &win(&h.b0),
+        &win(&h.b1),
+        &win(&h.b2),
+        &win(&h.c0),
+        &win(&h.c1),
+        &win(&h.c2),
+        &win(&h.bnd),
+        &win(&h.wrk1),
+        &mut wrk2,
+        himeno::OMEGA,
+        4,
+        w,
+        &slab,
+        opts,
+    )
+    .unwrap();
+    let rel = ((got - gosa) / gosa).abs();
+    assert!(rel < 1e-5, "himeno gosa {got} vs serial {gosa}");
+    if let Some(p) = dist::gather(w, &slab, &p) {
+        assert!(
+            bits32(&p) == bits32(&want.p),
+            "himeno: `p` differs from serial"
+        );
+    }
+}
+
+fn laplace_equal(w: &Communicator, ny: usize, opts: &Options) {
+    let (a, b) = laplace2d::init(ny, 17, 1.0);
+    let (mut sa, mut sb) = (a.clone(), b.clone());
+    laplace2d::jacobi::serial(&mut sa, &mut sb, 11);
+    let slab = dist::slab(w, laplace2d::jacobi::program(), &[ny, 17], 11, opts).unwrap();
+    let (mut la, mut lb): (Array2<f32>, Array2<f32>) =
+        (dist::window(&a, &slab), dist::window(&b, &slab));
+    laplace2d::jacobi::run_distributed(&mut la, &mut lb, 11, w, &slab, opts).unwrap();
+    for (l, s) in [(&la, &sa), (&lb, &sb)] {
+        if let Some(got) = dist::gather(w, &slab, l) {
+            assert!(bits32(&got) == bits32(s), "laplace2d differs from serial");
+        }
+    }
+}
+
+// ---- errors: typed errors on every rank, found before any data is touched ------------------
+
+fn dist_err(e: &Error) -> &DistError {
+    match e {
+        Error::Dist(d) => d,
+        other => panic!("expected a distributed-run error, got: {other}"),
+    }
+}
+
+fn errors(w: &Communicator) {
+    let n = size(w);
+    let me = rank(w);
+    let program = acoustic::propagate::program();
+    // More ranks than planes.
+    let e = dist::split(program, &[n - 1, 12, 12], 4, n, &cpu(1, 1)).unwrap_err();
+    assert!(
+        matches!(dist_err(&e), DistError::TooManyRanks { .. }),
+        "{e}"
+    );
+    // A slab thinner than the halo: 4 planes of reach per step, 3 steps per block.
+    let nz = 10 * n;
+    let e = dist::split(program, &[nz, 12, 12], 6, n, &cpu(1, 3)).unwrap_err();
+    match dist_err(&e) {
+        DistError::SlabThinnerThanHalo { planes, halo, .. } => assert!(planes < halo),
+        other => panic!("expected SlabThinnerThanHalo, got {other}"),
+    }
+    // One block step fits: the same domain splits.
+    let slabs = dist::split(program, &[nz, 12, 12], 6, n, &cpu(1, 1)).unwrap();
+    assert_eq!(slabs.iter().map(|s| s.owned.len()).sum::<usize>(), nz);
+
+    let opts = cpu(1, 1);
+    let wavelet = vec![0.0f32; 6];
+    let call = |slab: &Slab, dx2: f32, extra: usize| {
+        let mut local = slab.local_shape();
+        local[0] += extra;
+        let l = || Array3::<f32>::zeros((local[0], local[1], local[2]));
+        let (mut p, mut c, v) = (l(), l(), l());
+        acoustic::propagate::run_distributed(
+            &mut p,
+            &mut c,
+            &v,
+            &wavelet,
+            nz / 2,
+            6,
+            6,
+            dx2,
+            6,
+            w,
+            slab,
+            &opts,
+        )
+        .map(|_| ())
+    };
+    let mine = dist::slab(w, program, &[nz, 12, 12], 6, &opts).unwrap();
+    call(&mine, 1.0, 0).expect("the well-formed call runs");
+    if n > 1 {
+        // Another rank's slab: every rank refuses (no rank waits for the others).
+        let other = &slabs[(me + 1) % n];
+        let e = call(other, 1.0, 0).unwrap_err();
+        assert!(
+            matches!(
+                dist_err(&e),
+                DistError::WrongSlab { .. } | DistError::RankFailed { .. }
+            ),
+            "{e}"
+        );
+        // Rank 1's arrays have the wrong shape.
+        let e = call(&mine, 1.0, usize::from(me == 1)).unwrap_err();
+        match (me, dist_err(&e)) {
+            (1, DistError::SlabShape { .. }) => {}
+            (_, DistError::RankFailed { rank: 1, message }) => {
+                assert!(message.contains("slab with halos"), "{message}")
+            }
+            (_, other) => panic!("unexpected {other}"),
+        }
+        // The ranks disagree on a scalar.
+        let e = call(&mine, 1.0 + me as f32, 0).unwrap_err();
+        assert!(matches!(dist_err(&e), DistError::Disagree { .. }), "{e}");
+    }
+    // The serial backend does not run distributed.
+    let serial = Options {
+        backend: BackendChoice::Serial,
+        ..opts.clone()
+    };
+    let (mut p, mut c, v) = (
+        Array3::<f32>::zeros(dims(&mine)),
+        Array3::<f32>::zeros(dims(&mine)),
+        Array3::<f32>::zeros(dims(&mine)),
+    );
+    let e = acoustic::propagate::run_distributed(
+        &mut p,
+        &mut c,
+        &v,
+        &wavelet,
+        nz / 2,
+        6,
+        6,
+        1.0,
+        6,
+        w,
+        &mine,
+        &serial,
+    )
+    .unwrap_err();
+    assert!(matches!(e, Error::Option(_)), "{e}");
+}
+
+fn dims(s: &Slab) -> (usize, usize, usize) {
+    let l = s.local_shape();
+    (l[0], l[1], l[2])
+}
+
+// ---- fail: one rank's error reaches every rank ---------------------------------------------
+
+fn fail(w: &Communicator) {
+    let me = rank(w);
+    let n = size(w);
+    let c = random::case(12, 12 * n);
+    let opts = cpu(2, 1);
+    let global: Vec<Array3<f64>> = (0..c.program.arrays.len())
+        .map(|a| random3(c.shape, a as u64))
+        .collect();
+    let slab = dist::slab(w, &c.program, &c.shape, c.steps.max(3), &opts).unwrap();
+    let mut c = c;
+    c.steps = c.steps.max(3);
+    let mut local: Vec<Array3<f64>> = global.iter().map(|g| dist::window(g, &slab)).collect();
+    let hs: Vec<HostArray> = local
+        .iter_mut()
+        .map(|a| host_array_mut(a, "a").unwrap())
+        .collect();
+    let guard = (me == 1 % n).then(|| fault::inject(Site::HtoD, 2));
+    let e = dist::run(
+        w,
+        &slab,
+        &c.program,
+        random::invocation(&c, hs, None),
+        &opts,
+    )
+    .unwrap_err();
+    drop(guard);
+    let text = e.to_string();
+    assert!(text.contains("injected fault"), "rank {me}: {text}");
+    if me != 1 % n {
+        assert!(
+            matches!(dist_err(&e), DistError::RankFailed { rank, .. } if *rank == 1 % n),
+            "rank {me}: {e}"
+        );
+    }
+}
+
+// ---- kill / resume / relayout: checkpoints survive a rank's death ---------------------------
+
+const KILL_STEPS: usize = 12;
+
+fn checkpointed(
+    w: &Communicator,
+    dir: &Path,
+    resume: bool,
+    hook: Option<random::Hook>,
+) -> Result<Vec<f64>, Error> {
+    let n = size(w);
+    let mut c = random::case(4242, 8 * n + 20);
+    c.steps = KILL_STEPS;
+    let mut opts = cpu(2, 2).checkpoint(dir, 1);
+    if resume {
+        opts = opts.resume(dir);
+    }
+    let global: Vec<Array3<f64>> = (0..c.program.arrays.len())
+        .map(|a| random3(c.shape, 7 + a as u64))
+        .collect();
+    let slab = dist::slab(w, &c.program, &c.shape, c.steps, &opts)?;
+    let mut local: Vec<Array3<f64>> = global.iter().map(|g| dist::window(g, &slab)).collect();
+    let hs: Vec<HostArray> = local
+        .iter_mut()
+        .map(|a| host_array_mut(a, "a").unwrap())
+        .collect();
+    let out = dist::run(
+        w,
+        &slab,
+        &c.program,
+        random::invocation(&c, hs, hook),
+        &opts,
+    )?;
+    // The uninterrupted serial result.
+    let mut want = global.clone();
+    let hs: Vec<HostArray> = want
+        .iter_mut()
+        .map(|a| host_array_mut(a, "a").unwrap())
+        .collect();
+    let want_red = random::serial(&c, &hs);
+    for (a, l) in local.iter().enumerate() {
+        if let Some(got) = dist::gather(w, &slab, l) {
+            assert!(
+                bits64(&got) == bits64(&want[a]),
+                "array {a} differs after resuming"
+            );
+        }
+    }
+    for (&g, &s) in out.reductions.iter().zip(&want_red) {
+        assert!(close(g, s), "reduction {g} != {s} after resuming");
+    }
+    Ok(out.reductions)
+}
+
+fn kill(w: &Communicator, dir: &Path) {
+    let me = rank(w);
+    // Rank 1 dies (abort: no unwinding, no MPI_Finalize) in step 7 of 12, after the
+    // checkpoints of steps 2, 4 and 6.
+    let hook: random::Hook = std::sync::Arc::new(move |t, _| {
+        if me == 1 && t == 3 + 7 {
+            std::process::abort();
+        }
+    });
+    let _ = checkpointed(w, dir, false, Some(hook));
+    panic!("rank {me}: the run should not have finished");
+}
+
+fn resume(w: &Communicator, dir: &Path) {
+    let committed = std::fs::read_to_string(dir.join("DIST.json")).expect("a committed checkpoint");
+    let v: serde_json::Value = serde_json::from_str(&committed).unwrap();
+    let step = v["step"].as_u64().unwrap();
+    assert!(
+        step > 0 && (step as usize) < KILL_STEPS,
+        "committed step {step}"
+    );
+    checkpointed(w, dir, true, None).unwrap_or_else(|e| panic!("resuming: {e}"));
+}
+
+fn relayout(w: &Communicator, dir: &Path) {
+    let e = checkpointed(w, dir, true, None).unwrap_err();
+    // Every rank finds the layout wrong by itself.
+    assert!(
+        matches!(dist_err(&e), DistError::CheckpointLayout { .. }),
+        "resuming with another rank count: {e}"
+    );
+}
