@@ -513,15 +513,16 @@ fn emit_block(
     let block = &tiles.chunks;
     let mut e = Emitter { plan, b, sets };
     for (i, c) in block.iter().enumerate() {
-        // Results (the wavefront's staircase) are shared once the previous chunk has computed
-        // them; block-start values before the previous chunk overwrites them.
-        if tiles.share_results && i > 0 {
-            e.share(block, i);
-        }
         for (p, loads) in c.loads.iter().enumerate() {
             for planes in loads {
                 e.load(i, c.window.start, p, planes.clone(), pos);
             }
+        }
+        // Block-start values are shared before the previous chunk overwrites them; results (the
+        // wavefront's staircase) once it has computed them, after this chunk's loads on the same
+        // stream, so that the loads need not wait for the previous chunk's kernels.
+        if tiles.share_results && i > 0 {
+            e.share(block, i);
         }
         if !tiles.share_results && i + 1 < block.len() {
             e.share(block, i + 1);
