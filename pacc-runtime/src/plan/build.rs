@@ -518,11 +518,9 @@ fn emit_block(
                 e.load(i, c.window.start, p, planes.clone(), pos);
             }
         }
-        // Results (the wavefront's staircase) are shared once the previous chunk has computed
-        // them, so the copy waits for that chunk's last kernel: it goes after the chunk's host
-        // loads on their stream, which then overlap the previous chunk's kernels instead of
-        // waiting behind the copy. Block-start values (overlapped tiling) are shared before the
-        // previous chunk overwrites them.
+        // Block-start values are shared before the previous chunk overwrites them; results (the
+        // wavefront's staircase) once it has computed them, after this chunk's loads on the same
+        // stream, so that the loads need not wait for the previous chunk's kernels.
         if tiles.share_results && i > 0 {
             e.share(block, i);
         }
