@@ -270,7 +270,10 @@ fn invocation(f: &Func, an: &Analysis, call: fn(TokenStream) -> TokenStream) -> 
         steps: __steps,
         reduction_init: __reduction_init,
         reset_values: __reset_values,
-        cpu: ::pacc::runtime::exec::CpuKernels { kernels: __kernels, points: __points_cpu },
+        cpu: ::pacc::runtime::exec::CpuKernels {
+            kernels: __kernels,
+            points: __points_cpu
+        },
     }));
     quote! {
         #(#pre)*
