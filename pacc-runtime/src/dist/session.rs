@@ -58,7 +58,7 @@ pub fn run(
         (done, gen, value) = (f.state.step, Some(*g), f.reductions());
     }
     let written: Vec<usize> = (0..program.arrays.len())
-        .filter(|&a| crate::run::written_physically(program, a))
+        .filter(|&a| crate::binding::written_physically(program, a))
         .collect();
     let (t0, steps) = (inv.t0, inv.steps);
     let resets = inv.reset_values.clone();
@@ -129,7 +129,7 @@ pub fn run(
     }
     Ok(RunOutput {
         reductions: value,
-        swap_replays: crate::run::swap_replays(program, steps),
+        swap_replays: crate::binding::swap_replays(program, steps),
         report,
     })
 }
@@ -225,11 +225,11 @@ fn prepare(
     opts: &Options,
 ) -> Result<Session, Error> {
     opts.validate()?;
-    crate::run::validate(lprog, inv)?;
+    crate::validate::call(lprog, inv)?;
     let backend = Backend::choose(opts.backend)?;
     let shape = slab.local_shape();
     let k = slab.block_steps.min(inv.steps).max(1);
-    let mut popts = crate::run::plan_options(lprog, shape[0], inv.steps, opts);
+    let mut popts = crate::config::plan_options(lprog, shape[0], inv.steps, opts);
     popts.block_steps = k;
     popts.compress = crate::compress::rates(lprog, &shape, popts.scheme, opts)?;
     if !popts.compresses() {
@@ -253,7 +253,7 @@ fn prepare(
         local::reduce_within(t, &own);
     }
     let saved = (0..program.arrays.len())
-        .map(|a| crate::run::written_physically(program, a))
+        .map(|a| crate::binding::written_physically(program, a))
         .collect();
     let fp = checkpoint::fingerprint(lprog, inv, saved);
     let mut report = block_report(program, backend, &slab.global, &full);

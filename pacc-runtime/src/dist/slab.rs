@@ -69,7 +69,7 @@ pub(crate) fn kernel_reach(program: &Program, k: usize) -> (usize, usize) {
 /// The time steps per block of a distributed run of `steps` steps: the option, else the
 /// directive's clause, else the single-node default (clamped to the steps).
 pub fn block_steps(program: &Program, planes: usize, steps: usize, opts: &Options) -> usize {
-    crate::run::plan_options(program, planes, steps, opts).block_steps
+    crate::config::plan_options(program, planes, steps, opts).block_steps
 }
 
 /// The balanced split of `global` (the arrays' shape) over `ranks` ranks for a run of `steps`
