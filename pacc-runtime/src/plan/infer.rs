@@ -23,26 +23,11 @@ pub struct ChunkWork {
 /// Which names must be exact on the owned planes after a block: those whose buffers are written
 /// (directly or by being swapped with a written name) and returned to the caller.
 pub fn returned(program: &Program) -> Vec<bool> {
-    let n = program.arrays.len();
-    let mut written: Vec<bool> = (0..n).map(|a| program.is_written(a)).collect();
-    // Swaps move written buffers between names: close the set under the swap relation.
-    loop {
-        let mut changed = false;
-        for st in &program.step {
-            if let Stage::Swap(a, b) = *st {
-                if written[a] != written[b] {
-                    written[a] = true;
-                    written[b] = true;
-                    changed = true;
-                }
-            }
-        }
-        if !changed {
-            break;
-        }
-    }
-    (0..n)
-        .map(|a| written[a] && program.arrays[a].role != Role::Scratch)
+    (0..program.arrays.len())
+        .map(|a| {
+            crate::binding::written_physically(program, a)
+                && program.arrays[a].role != Role::Scratch
+        })
         .collect()
 }
 

@@ -4,7 +4,6 @@
 
 use super::device::DeviceInfo;
 use super::driver;
-use super::label::op_label;
 use super::memory::PinnedHost;
 use super::prepare::Resources;
 use super::trace::write_trace;
@@ -31,7 +30,7 @@ pub(super) unsafe fn timings(
     for (i, op) in plan.ops.iter().enumerate() {
         let start_ms = driver::event_elapsed_ms(res.origin(), res.start(i))?;
         let dur_ms = driver::event_elapsed_ms(res.start(i), res.end(i))?;
-        let (kind, name) = op_label(program, &op.kind);
+        let (kind, name) = (op.kind.stage(), op.kind.describe(program));
         let d = dur_ms as f64 / 1e3;
         match kind {
             "htod" => stages.htod += d,

@@ -45,7 +45,6 @@ mod device;
 mod driver;
 #[cfg(feature = "bench")]
 mod extra;
-mod label;
 mod launch;
 mod memory;
 mod prepare;

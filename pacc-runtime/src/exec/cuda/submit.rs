@@ -4,7 +4,6 @@
 //! was enqueued is drained before returning, so nothing writes the user's arrays afterwards.
 
 use super::driver::{self, Stream};
-use super::label::op_label;
 use super::launch::{self, Args, KernelArgs};
 use super::prepare::{Compiled, Resources};
 use super::stream::{host_copy, HostCopy};
@@ -100,7 +99,7 @@ impl Submit<'_, '_> {
             fault::hit(Site::of(&op.kind), || {
                 format!(
                     "plan operation {i}, {} of block {} chunk {}",
-                    op_label(self.program, &op.kind).1,
+                    op.kind.describe(self.program),
                     op.block,
                     op.chunk
                 )
