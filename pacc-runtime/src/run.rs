@@ -5,10 +5,10 @@
 use crate::binding::{binding_at, written_physically};
 use crate::checkpoint::{self, Found};
 use crate::error::{CheckpointRef, Error, Progress};
-use crate::exec::cpu::{CpuExecutor, Order};
+use crate::exec::backend::{self, Backend};
 use crate::exec::Executor;
 use crate::invocation::{HostArray, Invocation, RunOutput};
-use crate::options::{BackendChoice, Options};
+use crate::options::Options;
 use crate::plan::{self, Plan, PlanOptions};
 use crate::program::Program;
 use crate::report::{Report, StageTimes};
@@ -43,7 +43,7 @@ pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<Run
     let start = Instant::now();
     opts.validate()?;
     crate::validate::call(program, &inv)?;
-    let backend = choose_backend(opts.backend)?;
+    let backend = backend::choose(opts.backend)?;
     let steps = inv.steps;
     let (popts, tune_note) = resolve_options(program, &inv, opts, backend)?;
     let swap_replays = swap_replays(program, steps);
@@ -382,102 +382,8 @@ fn merge(total: &mut Report, seg: Report) {
     total.timeline.extend(seg.timeline);
 }
 
-/// The backend a call runs on, once the choice is resolved against what this machine has.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Backend {
-    Cpu(Order),
-    Cuda,
-}
-
-impl Backend {
-    fn name(self) -> &'static str {
-        match self {
-            Backend::Cpu(order) => CpuExecutor { order }.name(),
-            Backend::Cuda => "cuda",
-        }
-    }
-
-    /// The executor that runs this backend's plans. Only reached for `Cuda` when
-    /// [`cuda_available`] said yes.
-    fn executor(self) -> Box<dyn Executor> {
-        match self {
-            Backend::Cpu(order) => Box::new(CpuExecutor { order }),
-            #[cfg(feature = "cuda")]
-            Backend::Cuda => Box::new(crate::exec::cuda::CudaExecutor),
-            #[cfg(not(feature = "cuda"))]
-            Backend::Cuda => Box::new(NoCuda),
-        }
-    }
-}
-
-/// Stands in for the CUDA executor in builds without the `cuda` feature (never chosen there:
-/// [`cuda_available`] says no).
-#[cfg(not(feature = "cuda"))]
-struct NoCuda;
-
-#[cfg(not(feature = "cuda"))]
-impl Executor for NoCuda {
-    fn name(&self) -> &'static str {
-        "cuda"
-    }
-
-    fn execute(
-        &self,
-        _: &Program,
-        _: &Plan,
-        _: &Invocation<'_>,
-        _: &Options,
-    ) -> Result<crate::exec::Executed, Error> {
-        Err(Error::NoCuda {
-            reason: "pacc was built without the `cuda` feature".into(),
-        })
-    }
-}
-
-fn choose_backend(choice: BackendChoice) -> Result<Backend, Error> {
-    Ok(match choice {
-        BackendChoice::Serial => {
-            return Err(Error::Internal(
-                "the serial backend is run by the generated wrapper, not by `pacc::runtime::run`"
-                    .into(),
-            ))
-        }
-        BackendChoice::Cpu => Backend::Cpu(Order::Submission),
-        BackendChoice::Shuffled(seed) => Backend::Cpu(Order::Shuffled(seed)),
-        BackendChoice::Cuda => {
-            cuda_available().map_err(|reason| Error::NoCuda { reason })?;
-            Backend::Cuda
-        }
-        BackendChoice::Auto => match cuda_available() {
-            Ok(()) => Backend::Cuda,
-            Err(reason) => {
-                announce_cpu_fallback(&reason);
-                Backend::Cpu(Order::Submission)
-            }
-        },
-    })
-}
-
-/// Whether the CUDA backend can run here (`Ok`), else why not.
-#[cfg(not(feature = "cuda"))]
-fn cuda_available() -> Result<(), String> {
-    Err("pacc was built without the `cuda` feature".into())
-}
-
-/// Whether the CUDA backend can run here (`Ok`), else why not.
-#[cfg(feature = "cuda")]
-fn cuda_available() -> Result<(), String> {
-    crate::exec::cuda::available().map(|_| ())
-}
-
 fn cpu_device() -> String {
     format!("CPU, {} rayon threads", rayon::current_num_threads())
-}
-
-/// Says once per process that `auto` fell back to the CPU backend.
-fn announce_cpu_fallback(reason: &str) {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| eprintln!("pacc: no CUDA device ({reason}); running on the CPU backend"));
 }
 
 fn empty_report(program: &Program, backend: &str, shape: &[usize], popts: &PlanOptions) -> Report {

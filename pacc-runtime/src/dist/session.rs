@@ -6,14 +6,14 @@ use super::slab::{split, Slab};
 use super::{checkpoint as dck, local};
 use crate::checkpoint;
 use crate::error::{DistError, Error};
-use crate::exec::cpu::{self, Order};
+use crate::exec::backend::{self, Backend};
 use crate::exec::reduce::combine;
 use crate::exec::reduction_identity;
 use crate::invocation::{HostArray, Invocation, RunOutput};
 use crate::options::{BackendChoice, Options};
 use crate::plan::{self, Plan, PlanOptions};
 use crate::program::{Program, Stage};
-use crate::report::{Report, StageTimes};
+use crate::report::Report;
 use mpi::traits::Communicator as _;
 use std::time::Instant;
 
@@ -226,7 +226,7 @@ fn prepare(
 ) -> Result<Session, Error> {
     opts.validate()?;
     crate::validate::call(lprog, inv)?;
-    let backend = Backend::choose(opts.backend)?;
+    let backend = choose_backend(opts.backend)?;
     let shape = slab.local_shape();
     let k = slab.block_steps.min(inv.steps).max(1);
     let mut popts = crate::config::plan_options(lprog, shape[0], inv.steps, opts);
@@ -256,7 +256,8 @@ fn prepare(
         .map(|a| crate::binding::written_physically(program, a))
         .collect();
     let fp = checkpoint::fingerprint(lprog, inv, saved);
-    let mut report = block_report(program, backend, &slab.global, &full);
+    let mut report = Report::of_plan(program, backend.name(), None, &full);
+    report.shape = slab.global.clone();
     report.bytes_htod = 0;
     report.bytes_dtoh = 0;
     report.bytes_dtod = 0;
@@ -296,54 +297,19 @@ fn combine_ranks(
     value
 }
 
-#[derive(Clone, Copy, Debug)]
-enum Backend {
-    Cpu(Order),
-    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
-    Cuda,
-}
-
-impl Backend {
-    fn choose(choice: BackendChoice) -> Result<Backend, Error> {
-        Ok(match choice {
-            BackendChoice::Serial => {
-                return Err(Error::Option(
-                    "the serial backend does not run distributed; use `run_distributed` with \
-                     the cpu or cuda backend, or call `serial` on one process"
-                        .into(),
-                ))
-            }
-            BackendChoice::Cpu => Backend::Cpu(Order::Submission),
-            BackendChoice::Shuffled(seed) => Backend::Cpu(Order::Shuffled(seed)),
-            BackendChoice::Cuda => {
-                cuda_available().map_err(|reason| Error::NoCuda { reason })?;
-                Backend::Cuda
-            }
-            BackendChoice::Auto => match cuda_available() {
-                Ok(()) => Backend::Cuda,
-                Err(_) => Backend::Cpu(Order::Submission),
-            },
-        })
+/// The backend of a distributed call: chosen as for one process ([`backend::choose`]), on GPU
+/// `local rank mod device count`; the serial backend does not run distributed.
+fn choose_backend(choice: BackendChoice) -> Result<Backend, Error> {
+    if choice == BackendChoice::Serial {
+        return Err(Error::Option(
+            "the serial backend does not run distributed; use `run_distributed` with the cpu or \
+             cuda backend, or call `serial` on one process"
+                .into(),
+        ));
     }
-
-    fn name(self) -> &'static str {
-        match self {
-            Backend::Cpu(Order::Submission) => "cpu",
-            Backend::Cpu(Order::Shuffled(_)) => "shuffled",
-            Backend::Cuda => "cuda",
-        }
-    }
-}
-
-#[cfg(feature = "cuda")]
-fn cuda_available() -> Result<(), String> {
+    #[cfg(feature = "cuda")]
     crate::exec::cuda::prefer_device(super::local_rank());
-    crate::exec::cuda::available().map(|_| ())
-}
-
-#[cfg(not(feature = "cuda"))]
-fn cuda_available() -> Result<(), String> {
-    Err("pacc was built without the `cuda` feature".into())
+    backend::choose(choice)
 }
 
 /// One block on this rank: the partial reductions and the block's report.
@@ -354,61 +320,12 @@ fn execute(
     inv: &Invocation<'_>,
     opts: &Options,
 ) -> Result<(Vec<f64>, Report), Error> {
-    match backend {
-        Backend::Cpu(order) => {
-            let t = Instant::now();
-            let out = cpu::execute(program, plan, inv, order)?;
-            let mut r = block_report(program, backend, &plan.shape, plan);
-            r.device = Some(format!(
-                "CPU, {} rayon threads",
-                rayon::current_num_threads()
-            ));
-            r.stages = out.stages;
-            r.wall_seconds = t.elapsed().as_secs_f64();
-            Ok((out.reductions, r))
-        }
-        #[cfg(feature = "cuda")]
-        Backend::Cuda => {
-            let o = crate::exec::cuda::execute(program, plan, inv, opts)?;
-            Ok((o.reductions, o.report))
-        }
-        #[cfg(not(feature = "cuda"))]
-        Backend::Cuda => {
-            let _ = opts;
-            Err(Error::NoCuda {
-                reason: "pacc was built without the `cuda` feature".into(),
-            })
-        }
-    }
+    let out = backend.executor().execute(program, plan, inv, opts)?;
+    Ok((out.reductions, out.report))
 }
 
 /// The rank's report, summed over its blocks.
 struct Totals(Report);
-
-/// A report of `plan` with its transfer volumes and no times yet.
-fn block_report(program: &Program, backend: Backend, shape: &[usize], plan: &Plan) -> Report {
-    Report {
-        program: program.name.clone(),
-        backend: backend.name().into(),
-        device: None,
-        scheme: plan.scheme,
-        shape: shape.to_vec(),
-        steps: plan.steps,
-        chunks: plan.chunks,
-        requested_chunks: plan.requested_chunks,
-        block_steps: plan.block_steps,
-        bytes_htod: plan.bytes_htod(),
-        bytes_dtoh: plan.bytes_dtoh(),
-        bytes_dtod: plan.bytes_dtod(),
-        bytes_htod_raw: plan.bytes_htod_raw(),
-        bytes_dtoh_raw: plan.bytes_dtoh_raw(),
-        device_bytes: plan.device_bytes(),
-        wall_seconds: 0.0,
-        stages: StageTimes::default(),
-        adjustments: plan.adjustments.clone(),
-        timeline: Vec::new(),
-    }
-}
 
 impl Totals {
     /// Adds a block's report.

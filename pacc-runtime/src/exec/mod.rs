@@ -2,6 +2,7 @@
 //! ([`Executor`]) that the CPU backend ([`cpu::CpuExecutor`]) and the CUDA backend
 //! (`cuda::CudaExecutor`, feature `cuda`) implement and the session (`crate::run`) calls.
 
+pub(crate) mod backend;
 pub mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;
