@@ -9,7 +9,7 @@ use rayon::prelude::*;
 impl Workload {
     pub fn cpu_steps(&mut self, steps: usize) {
         match self.model {
-            Model::Acoustic => self.cpu_acoustic(steps),
+            Model::Acoustic | Model::Propagate => self.cpu_acoustic(steps),
             Model::Himeno => {
                 for _ in 0..steps {
                     self.cpu_himeno_sweep();
@@ -21,21 +21,17 @@ impl Workload {
     fn cpu_acoustic(&mut self, steps: usize) {
         let [nz, ny, nx] = self.shape;
         let plane = ny * nx;
-        let (ip, ic, iv, id) = (
-            self.phys("prev"),
-            self.phys("cur"),
-            self.phys("vel"),
-            self.phys("damp"),
-        );
+        let (ip, ic, iv) = (self.phys("prev"), self.phys("cur"), self.phys("vel"));
+        // `propagate` has no absorbing layer.
+        let id = self.program.array_index("damp");
         let mut bind = [ip, ic];
         let c = ACOUSTIC_C;
         for t in 0..steps {
             let (wp, rc) = (bind[0], bind[1]);
             let cur_ptr = self.data[rc].as_ptr() as usize;
             let vel: &[f32] = &self.data[iv];
-            let damp: &[f32] = &self.data[id];
             let vel_ptr = vel.as_ptr() as usize;
-            let damp_ptr = damp.as_ptr() as usize;
+            let damp_ptr = id.map(|d| self.data[d].as_ptr() as usize);
             let total = nz * plane;
             let prev = &mut self.data[wp];
             prev.par_chunks_mut(plane).enumerate().for_each(|(z, pp)| {
@@ -45,7 +41,8 @@ impl Workload {
                 // SAFETY: cur, vel and damp are other arrays than prev, read only here.
                 let cur = unsafe { std::slice::from_raw_parts(cur_ptr as *const f32, total) };
                 let vel = unsafe { std::slice::from_raw_parts(vel_ptr as *const f32, total) };
-                let damp = unsafe { std::slice::from_raw_parts(damp_ptr as *const f32, total) };
+                let damp =
+                    damp_ptr.map(|p| unsafe { std::slice::from_raw_parts(p as *const f32, total) });
                 for y in 4..ny - 4 {
                     let row = z * plane + y * nx;
                     for x in 4..nx - 4 {
@@ -63,9 +60,14 @@ impl Workload {
                                     + cur[i - m]
                                     + cur[i + m]);
                         }
-                        let e = damp[i];
                         let o = i - z * plane;
-                        pp[o] = (2.0 * u - (1.0 - e) * pp[o] + vel[i] * lap) / (1.0 + e);
+                        pp[o] = match damp {
+                            Some(d) => {
+                                let e = d[i];
+                                (2.0 * u - (1.0 - e) * pp[o] + vel[i] * lap) / (1.0 + e)
+                            }
+                            None => 2.0 * u - pp[o] + vel[i] * lap,
+                        };
                     }
                 }
             });
@@ -151,9 +153,9 @@ pub fn check_serial(args: &Args) {
     use ndarray::Array3;
     let steps = args.steps.unwrap_or(6);
     let mut all_ok = true;
-    for m in [Model::Acoustic, Model::Himeno] {
+    for m in [Model::Acoustic, Model::Propagate, Model::Himeno] {
         let shape = match m {
-            Model::Acoustic => [48, 40, 44],
+            Model::Acoustic | Model::Propagate => [48, 40, 44],
             Model::Himeno => [40, 40, 72],
         };
         let mut w = Workload::new(m, shape, "generated", steps);
@@ -177,6 +179,18 @@ pub fn check_serial(args: &Args) {
                 serial.push(prev.into_raw_vec_and_offset().0);
                 serial.push(cur.into_raw_vec_and_offset().0);
             }
+            Model::Propagate => {
+                let (mut prev, mut cur) = (arr(&w, "prev"), arr(&w, "cur"));
+                let vel = arr(&w, "vel");
+                pacc::models::acoustic::propagate::serial(
+                    &mut prev, &mut cur, &vel, &w.wavelet, w.src[0], w.src[1], w.src[2], DX2, steps,
+                );
+                if steps % 2 == 1 {
+                    std::mem::swap(&mut prev, &mut cur);
+                }
+                serial.push(prev.into_raw_vec_and_offset().0);
+                serial.push(cur.into_raw_vec_and_offset().0);
+            }
             Model::Himeno => {
                 let a: Vec<Array3<f32>> =
                     kernels::HIMENO_ARRAYS.iter().map(|n| arr(&w, n)).collect();
@@ -191,7 +205,9 @@ pub fn check_serial(args: &Args) {
         }
         w.cpu_steps(steps);
         let mine: Vec<&Vec<f32>> = match m {
-            Model::Acoustic => vec![&w.data[w.phys("prev")], &w.data[w.phys("cur")]],
+            Model::Acoustic | Model::Propagate => {
+                vec![&w.data[w.phys("prev")], &w.data[w.phys("cur")]]
+            }
             Model::Himeno => vec![&w.data[w.phys("p")]],
         };
         let same = serial.iter().zip(&mine).all(|(a, b)| {

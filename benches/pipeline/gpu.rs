@@ -2,17 +2,25 @@
 //! and the device's figures. Built without the `cuda` feature every function says "no GPU", and
 //! only the CPU configuration runs.
 
-use pacc_runtime::Options;
-use std::sync::OnceLock;
+use pacc_runtime::{MarchTuning, Options};
+use std::sync::{Mutex, OnceLock};
 
 /// The kernel form every GPU configuration runs (`--kernel-form`), set once in `main`.
 pub static KERNEL_FORM: OnceLock<pacc_runtime::KernelForm> = OnceLock::new();
 
+/// The marching kernels' compile-time shape of the current program, chosen once per program
+/// (`choose_march`) so that every configuration runs the same kernels.
+static MARCH: Mutex<Option<MarchTuning>> = Mutex::new(None);
+
 #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
 fn run_options(fma: bool) -> Options {
-    Options::default()
+    let o = Options::default()
         .fma(fma)
-        .kernel_form(KERNEL_FORM.get().copied().unwrap_or_default())
+        .kernel_form(KERNEL_FORM.get().copied().unwrap_or_default());
+    match *MARCH.lock().unwrap_or_else(|e| e.into_inner()) {
+        Some(t) => o.march(t),
+        None => o,
+    }
 }
 
 #[cfg(feature = "cuda")]
@@ -43,6 +51,16 @@ mod imp {
 
     pub fn budget() -> Result<u64, String> {
         cuda::device_memory_budget().map_err(|e| e.to_string())
+    }
+
+    /// What `run` does before planning on long calls (`tune::pick_march`), here at every
+    /// size, kept for every configuration of this program; the tuner's note.
+    pub fn choose_march(w: &mut Workload, steps: usize, fma: bool) -> Option<String> {
+        *super::MARCH.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        let inv = w.invocation(steps);
+        let (t, note) = tune::pick_march(&w.program, &inv, &run_options(fma));
+        *super::MARCH.lock().unwrap_or_else(|e| e.into_inner()) = t;
+        note
     }
 
     pub fn kernel_rates(w: &mut Workload, fma: bool) -> Result<Vec<f64>, String> {
@@ -163,6 +181,9 @@ mod imp {
     }
     pub fn budget() -> Result<u64, String> {
         Err("no GPU".into())
+    }
+    pub fn choose_march(_: &mut Workload, _: usize, _: bool) -> Option<String> {
+        None
     }
     pub fn kernel_rates(_: &mut Workload, _: bool) -> Result<Vec<f64>, String> {
         Err("no GPU".into())

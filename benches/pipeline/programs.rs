@@ -10,8 +10,11 @@ use serde::Serialize;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum Model {
+    /// `propagate_sponge`: 4 arrays (with the absorbing layer).
     Acoustic,
     Himeno,
+    /// `propagate`: 3 arrays, no absorbing layer.
+    Propagate,
 }
 
 impl Model {
@@ -19,13 +22,16 @@ impl Model {
         match self {
             Model::Acoustic => "acoustic",
             Model::Himeno => "himeno",
+            Model::Propagate => "propagate",
         }
     }
     pub fn preset(self, p: &str) -> Option<[usize; 3]> {
         Some(match (self, p) {
-            (Model::Acoustic, "small") => [64, 64, 64],
-            (Model::Acoustic, "incore") => [820, 820, 820],
+            (Model::Acoustic | Model::Propagate, "small") => [64, 64, 64],
+            (Model::Acoustic | Model::Propagate, "incore") => [820, 820, 820],
             (Model::Acoustic, "ooc") => [1800, 1800, 1800],
+            // 91.75 GB in 3 arrays, as the sponge's 1800^3 is 93 GB in 4.
+            (Model::Propagate, "ooc") => [1970, 1970, 1970],
             (Model::Himeno, "small") => [64, 64, 128],
             (Model::Himeno, "incore") => [512, 512, 1024],
             (Model::Himeno, "ooc") => [1200, 1200, 1200],
@@ -80,12 +86,13 @@ pub fn generated_program(model: Model) -> Option<Program> {
     Some(match model {
         Model::Acoustic => pacc::models::acoustic::propagate_sponge::program().clone(),
         Model::Himeno => pacc::models::himeno::jacobi::program().clone(),
+        Model::Propagate => pacc::models::acoustic::propagate::program().clone(),
     })
 }
 
 impl Workload {
     pub fn new(model: Model, shape: [usize; 3], kernels: &str, steps: usize) -> Workload {
-        let generated = if kernels == "hand" {
+        let generated = if kernels == "hand" && model.has_hand_kernels() {
             None
         } else {
             generated_program(model)
@@ -127,13 +134,13 @@ impl Workload {
         for (i, name) in names.iter().enumerate() {
             let v = &mut self.data[i];
             match (self.model, name.as_str()) {
-                (Model::Acoustic, "prev") | (Model::Acoustic, "cur") => {
+                (Model::Acoustic | Model::Propagate, "prev" | "cur") => {
                     let off = if name == "cur" { 1 } else { 0 };
                     par_fill(v, s, move |z, y, x| {
                         ((z * 7 + y * 3 + x * 11 + off) % 17) as f32 * 1e-3
                     })
                 }
-                (Model::Acoustic, "vel") => par_fill(v, s, move |z, _, _| {
+                (Model::Acoustic | Model::Propagate, "vel") => par_fill(v, s, move |z, _, _| {
                     0.05 + 0.1 * (z * 4 / s[0]) as f32 / 4.0
                 }),
                 (Model::Acoustic, "damp") => {
@@ -312,8 +319,11 @@ impl Model {
         match p {
             "acoustic" => Ok(vec![Model::Acoustic]),
             "himeno" => Ok(vec![Model::Himeno]),
-            "all" => Ok(vec![Model::Acoustic, Model::Himeno]),
-            p => Err(format!("unknown program `{p}`: acoustic, himeno or all")),
+            "propagate" => Ok(vec![Model::Propagate]),
+            "all" => Ok(vec![Model::Acoustic, Model::Propagate, Model::Himeno]),
+            p => Err(format!(
+                "unknown program `{p}`: acoustic (propagate_sponge), propagate, himeno or all"
+            )),
         }
     }
 
@@ -336,22 +346,28 @@ impl Model {
         match self {
             Model::Acoustic => 4,
             Model::Himeno => 14,
+            Model::Propagate => 3,
         }
     }
 
-    /// The hand-written kernels (`--kernels hand`).
+    /// Whether `--kernels hand` has a hand-written version (`propagate` has none and runs the
+    /// generated kernels).
+    pub fn has_hand_kernels(self) -> bool {
+        self != Model::Propagate
+    }
+
+    /// The hand-written kernels (`--kernels hand`); the generated ones where there are none.
     pub fn hand_program(self) -> Program {
         match self {
             Model::Acoustic => kernels::acoustic(),
             Model::Himeno => kernels::himeno(),
+            Model::Propagate => pacc::models::acoustic::propagate::program().clone(),
         }
     }
 
     pub fn default_steps(self, size: &str, quick: bool) -> usize {
         let s = match (self, size) {
-            (Model::Acoustic, "ooc") => 16,
-            (Model::Himeno, "ooc") => 32,
-            (Model::Acoustic, _) => 16,
+            (Model::Acoustic | Model::Propagate, _) => 16,
             (Model::Himeno, _) => 32,
         };
         if quick {
@@ -365,11 +381,11 @@ impl Model {
     pub fn grid_defaults(self, size: &str, quick: bool) -> (Vec<usize>, Vec<usize>) {
         match (size, quick) {
             ("ooc", false) => match self {
-                Model::Acoustic => (vec![4, 8, 16], vec![4, 8, 16]),
+                Model::Acoustic | Model::Propagate => (vec![4, 8, 16], vec![4, 8, 16]),
                 Model::Himeno => (vec![8, 16, 32], vec![8, 16, 32]),
             },
             ("ooc", true) => match self {
-                Model::Acoustic => (vec![8, 16], vec![4, 8]),
+                Model::Acoustic | Model::Propagate => (vec![8, 16], vec![4, 8]),
                 Model::Himeno => (vec![8, 16], vec![8, 16]),
             },
             (_, false) => (vec![2, 4, 8, 16], vec![2, 4, 8, 16]),

@@ -113,6 +113,9 @@ pub struct RunResult {
     pub init_seconds: f64,
     pub register_seconds: Option<f64>,
     pub kernel_rates: Vec<f64>,
+    /// The tuner's note on the marching kernels' compile-time shape, every configuration's.
+    #[serde(default)]
+    pub kernel_shape: Option<String>,
     #[serde(default)]
     pub host_copy_gbps: f64,
     pub configs: Vec<Measurement>,

@@ -87,6 +87,10 @@ impl Gpu {
                 None
             }
         };
+        b.res.kernel_shape = gpu::choose_march(&mut b.w, b.steps, b.args.fma);
+        if let Some(n) = &b.res.kernel_shape {
+            println!("{n}");
+        }
         let rates = gpu::kernel_rates(&mut b.w, b.args.fma).map_err(|e| {
             println!("kernel rate measurement failed: {e}");
             format!("kernel rates: {e}")

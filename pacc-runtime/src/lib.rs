@@ -29,6 +29,8 @@ pub mod host;
 #[cfg(feature = "runtime")]
 pub mod invocation;
 #[cfg(feature = "runtime")]
+pub mod march;
+#[cfg(feature = "runtime")]
 pub mod options;
 #[cfg(feature = "runtime")]
 pub mod plan;
@@ -51,6 +53,8 @@ pub use error::{
 };
 #[cfg(feature = "runtime")]
 pub use invocation::{HostArray, HostSlice, Invocation, RunOutput, ScalarValue};
+#[cfg(feature = "runtime")]
+pub use march::MarchTuning;
 #[cfg(feature = "runtime")]
 pub use options::{BackendChoice, Checkpointing, KernelForm, Options, Resume};
 #[cfg(feature = "runtime")]

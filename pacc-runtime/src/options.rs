@@ -1,6 +1,7 @@
 //! Run-time options: backend choice, chunking, blocking depth, scheme.
 
 use crate::error::Error;
+use crate::march::MarchTuning;
 use crate::plan::Scheme;
 use crate::progress::{OnProgress, StepsDone};
 use std::path::PathBuf;
@@ -66,6 +67,9 @@ pub struct Options {
     pub resume: Option<Resume>,
     /// Which form of the generated CUDA kernels runs.
     pub kernel_form: KernelForm,
+    /// The marching kernels' compile-time shape (see [`MarchTuning`]). Unset: `PACC_MARCH`,
+    /// else the tuner's choice on long CUDA runs, else the translator's defaults.
+    pub march: Option<MarchTuning>,
     /// On-the-fly compression: (array name, rate in bits per value); overrides the directive's
     /// `compress(..)` clause array by array (see [`Options::compress`]).
     pub compress: Vec<(String, f64)>,
@@ -250,6 +254,10 @@ impl Options {
     }
     pub fn kernel_form(mut self, k: KernelForm) -> Self {
         self.kernel_form = k;
+        self
+    }
+    pub fn march(mut self, t: MarchTuning) -> Self {
+        self.march = Some(t);
         self
     }
     pub fn fma(mut self, on: bool) -> Self {

@@ -45,11 +45,26 @@ pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<Run
     crate::validate::call(program, &inv)?;
     let backend = backend::choose(opts.backend)?;
     let steps = inv.steps;
+    let (march, march_note) = match backend {
+        Backend::Cuda => crate::tune::auto_march(program, &inv, opts),
+        Backend::Cpu(_) => (None, None),
+    };
+    let tuned;
+    let opts = match march {
+        Some(t) => {
+            tuned = Options {
+                march: Some(t),
+                ..opts.clone()
+            };
+            &tuned
+        }
+        None => opts,
+    };
     let (popts, tune_note) = resolve_options(program, &inv, opts, backend)?;
     let swap_replays = swap_replays(program, steps);
     let durable = Durable::prepare(program, &inv, opts)?;
     let first = durable.found.as_ref().map_or(0, |f| f.state.step);
-    let mut notes: Vec<String> = tune_note.into_iter().collect();
+    let mut notes: Vec<String> = march_note.into_iter().chain(tune_note).collect();
     if let Some(f) = &durable.found {
         notes.push(format!(
             "resumed from the checkpoint in `{}` at step {} of {steps}",

@@ -444,3 +444,42 @@ fn nests_that_leave_a_rim_load_the_planes_they_write() {
         "only the two boundary planes the nest skips"
     );
 }
+
+/// Each buffer set's loads, kernels and write-backs have a stream each: no stream holds both a
+/// kernel and a write-back (on the H100 a kernel queued behind a write-back on its stream waited
+/// for other streams' write-backs too), and every stream belongs to one set.
+#[test]
+fn write_backs_have_their_own_stream() {
+    let p = acoustic(2);
+    for scheme in Scheme::ALL {
+        let plan = plan::build(&p, &[96, 20, 20], 8, &[], &opts(4, 4, scheme)).unwrap();
+        assert_eq!(plan.streams, 3 * plan.buffer_sets, "{scheme:?}");
+        let mut kinds = vec![(false, false, false); plan.streams];
+        let mut set_of = vec![None; plan.streams];
+        for op in &plan.ops {
+            let k = &mut kinds[op.stream];
+            match op.kind {
+                OpKind::Kernel { set, .. } | OpKind::Point { set, .. } => {
+                    k.0 = true;
+                    assert_eq!(*set_of[op.stream].get_or_insert(set), set);
+                }
+                OpKind::DtoH { set, .. } | OpKind::StageOut { set, .. } => {
+                    k.1 = true;
+                    assert_eq!(*set_of[op.stream].get_or_insert(set), set);
+                }
+                OpKind::HtoD { .. } | OpKind::StageIn { .. } | OpKind::DtoD { .. } => k.2 = true,
+                _ => {}
+            }
+        }
+        for (s, &(kernel, out, load)) in kinds.iter().enumerate() {
+            assert!(
+                [kernel, out, load].iter().filter(|&&b| b).count() <= 1,
+                "{scheme:?}: stream {s} mixes kernels {kernel}, write-backs {out}, loads {load}"
+            );
+        }
+        assert!(
+            kinds.iter().any(|k| k.1),
+            "{scheme:?}: no write-back at all"
+        );
+    }
+}

@@ -7,7 +7,7 @@ const SHIM: &str = r#"
 #include <cmath>
 #define __global__
 #define __shared__ static
-#define __launch_bounds__(n)
+#define __launch_bounds__(...)
 #define __restrict__ __restrict
 struct pacc_dim3 { unsigned int x, y, z; };
 static pacc_dim3 blockIdx, threadIdx, blockDim, gridDim;

@@ -6,7 +6,9 @@
 
 use super::model::LinkRates;
 #[cfg(feature = "cuda")]
-pub use cuda_rates::{link_rates, measure_inputs, measure_kernel_rates, measure_link};
+pub use cuda_rates::{
+    link_rates, measure_inputs, measure_kernel_rates, measure_link, measure_march_candidates,
+};
 
 /// Host memcpy rate in bytes per second, as the staged-copy executor copies (4 MiB pieces in
 /// parallel on rayon's pool): the best of 3 copies of `bytes` bytes between two fresh buffers.
@@ -48,6 +50,7 @@ mod cuda_rates {
     use crate::exec::cuda::{self, CudaOutput};
     use crate::exec::{CpuKernelFn, CpuKernels, CpuPointFn, KernelFrame};
     use crate::invocation::{HostArray, Invocation};
+    use crate::march::MarchTuning;
     use crate::options::{KernelForm, Options};
     use crate::plan::{self, OpKind, PlanOptions, Scheme};
     use crate::program::Program;
@@ -74,8 +77,16 @@ mod cuda_rates {
             })
     }
 
-    /// Program, source hash, plane shape, FMA and kernel form: what a kernel's rate depends on.
-    type Key = (String, u64, Vec<usize>, bool, KernelForm);
+    /// Program, source hash, plane shape, FMA, kernel form and compile-time shape: what a
+    /// kernel's rate depends on.
+    type Key = (
+        String,
+        u64,
+        Vec<usize>,
+        bool,
+        KernelForm,
+        Option<MarchTuning>,
+    );
 
     fn rate_cache() -> std::sync::MutexGuard<'static, HashMap<Key, Vec<f64>>> {
         static CACHE: OnceLock<Mutex<HashMap<Key, Vec<f64>>>> = OnceLock::new();
@@ -102,6 +113,7 @@ mod cuda_rates {
             shape[1..].to_vec(),
             opts.fma,
             opts.kernel_form,
+            opts.march,
         );
         if let Some(v) = rate_cache().get(&key) {
             return Ok(v.clone());
@@ -123,6 +135,8 @@ mod cuda_rates {
         )?;
         let o = Options {
             fma: opts.fma,
+            kernel_form: opts.kernel_form,
+            march: opts.march,
             ..Options::default()
         };
         // The first run compiles and warms up; the second is timed.
@@ -131,6 +145,29 @@ mod cuda_rates {
         let rates = rates_from(program, &out);
         rate_cache().insert(key, rates.clone());
         Ok(rates)
+    }
+
+    /// Each candidate compile-time shape with every kernel's points per second, timed as
+    /// [`measure_kernel_rates`] times them (and cached the same way). A candidate that fails
+    /// to compile or run is left out.
+    pub fn measure_march_candidates(
+        program: &Program,
+        inv: &Invocation<'_>,
+        opts: &Options,
+        candidates: &[MarchTuning],
+    ) -> Vec<(MarchTuning, Vec<f64>)> {
+        candidates
+            .iter()
+            .filter_map(|&c| {
+                let o = Options {
+                    fma: opts.fma,
+                    kernel_form: opts.kernel_form,
+                    march: Some(c),
+                    ..Options::default()
+                };
+                measure_kernel_rates(program, inv, &o).ok().map(|r| (c, r))
+            })
+            .collect()
     }
 
     /// Each kernel's points per second in a run's timeline (1e10 where it computed nothing).

@@ -10,20 +10,107 @@
 //! directive fix both the chunk count and the block steps; explicit values are kept and only
 //! the free ones are tuned. When the options name no scheme, the tuner picks it too, among
 //! [`AUTO_SCHEMES`].
+//!
+//! Before that, on long runs, [`auto_march`] picks the marching kernels' compile-time shape
+//! (registers against occupancy, see [`MarchTuning::candidates`]) by timing each candidate.
 
 pub mod measure;
 pub mod model;
 
 pub use measure::measure_host_copy_rate;
 #[cfg(feature = "cuda")]
-pub use measure::{link_rates, measure_inputs, measure_kernel_rates, measure_link};
+pub use measure::{
+    link_rates, measure_inputs, measure_kernel_rates, measure_link, measure_march_candidates,
+};
 pub use model::{
-    choose, choose_scheme, plane_points, predict, useful_points, Candidate, LinkRates, Prediction,
-    Rates, TuneChoice, TuneInputs, AUTO_SCHEMES,
+    choose, choose_scheme, fastest_kernels, plane_points, predict, useful_points, Candidate,
+    LinkRates, Prediction, Rates, TuneChoice, TuneInputs, AUTO_SCHEMES,
 };
 
+use crate::march::MarchTuning;
 use crate::plan::PlanOptions;
 use crate::program::Program;
+
+/// Kernel points of a call below which timing kernel shapes costs more than it can save: about
+/// a second of kernels on an H100, against a compile and two short runs per candidate.
+pub const MARCH_TUNE_POINTS: u64 = 100_000_000_000;
+
+#[cfg(not(feature = "cuda"))]
+/// Without the CUDA feature there are no kernels to shape.
+pub fn auto_march(
+    _program: &Program,
+    _inv: &crate::invocation::Invocation<'_>,
+    _opts: &crate::options::Options,
+) -> (Option<MarchTuning>, Option<String>) {
+    (None, None)
+}
+
+/// `run`'s hook for the marching kernels' compile-time shape: when neither the options nor
+/// `PACC_MARCH` fix it and the call has at least [`MARCH_TUNE_POINTS`] kernel points, the
+/// fastest of [`pick_march`]. `None`: keep what the options say.
+#[cfg(feature = "cuda")]
+pub fn auto_march(
+    program: &Program,
+    inv: &crate::invocation::Invocation<'_>,
+    opts: &crate::options::Options,
+) -> (Option<MarchTuning>, Option<String>) {
+    let fixed = opts.march.is_some() || std::env::var_os("PACC_MARCH").is_some();
+    let shape = inv.arrays[0].shape();
+    if fixed || useful_points(program, shape, inv.steps) < MARCH_TUNE_POINTS {
+        return (None, None);
+    }
+    pick_march(program, inv, opts)
+}
+
+/// Times every [`MarchTuning::candidates`] on a slab of the call's arrays and returns the
+/// fastest, with a note for the report (`None`: the kernels have no marching form, or none
+/// of the candidates ran).
+#[cfg(feature = "cuda")]
+pub fn pick_march(
+    program: &Program,
+    inv: &crate::invocation::Invocation<'_>,
+    opts: &crate::options::Options,
+) -> (Option<MarchTuning>, Option<String>) {
+    use crate::options::KernelForm;
+    use crate::program::Launch;
+    let shape = inv.arrays[0].shape();
+    let block = program.kernels.iter().find_map(|k| match k.launch {
+        Launch::Marching { block } => Some(block),
+        Launch::PerPoint => None,
+    });
+    let Some(block) = block.filter(|_| opts.kernel_form == KernelForm::Marching) else {
+        return (None, None);
+    };
+    let timed = measure_march_candidates(program, inv, opts, &MarchTuning::candidates(block));
+    let rates: Vec<Vec<f64>> = timed.iter().map(|(_, r)| r.clone()).collect();
+    let Some(best) = fastest_kernels(program, shape, &rates) else {
+        let note = "kernel shape not tuned: no candidate compiled and ran; using the defaults";
+        return (None, Some(note.into()));
+    };
+    // Points per second over one plane of every kernel.
+    let rate = |r: &Vec<f64>| {
+        let pts: Vec<f64> = (0..r.len())
+            .map(|k| plane_points(program, shape, k) as f64)
+            .collect();
+        let secs: f64 = pts.iter().zip(r).map(|(p, r)| p / r.max(1.0)).sum();
+        pts.iter().sum::<f64>() / secs.max(f64::MIN_POSITIVE)
+    };
+    let (t, r) = &timed[best];
+    let default = timed.iter().find(|(c, _)| *c == MarchTuning::default());
+    let name = match t.describe() {
+        d if d.is_empty() => "the default".to_string(),
+        d => d,
+    };
+    let note = format!(
+        "kernel shape: {name}, {:.1} Gpt/s on a slab of the arrays{}",
+        rate(r) / 1e9,
+        default.map_or(String::new(), |(_, d)| format!(
+            " (default {:.1})",
+            rate(d) / 1e9
+        ))
+    );
+    (Some(*t), Some(note))
+}
 
 #[cfg(not(feature = "cuda"))]
 /// Without the CUDA feature there is nothing to tune: the options are returned as they are.

@@ -203,6 +203,20 @@ pub fn useful_points(program: &Program, shape: &[usize], steps: usize) -> u64 {
         * steps as u64
 }
 
+/// Which of several timed kernel shapes runs a step fastest: the index into `timed` (each
+/// entry: every kernel's points per second) that minimises the time of one plane of every
+/// kernel, weighted by the kernel's points per plane. `None` when `timed` is empty.
+pub fn fastest_kernels(program: &Program, shape: &[usize], timed: &[Vec<f64>]) -> Option<usize> {
+    let cost = |rates: &Vec<f64>| -> f64 {
+        rates
+            .iter()
+            .enumerate()
+            .map(|(k, r)| plane_points(program, shape, k) as f64 / r.max(1.0))
+            .sum()
+    };
+    (0..timed.len()).min_by(|&a, &b| cost(&timed[a]).total_cmp(&cost(&timed[b])))
+}
+
 /// Points of one plane a kernel computes (its inner loop ranges).
 pub fn plane_points(program: &Program, shape: &[usize], kernel: usize) -> u64 {
     plan::points_per_plane(program, shape, kernel)
@@ -682,6 +696,15 @@ mod tests {
             choose(&p, &shape, 32, &t),
             Err(Error::DeviceMemory { .. })
         ));
+    }
+
+    #[test]
+    fn fastest_kernels_weighs_rates_by_points() {
+        let p = prog(4);
+        let shape = [64, 32, 32];
+        assert_eq!(fastest_kernels(&p, &shape, &[]), None);
+        let timed = vec![vec![5e10], vec![8e10], vec![7e10]];
+        assert_eq!(fastest_kernels(&p, &shape, &timed), Some(1));
     }
 
     #[test]

@@ -109,7 +109,10 @@ pub fn source(f: &Func, an: &Analysis, elems: &[pacc_runtime::program::Elem]) ->
         "// Thread block of the marching kernels; the runtime launches with the same values.\n\
          #ifndef PACC_BX\n#define PACC_BX {bx}\n#endif\n#ifndef PACC_BY\n#define PACC_BY {by}\n#endif\n\
          // Steps of the marching loop the compiler may unroll.\n\
-         #ifndef PACC_UNROLL\n#define PACC_UNROLL 2\n#endif"
+         #ifndef PACC_UNROLL\n#define PACC_UNROLL 2\n#endif\n\
+         // Blocks per SM the compiler must fit, which caps registers per thread (the run-time\n\
+         // tuner trades them against occupancy).\n\
+         #ifndef PACC_MINB\n#define PACC_MINB 1\n#endif"
     );
     for (i, n) in f.nests().enumerate() {
         let mut g = Gen::new(f, an, elems);

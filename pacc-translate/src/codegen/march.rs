@@ -164,7 +164,7 @@ impl Gen<'_> {
         let params = self.kernel_params(k, an, true);
         let _ = writeln!(
             self.out,
-            "extern \"C\" __global__ void __launch_bounds__(PACC_BX * PACC_BY) {}(\n    {})\n{{",
+            "extern \"C\" __global__ void __launch_bounds__(PACC_BX * PACC_BY, PACC_MINB) {}(\n    {})\n{{",
             kernel_name(f, k),
             params.join(",\n    ")
         );

@@ -112,7 +112,7 @@ pub fn run_managed(
         what: "the unified-memory baseline".into(),
         message: m,
     })?;
-    let tuning = super::launch::MarchTuning::from_env()?;
+    let tuning = super::launch::MarchTuning::effective(opts.march)?;
     let md = module(
         &ctx,
         &program.name,

@@ -5,6 +5,7 @@ use super::device::Module;
 use super::driver::{self, Function, Stream};
 use crate::error::Error;
 use crate::invocation::ScalarValue;
+pub(crate) use crate::march::MarchTuning;
 use crate::options::KernelForm;
 use crate::program::{KernelDecl, Launch, PLAIN_SUFFIX};
 use std::ffi::c_void;
@@ -50,78 +51,6 @@ impl Args {
             .iter_mut()
             .map(|s| s as *mut u64 as *mut c_void)
             .collect()
-    }
-}
-
-/// An override of the marching kernels' compile-time shape, from `PACC_MARCH` (e.g.
-/// `bx=64,by=8,unroll=2`): for measuring alternatives without rebuilding. Unset fields keep the
-/// translator's defaults.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct MarchTuning {
-    pub bx: Option<u32>,
-    pub by: Option<u32>,
-    pub unroll: Option<u32>,
-}
-
-impl MarchTuning {
-    pub fn from_env() -> Result<MarchTuning, Error> {
-        match std::env::var("PACC_MARCH") {
-            Ok(v) => MarchTuning::parse(&v),
-            Err(_) => Ok(MarchTuning::default()),
-        }
-    }
-
-    /// `PACC_MARCH` syntax: comma-separated `bx=N`, `by=N`, `unroll=N`.
-    pub fn parse(v: &str) -> Result<MarchTuning, Error> {
-        let bad = |what: &str| {
-            Error::Option(format!(
-                "PACC_MARCH=`{v}`: {what}; expected comma-separated bx=N, by=N (threads, \
-                 bx * by <= 1024) and unroll=N (1..=8)"
-            ))
-        };
-        let mut t = MarchTuning::default();
-        for item in v.split(',').filter(|s| !s.trim().is_empty()) {
-            let (k, val) = item
-                .split_once('=')
-                .ok_or_else(|| bad("an item lacks `=`"))?;
-            let n: u32 = val
-                .trim()
-                .parse()
-                .map_err(|_| bad("a value is not a number"))?;
-            match k.trim() {
-                "bx" if n > 0 => t.bx = Some(n),
-                "by" if n > 0 => t.by = Some(n),
-                "unroll" if (1..=8).contains(&n) => t.unroll = Some(n),
-                _ => return Err(bad("unknown key or value out of range")),
-            }
-        }
-        if t.bx.unwrap_or(1) * t.by.unwrap_or(1) > 1024 {
-            return Err(bad("more than 1024 threads per block"));
-        }
-        Ok(t)
-    }
-
-    /// The program's source with the overrides defined ahead of its own defaults.
-    pub fn source<'a>(&self, source: &'a str) -> std::borrow::Cow<'a, str> {
-        if *self == MarchTuning::default() {
-            return source.into();
-        }
-        let mut s = String::new();
-        if let Some(v) = self.bx {
-            s.push_str(&format!("#define PACC_BX {v}\n"));
-        }
-        if let Some(v) = self.by {
-            s.push_str(&format!("#define PACC_BY {v}\n"));
-        }
-        if let Some(v) = self.unroll {
-            s.push_str(&format!("#define PACC_UNROLL {v}\n"));
-        }
-        s.push_str(source);
-        s.into()
-    }
-
-    fn block(&self, [bx, by]: [u32; 2]) -> [u32; 2] {
-        [self.bx.unwrap_or(bx), self.by.unwrap_or(by)]
     }
 }
 

@@ -39,7 +39,7 @@ pub(super) fn compile(
     fault::hit(Site::Compile, || {
         format!("NVRTC compile of `{}`", program.name)
     })?;
-    let tuning = launch::MarchTuning::from_env()?;
+    let tuning = launch::MarchTuning::effective(opts.march)?;
     let source = tuning.source(&program.cuda_source);
     let module = device::module(ctx, &program.name, &source, opts.fma)?;
     fault::hit(Site::Compile, || {

@@ -1,0 +1,197 @@
+//! The compile-time shape of the marching kernels: thread block, unrolling of the marching loop
+//! and the blocks per SM the compiler must fit (which caps registers per thread).
+//!
+//! The translator writes its defaults as `#ifndef` macros (`PACC_BX`, `PACC_BY`, `PACC_UNROLL`,
+//! `PACC_MINB`); a [`MarchTuning`] defines some of them ahead of the source. It comes from
+//! [`Options::march`](crate::Options::march), else from `PACC_MARCH`, else, on long CUDA runs,
+//! from the tuner, which times [`MarchTuning::candidates`] on a slab of the call's arrays.
+
+use crate::error::Error;
+
+/// Overrides of the marching kernels' compile-time shape. Unset fields keep the translator's
+/// defaults.
+///
+/// ```
+/// use pacc_runtime::MarchTuning;
+/// let t = MarchTuning::parse("unroll=1,minb=3").unwrap();
+/// assert_eq!((t.unroll, t.minb), (Some(1), Some(3)));
+/// assert!(MarchTuning::parse("bx=64,by=32").is_err()); // 2048 threads per block
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct MarchTuning {
+    /// Threads along the fastest axis.
+    pub bx: Option<u32>,
+    /// Threads along the second-fastest axis (3D).
+    pub by: Option<u32>,
+    /// Steps of the marching loop the compiler may unroll (1..=8).
+    pub unroll: Option<u32>,
+    /// Blocks per SM the compiler must fit (`__launch_bounds__`' second argument, 1..=32).
+    pub minb: Option<u32>,
+}
+
+/// Threads per SM of an H100 class device, which the candidates' occupancy targets divide.
+const SM_THREADS: u32 = 2048;
+
+impl MarchTuning {
+    /// `PACC_MARCH` if set (parsed), else no override.
+    pub fn from_env() -> Result<Option<MarchTuning>, Error> {
+        match std::env::var("PACC_MARCH") {
+            Ok(v) => MarchTuning::parse(&v).map(Some),
+            Err(_) => Ok(None),
+        }
+    }
+
+    /// What a run compiles with: `option` if set, else `PACC_MARCH`, else no override.
+    pub fn effective(option: Option<MarchTuning>) -> Result<MarchTuning, Error> {
+        match option {
+            Some(t) => Ok(t),
+            None => Ok(MarchTuning::from_env()?.unwrap_or_default()),
+        }
+    }
+
+    /// `PACC_MARCH` syntax: comma-separated `bx=N`, `by=N`, `unroll=N`, `minb=N`.
+    pub fn parse(v: &str) -> Result<MarchTuning, Error> {
+        let bad = |what: &str| {
+            Error::Option(format!(
+                "PACC_MARCH=`{v}`: {what}; expected comma-separated bx=N, by=N (threads, \
+                 bx * by <= 1024), unroll=N (1..=8) and minb=N (blocks per SM, 1..=32)"
+            ))
+        };
+        let mut t = MarchTuning::default();
+        for item in v.split(',').filter(|s| !s.trim().is_empty()) {
+            let (k, val) = item
+                .split_once('=')
+                .ok_or_else(|| bad("an item lacks `=`"))?;
+            let n: u32 = val
+                .trim()
+                .parse()
+                .map_err(|_| bad("a value is not a number"))?;
+            match k.trim() {
+                "bx" if n > 0 => t.bx = Some(n),
+                "by" if n > 0 => t.by = Some(n),
+                "unroll" if (1..=8).contains(&n) => t.unroll = Some(n),
+                "minb" if (1..=32).contains(&n) => t.minb = Some(n),
+                _ => return Err(bad("unknown key or value out of range")),
+            }
+        }
+        if t.bx.unwrap_or(1) * t.by.unwrap_or(1) > 1024 {
+            return Err(bad("more than 1024 threads per block"));
+        }
+        Ok(t)
+    }
+
+    /// The `PACC_MARCH` form of the overrides (empty when there are none).
+    pub fn describe(&self) -> String {
+        let f = [
+            ("bx", self.bx),
+            ("by", self.by),
+            ("unroll", self.unroll),
+            ("minb", self.minb),
+        ];
+        f.iter()
+            .filter_map(|(k, v)| v.map(|v| format!("{k}={v}")))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// The shapes the tuner times for a kernel whose default block is `block`: the default,
+    /// then room for 1024, 1536 and 2048 resident threads per SM. Fewer registers per thread
+    /// let more threads hide memory latency, until the compiler spills; unrolling needs
+    /// registers too, so the tighter two do not unroll. On the H100 the best of these differs
+    /// by program and plane size (`benches/kernels/stencil_variants.cu`).
+    pub fn candidates(block: [u32; 2]) -> Vec<MarchTuning> {
+        let threads = (block[0] * block[1]).max(1);
+        let minb = |per_sm: u32| (per_sm / threads).clamp(1, 32);
+        let mut out = vec![MarchTuning::default()];
+        // With the default unrolling, a cap of one block per SM is the default itself.
+        if minb(1024) > 1 {
+            out.push(MarchTuning {
+                minb: Some(minb(1024)),
+                ..MarchTuning::default()
+            });
+        }
+        for per_sm in [1536, SM_THREADS] {
+            let t = MarchTuning {
+                unroll: Some(1),
+                minb: Some(minb(per_sm)),
+                ..MarchTuning::default()
+            };
+            if !out.contains(&t) {
+                out.push(t);
+            }
+        }
+        out
+    }
+
+    /// The program's source with the overrides defined ahead of its own defaults.
+    pub fn source<'a>(&self, source: &'a str) -> std::borrow::Cow<'a, str> {
+        if *self == MarchTuning::default() {
+            return source.into();
+        }
+        let mut s = String::new();
+        let defs = [
+            ("PACC_BX", self.bx),
+            ("PACC_BY", self.by),
+            ("PACC_UNROLL", self.unroll),
+            ("PACC_MINB", self.minb),
+        ];
+        for (name, v) in defs {
+            if let Some(v) = v {
+                s.push_str(&format!("#define {name} {v}\n"));
+            }
+        }
+        s.push_str(source);
+        s.into()
+    }
+
+    /// The thread block, `default` where not overridden.
+    pub fn block(&self, [bx, by]: [u32; 2]) -> [u32; 2] {
+        [self.bx.unwrap_or(bx), self.by.unwrap_or(by)]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_every_key_and_refuses_out_of_range() {
+        let t = MarchTuning::parse("bx=32, by=16,unroll=4,minb=2").unwrap();
+        assert_eq!(t.block([64, 8]), [32, 16]);
+        assert_eq!((t.unroll, t.minb), (Some(4), Some(2)));
+        assert_eq!(t.describe(), "bx=32,by=16,unroll=4,minb=2");
+        for bad in ["minb=0", "minb=33", "unroll=9", "bx", "bz=4", "bx=x"] {
+            assert!(MarchTuning::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn source_defines_only_the_overrides() {
+        let src = "#ifndef PACC_MINB\n#define PACC_MINB 1\n#endif\n";
+        assert_eq!(MarchTuning::default().source(src), src);
+        let t = MarchTuning {
+            minb: Some(3),
+            ..MarchTuning::default()
+        };
+        assert_eq!(t.source(src), format!("#define PACC_MINB 3\n{src}"));
+    }
+
+    #[test]
+    fn candidates_target_resident_threads() {
+        let c = MarchTuning::candidates([64, 8]);
+        let got: Vec<_> = c.iter().map(|t| (t.unroll, t.minb)).collect();
+        assert_eq!(
+            got,
+            [
+                (None, None),
+                (None, Some(2)),
+                (Some(1), Some(3)),
+                (Some(1), Some(4))
+            ]
+        );
+        // A block of 1024 threads: one per SM is the default, two is the most.
+        let c = MarchTuning::candidates([256, 4]);
+        let got: Vec<_> = c.iter().map(|t| (t.unroll, t.minb)).collect();
+        assert_eq!(got, [(None, None), (Some(1), Some(1)), (Some(1), Some(2))]);
+    }
+}
