@@ -259,7 +259,7 @@ impl Plan {
         let _ = writeln!(
             s,
             "  link bytes {} instead of {} raw (ratio {:.2}); host compressed copies {}; \
-             encode/decode on the kernel/transfer streams",
+             encode on the write-back streams, decode on the load streams",
             mib(link),
             mib(raw),
             raw as f64 / link.max(1) as f64,

@@ -268,7 +268,7 @@ pub enum OpKind {
         planes: Range<usize>,
     },
     /// Decompresses `planes` (whole slabs) from the set's compressed staging area into the
-    /// array's buffer (compression; on the chunk's transfer stream, after its compressed HtoD).
+    /// array's buffer (compression; on the chunk's load stream, after its compressed HtoD).
     Decode {
         array: usize,
         set: usize,
@@ -276,7 +276,7 @@ pub enum OpKind {
         planes: Range<usize>,
     },
     /// Compresses `planes` (whole slabs) of the array's buffer into the set's compressed staging
-    /// area (compression; on the chunk's kernel stream, before its compressed DtoH).
+    /// area (compression; on the chunk's write-back stream, before its compressed DtoH).
     Encode {
         array: usize,
         set: usize,
