@@ -82,25 +82,17 @@ fn par_fill(v: &mut Vec<f32>, shape: [usize; 3], f: impl Fn(usize, usize, usize)
 }
 
 /// The translator's program for the model (`#[pacc::pipeline]` on `src/models/*.rs`).
-pub fn generated_program(model: Model) -> Option<Program> {
-    Some(match model {
+pub fn generated_program(model: Model) -> Program {
+    match model {
         Model::Acoustic => pacc::models::acoustic::propagate_sponge::program().clone(),
         Model::Himeno => pacc::models::himeno::jacobi::program().clone(),
         Model::Propagate => pacc::models::acoustic::propagate::program().clone(),
-    })
+    }
 }
 
 impl Workload {
     pub fn new(model: Model, shape: [usize; 3], kernels: &str, steps: usize) -> Workload {
-        let generated = if kernels == "hand" && model.has_hand_kernels() {
-            None
-        } else {
-            generated_program(model)
-        };
-        let (program, kernels) = match generated {
-            Some(p) => (p, "generated"),
-            None => (model.hand_program(), "hand-written"),
-        };
+        let (program, kernels) = model.program(kernels);
         let wavelet: Vec<f32> = (0..steps.max(1) + 1)
             .map(|n| {
                 let r = std::f64::consts::PI * 0.05 * (n as f64 - 20.0);
@@ -350,18 +342,21 @@ impl Model {
         }
     }
 
-    /// Whether `--kernels hand` has a hand-written version (`propagate` has none and runs the
-    /// generated kernels).
-    pub fn has_hand_kernels(self) -> bool {
-        self != Model::Propagate
+    /// The hand-written kernels (`--kernels hand`), where there are some (`propagate` has none).
+    pub fn hand_program(self) -> Option<Program> {
+        match self {
+            Model::Acoustic => Some(kernels::acoustic()),
+            Model::Himeno => Some(kernels::himeno()),
+            Model::Propagate => None,
+        }
     }
 
-    /// The hand-written kernels (`--kernels hand`); the generated ones where there are none.
-    pub fn hand_program(self) -> Program {
-        match self {
-            Model::Acoustic => kernels::acoustic(),
-            Model::Himeno => kernels::himeno(),
-            Model::Propagate => pacc::models::acoustic::propagate::program().clone(),
+    /// The program `--kernels` asks for, with its label: the hand-written kernels for `hand`
+    /// where there are some, else the translator's.
+    pub fn program(self, kernels: &str) -> (Program, &'static str) {
+        match (kernels == "hand").then(|| self.hand_program()).flatten() {
+            Some(p) => (p, "hand-written"),
+            None => (generated_program(self), "generated"),
         }
     }
 

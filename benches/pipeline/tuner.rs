@@ -2,7 +2,7 @@
 //! choices from assumed rates without running anything.
 
 use crate::cli::Args;
-use crate::programs::{generated_program, Model};
+use crate::programs::Model;
 use crate::run::gb;
 use pacc_runtime::plan::Scheme;
 use pacc_runtime::tune::{self, LinkRates, TuneChoice, TuneInputs};
@@ -28,11 +28,7 @@ pub fn plan_only(args: &Args) {
     for size in args.size.as_deref().unwrap_or("incore,ooc").split(',') {
         for m in [Model::Acoustic, Model::Himeno] {
             let shape = m.preset(size).expect("preset size");
-            let prog = if args.kernels == "hand" {
-                m.hand_program()
-            } else {
-                generated_program(m).expect("generated program")
-            };
+            let (prog, _) = m.program(&args.kernels);
             let steps = args
                 .steps
                 .unwrap_or_else(|| m.default_steps(size, args.quick));

@@ -41,6 +41,12 @@ impl MarchTuning {
         }
     }
 
+    /// Whether the caller fixed the shape (`option`, or `PACC_MARCH` set), so the tuner leaves
+    /// it alone.
+    pub fn fixed(option: Option<MarchTuning>) -> bool {
+        option.is_some() || std::env::var_os("PACC_MARCH").is_some()
+    }
+
     /// What a run compiles with: `option` if set, else `PACC_MARCH`, else no override.
     pub fn effective(option: Option<MarchTuning>) -> Result<MarchTuning, Error> {
         match option {

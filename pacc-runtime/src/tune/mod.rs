@@ -23,8 +23,8 @@ pub use measure::{
     link_rates, measure_inputs, measure_kernel_rates, measure_link, measure_march_candidates,
 };
 pub use model::{
-    choose, choose_scheme, fastest_kernels, plane_points, predict, useful_points, Candidate,
-    LinkRates, Prediction, Rates, TuneChoice, TuneInputs, AUTO_SCHEMES,
+    choose, choose_scheme, fastest_kernels, plane_points, plane_rate, predict, useful_points,
+    Candidate, LinkRates, Prediction, Rates, TuneChoice, TuneInputs, AUTO_SCHEMES,
 };
 
 use crate::march::MarchTuning;
@@ -54,9 +54,10 @@ pub fn auto_march(
     inv: &crate::invocation::Invocation<'_>,
     opts: &crate::options::Options,
 ) -> (Option<MarchTuning>, Option<String>) {
-    let fixed = opts.march.is_some() || std::env::var_os("PACC_MARCH").is_some();
     let shape = inv.arrays[0].shape();
-    if fixed || useful_points(program, shape, inv.steps) < MARCH_TUNE_POINTS {
+    if MarchTuning::fixed(opts.march)
+        || useful_points(program, shape, inv.steps) < MARCH_TUNE_POINTS
+    {
         return (None, None);
     }
     pick_march(program, inv, opts)
@@ -87,14 +88,7 @@ pub fn pick_march(
         let note = "kernel shape not tuned: no candidate compiled and ran; using the defaults";
         return (None, Some(note.into()));
     };
-    // Points per second over one plane of every kernel.
-    let rate = |r: &Vec<f64>| {
-        let pts: Vec<f64> = (0..r.len())
-            .map(|k| plane_points(program, shape, k) as f64)
-            .collect();
-        let secs: f64 = pts.iter().zip(r).map(|(p, r)| p / r.max(1.0)).sum();
-        pts.iter().sum::<f64>() / secs.max(f64::MIN_POSITIVE)
-    };
+    let rate = |r: &Vec<f64>| plane_rate(program, shape, r);
     let (t, r) = &timed[best];
     let default = timed.iter().find(|(c, _)| *c == MarchTuning::default());
     let name = match t.describe() {

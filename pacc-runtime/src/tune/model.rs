@@ -203,18 +203,22 @@ pub fn useful_points(program: &Program, shape: &[usize], steps: usize) -> u64 {
         * steps as u64
 }
 
+/// Points per second over one plane of every kernel, each kernel at its rate in `rates`
+/// (points per second, by kernel index).
+pub fn plane_rate(program: &Program, shape: &[usize], rates: &[f64]) -> f64 {
+    let pts: Vec<f64> = (0..rates.len())
+        .map(|k| plane_points(program, shape, k) as f64)
+        .collect();
+    let secs: f64 = pts.iter().zip(rates).map(|(p, r)| p / r.max(1.0)).sum();
+    pts.iter().sum::<f64>() / secs.max(f64::MIN_POSITIVE)
+}
+
 /// Which of several timed kernel shapes runs a step fastest: the index into `timed` (each
-/// entry: every kernel's points per second) that minimises the time of one plane of every
-/// kernel, weighted by the kernel's points per plane. `None` when `timed` is empty.
+/// entry: every kernel's points per second) with the highest [`plane_rate`], the first on a
+/// tie. `None` when `timed` is empty.
 pub fn fastest_kernels(program: &Program, shape: &[usize], timed: &[Vec<f64>]) -> Option<usize> {
-    let cost = |rates: &Vec<f64>| -> f64 {
-        rates
-            .iter()
-            .enumerate()
-            .map(|(k, r)| plane_points(program, shape, k) as f64 / r.max(1.0))
-            .sum()
-    };
-    (0..timed.len()).min_by(|&a, &b| cost(&timed[a]).total_cmp(&cost(&timed[b])))
+    let rate = |i: usize| plane_rate(program, shape, &timed[i]);
+    (0..timed.len()).min_by(|&a, &b| rate(b).total_cmp(&rate(a)))
 }
 
 /// Points of one plane a kernel computes (its inner loop ranges).
@@ -705,6 +709,12 @@ mod tests {
         assert_eq!(fastest_kernels(&p, &shape, &[]), None);
         let timed = vec![vec![5e10], vec![8e10], vec![7e10]];
         assert_eq!(fastest_kernels(&p, &shape, &timed), Some(1));
+        // One kernel: the plane rate is its rate; a tie keeps the first.
+        assert!((plane_rate(&p, &shape, &[8e10]) - 8e10).abs() < 1.0);
+        assert_eq!(
+            fastest_kernels(&p, &shape, &[vec![8e10], vec![8e10]]),
+            Some(0)
+        );
     }
 
     #[test]
