@@ -367,64 +367,45 @@ impl Emitter<'_> {
         compressed: bool,
     ) {
         let set = self.sets[j];
+        let staged = self.plan.scheme.transfers() == Transfers::Staged;
+        let to = match (compressed, staged) {
+            (true, _) => HostSide::Compressed,
+            (false, true) => HostSide::Staging,
+            (false, false) => HostSide::User,
+        };
+        let lane = Lane::Out;
         if compressed {
-            let p = planes.clone();
             self.push(
                 j,
-                Lane::Out,
+                lane,
                 OpKind::Encode {
                     array,
                     set,
                     base,
-                    planes: p,
+                    planes: planes.clone(),
                 },
             );
-            let to = HostSide::Compressed;
+        }
+        self.push(
+            j,
+            lane,
+            OpKind::DtoH {
+                array,
+                set,
+                base,
+                planes: planes.clone(),
+                to,
+            },
+        );
+        if to == HostSide::Staging {
             self.push(
                 j,
-                Lane::Out,
-                OpKind::DtoH {
-                    array,
-                    set,
-                    base,
-                    planes,
-                    to,
-                },
-            );
-        } else if self.plan.scheme.transfers() == Transfers::Staged {
-            let (p, to) = (planes.clone(), HostSide::Staging);
-            self.push(
-                j,
-                Lane::Out,
-                OpKind::DtoH {
-                    array,
-                    set,
-                    base,
-                    planes: p,
-                    to,
-                },
-            );
-            self.push(
-                j,
-                Lane::Out,
+                lane,
                 OpKind::StageOut {
                     array,
                     set,
                     base,
                     planes,
-                },
-            );
-        } else {
-            let to = HostSide::User;
-            self.push(
-                j,
-                Lane::Out,
-                OpKind::DtoH {
-                    array,
-                    set,
-                    base,
-                    planes,
-                    to,
                 },
             );
         }
