@@ -4,7 +4,7 @@
 //! before the earlier chunk overwrites them.
 
 use super::super::infer::{infer, ChunkWork};
-use super::super::span::{hull, intersect, overlaps, subtract, Span};
+use super::super::span::{hull, hull_minus, intersect, overlaps, subtract, Span};
 use super::super::{slab_planes, Compression};
 use super::{owned_slabs, BlockSpec, BlockTiles, ChunkTile, TilingStrategy, Transfers};
 use std::ops::Range;
@@ -37,6 +37,10 @@ impl TilingStrategy for Overlapped {
                 Inferred { owned: own, work }
             })
             .collect();
+        let mut block = block;
+        if spec.transfers == Transfers::Shared {
+            forward(&mut block);
+        }
         if let Some(need) = thin_chunk(&block, spec.transfers, spec.returned) {
             return Err(need);
         }
@@ -59,6 +63,28 @@ impl TilingStrategy for Overlapped {
             chunks,
             share_results: false,
         })
+    }
+}
+
+/// Shared transfers pass planes from a chunk to the next only, so a plane chunk `i` needs that
+/// chunk `i - 1` does not, but an earlier chunk loads, would cross the link twice (chunks
+/// thinner than the reach, near the end of a nest). Chunk `i - 1` then holds it too and passes
+/// it on; from the last chunk backwards, so the planes travel as far as needed. Chunks at least
+/// as thick as the reach need nothing forwarded, and their plans do not change.
+fn forward(block: &mut [Inferred]) {
+    for i in (2..block.len()).rev() {
+        for p in 0..block[i].work.load.len() {
+            let earlier = block[..i - 1]
+                .iter()
+                .fold(None, |acc, c| hull(&acc, &c.work.load[p]));
+            let missing = hull_minus(&block[i].work.load[p], &block[i - 1].work.load[p]);
+            let Some(extra) = intersect(&missing, &earlier) else {
+                continue;
+            };
+            let prev = &mut block[i - 1].work;
+            prev.window = prev.window.start.min(extra.start)..prev.window.end.max(extra.end);
+            prev.load[p] = hull(&prev.load[p], &Some(extra));
+        }
     }
 }
 
