@@ -169,6 +169,11 @@ mod tests {
         for bad in ["minb=0", "minb=33", "unroll=9", "bx", "bz=4", "bx=x"] {
             assert!(MarchTuning::parse(bad).is_err(), "{bad}");
         }
+        // The error names the variable, the value and what is accepted.
+        let e = MarchTuning::parse("minb=40").unwrap_err().to_string();
+        assert!(e.contains("PACC_MARCH=`minb=40`"), "{e}");
+        assert!(e.contains("out of range"), "{e}");
+        assert!(e.contains("minb=N (blocks per SM, 1..=32)"), "{e}");
     }
 
     #[test]
