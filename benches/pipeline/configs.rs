@@ -116,7 +116,7 @@ fn run_tuned(b: &mut Bench, name: &str, scheme: Scheme, compress: Vec<Option<f64
         chunks: c.chunks,
         block_steps: c.block_steps,
         scheme,
-        buffer_sets: 3,
+        buffer_sets: scheme.buffer_sets(),
         compress,
     };
     let g = b.gpu.as_ref().expect("still there");

@@ -159,7 +159,7 @@ impl Gpu {
         let mut i = self.inputs.clone();
         i.chunks = Some(1);
         i.block_steps = Some(steps);
-        i.buffer_sets = 1;
+        i.buffer_sets = Some(1);
         i.device_memory = u64::MAX;
         tune::choose(&w.program, &w.shape, steps, &i)
             .ok()

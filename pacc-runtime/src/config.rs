@@ -54,10 +54,12 @@ impl Fixed {
 /// separately, array by array, by `crate::compress::rates` (they need the shape).
 pub fn plan_options(program: &Program, planes: usize, steps: usize, opts: &Options) -> PlanOptions {
     let f = Fixed::of(program, opts);
+    let scheme = opts.scheme.unwrap_or(DEFAULT_SCHEME);
     PlanOptions {
         chunks: f.chunks(planes),
         block_steps: f.block_steps(steps),
-        scheme: opts.scheme.unwrap_or(DEFAULT_SCHEME),
+        scheme,
+        buffer_sets: scheme.buffer_sets(),
         ..PlanOptions::default()
     }
 }

@@ -75,7 +75,7 @@ fn opts(chunks: usize, block_steps: usize, scheme: Scheme) -> PlanOptions {
         chunks,
         block_steps,
         scheme,
-        buffer_sets: 3,
+        buffer_sets: scheme.buffer_sets(),
         compress: Vec::new(),
     }
 }
@@ -318,11 +318,34 @@ proptest! {
         k in 1usize..5,
         steps in 0usize..9,
         scheme in scheme(),
+        sets in 1usize..5,
     ) {
         let p = random_program(reaches, swap, reduce);
         let d = d.min(n0);
-        let pl = plan::build(&p, &[n0, 9], steps, &[], &opts(d, k, scheme)).unwrap();
+        let o = PlanOptions { buffer_sets: sets, ..opts(d, k, scheme) };
+        let pl = plan::build(&p, &[n0, 9], steps, &[], &o).unwrap();
         race::check(&p, &pl).unwrap();
+        // Loads from the host run one after another, in plan order.
+        let loads: Vec<usize> = (0..pl.ops.len())
+            .filter(|&i| matches!(pl.ops[i].kind, OpKind::HtoD { .. }))
+            .collect();
+        for w in loads.windows(2) {
+            let (a, b) = (&pl.ops[w[0]], &pl.ops[w[1]]);
+            prop_assert!(a.stream == b.stream || b.deps.contains(&w[0]), "load {} does not wait for load {}", w[1], w[0]);
+        }
+        // A chunk receives each plane of an array from the previous chunk at most once.
+        for blk in 0..pl.blocks.len() {
+            for c in 0..pl.blocks[blk].chunks.len() {
+                let mut got: Vec<(usize, std::ops::Range<usize>)> = Vec::new();
+                for op in pl.ops.iter().filter(|o| o.block == blk && o.chunk == c) {
+                    if let OpKind::DtoD { array, planes, .. } = &op.kind {
+                        let clash = got.iter().any(|(a, r)| a == array && r.start < planes.end && planes.start < r.end);
+                        prop_assert!(!clash, "block {} chunk {}: array {} planes {:?} copied twice", blk, c, array, planes);
+                        got.push((*array, planes.clone()));
+                    }
+                }
+            }
+        }
         prop_assert_eq!(pl.chunks == d, pl.adjustments.is_empty());
         if scheme.transfers() == Transfers::Shared {
             // Each array crosses the link at most once per block.
@@ -448,6 +471,54 @@ fn nests_that_leave_a_rim_load_the_planes_they_write() {
 /// Each buffer set's loads, kernels and write-backs have a stream each: no stream holds both a
 /// kernel and a write-back (on the H100 a kernel queued behind a write-back on its stream waited
 /// for other streams' write-backs too), and every stream belongs to one set.
+#[test]
+fn the_wavefront_cycles_through_four_buffer_sets_and_copies_read_only_arrays_first() {
+    use pacc_runtime::run::plan_options;
+    let p = acoustic(2);
+    for scheme in Scheme::ALL {
+        let o = pacc_runtime::Options::new().scheme(scheme);
+        let want = if scheme == Scheme::Wavefront { 4 } else { 3 };
+        assert_eq!(plan_options(&p, 96, 8, &o).buffer_sets, want, "{scheme:?}");
+    }
+    let plan = plan::build(&p, &[96, 20, 20], 8, &[], &opts(4, 4, Scheme::Wavefront)).unwrap();
+    assert_eq!(plan.buffer_sets, 4);
+    let chunk_sets: Vec<usize> = plan
+        .blocks
+        .iter()
+        .flat_map(|b| &b.chunks)
+        .map(|c| c.set)
+        .collect();
+    assert_eq!(chunk_sets, vec![0, 1, 2, 3, 0, 1, 2, 3]);
+    // Chunk 1 of block 0: the velocity (array 2, never written) first, then the two wavefields
+    // in pieces from the top down.
+    let copies: Vec<(usize, std::ops::Range<usize>)> = plan
+        .ops
+        .iter()
+        .filter(|o| o.block == 0 && o.chunk == 1)
+        .filter_map(|o| match &o.kind {
+            OpKind::DtoD { array, planes, .. } => Some((*array, planes.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(copies[0].0, 2, "{copies:?}");
+    assert!(copies[1..].iter().all(|c| c.0 != 2), "{copies:?}");
+    assert!(
+        copies.len() > 3,
+        "the staircase is copied in pieces: {copies:?}"
+    );
+    for a in [0, 1] {
+        let starts: Vec<usize> = copies
+            .iter()
+            .filter(|c| c.0 == a)
+            .map(|c| c.1.start)
+            .collect();
+        assert!(
+            starts.windows(2).all(|w| w[0] > w[1]),
+            "array {a} not top-down: {copies:?}"
+        );
+    }
+}
+
 #[test]
 fn write_backs_have_their_own_stream() {
     let p = acoustic(2);

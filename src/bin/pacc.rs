@@ -69,9 +69,9 @@ enum Cmd {
         /// Time steps of the run (default: one block).
         #[arg(long)]
         steps: Option<usize>,
-        /// Device buffer sets in flight.
-        #[arg(long, default_value_t = 3)]
-        buffer_sets: usize,
+        /// Device buffer sets in flight (default: the scheme's, 4 for the wavefront, else 3).
+        #[arg(long)]
+        buffer_sets: Option<usize>,
         /// Plane (outermost index) written by each point statement, comma-separated
         /// (default: the middle plane).
         #[arg(long, value_name = "P,...")]
@@ -114,6 +114,81 @@ fn read(file: &PathBuf) -> Result<String, String> {
     std::fs::read_to_string(file).map_err(|e| format!("cannot read {}: {e}", file.display()))
 }
 
+/// Comma-separated numbers.
+fn numbers(s: &str) -> Result<Vec<usize>, std::num::ParseIntError> {
+    s.split(',').map(|x| x.trim().parse::<usize>()).collect()
+}
+
+/// The one pipelined function of `file` (or the one named `function`).
+fn one_function(
+    file: &PathBuf,
+    function: Option<&str>,
+) -> Result<translate::FileExpansion, String> {
+    let mut fns = translate::expand_file(&read(file)?, function)?;
+    match fns.len() {
+        1 => Ok(fns.remove(0)),
+        0 => Err(format!(
+            "no function with #[pacc::pipeline] in {}",
+            file.display()
+        )),
+        _ => {
+            let names: Vec<_> = fns.iter().map(|f| f.name.as_str()).collect();
+            Err(format!(
+                "{} has several pipelined functions ({}); pick one with --function",
+                file.display(),
+                names.join(", ")
+            ))
+        }
+    }
+}
+
+/// `pacc expand`: the generated CUDA, host Rust and program description of `file`'s functions.
+fn expand(
+    file: &PathBuf,
+    function: Option<&str>,
+    (cuda, host, program): (bool, bool, bool),
+    out: &mut String,
+) -> Result<(), String> {
+    let src = read(file)?;
+    let fns = translate::expand_file(&src, function)?;
+    if fns.is_empty() {
+        return Err(format!(
+            "no function with #[pacc::pipeline] in {}",
+            file.display()
+        ));
+    }
+    for f in &fns {
+        if !host {
+            let _ = writeln!(
+                out,
+                "// ===== `{}`: CUDA C (`{}::CUDA_SOURCE`) =====",
+                f.name, f.name
+            );
+            let _ = writeln!(out, "{}", f.cuda.trim_end());
+            let _ = writeln!(out);
+        }
+        if !cuda {
+            let _ = writeln!(
+                out,
+                "// ===== `{}`: host Rust (the wrapper and `mod {}`) =====",
+                f.name, f.name
+            );
+            let _ = writeln!(out, "{}", f.host.trim_end());
+            let _ = writeln!(out);
+        }
+        if program {
+            let _ = writeln!(out, "// ===== `{}`: program description =====", f.name);
+            let _ = writeln!(
+                out,
+                "{}",
+                serde_json::to_string_pretty(&f.program).map_err(|e| e.to_string())?
+            );
+            let _ = writeln!(out);
+        }
+    }
+    Ok(())
+}
+
 fn run(cli: Cli, out: &mut String) -> Result<(), String> {
     match cli.cmd {
         Cmd::Expand {
@@ -122,46 +197,7 @@ fn run(cli: Cli, out: &mut String) -> Result<(), String> {
             cuda,
             host,
             program,
-        } => {
-            let src = read(&file)?;
-            let fns = translate::expand_file(&src, function.as_deref())?;
-            if fns.is_empty() {
-                return Err(format!(
-                    "no function with #[pacc::pipeline] in {}",
-                    file.display()
-                ));
-            }
-            for f in &fns {
-                if !host {
-                    let _ = writeln!(
-                        out,
-                        "// ===== `{}`: CUDA C (`{}::CUDA_SOURCE`) =====",
-                        f.name, f.name
-                    );
-                    let _ = writeln!(out, "{}", f.cuda.trim_end());
-                    let _ = writeln!(out);
-                }
-                if !cuda {
-                    let _ = writeln!(
-                        out,
-                        "// ===== `{}`: host Rust (the wrapper and `mod {}`) =====",
-                        f.name, f.name
-                    );
-                    let _ = writeln!(out, "{}", f.host.trim_end());
-                    let _ = writeln!(out);
-                }
-                if program {
-                    let _ = writeln!(out, "// ===== `{}`: program description =====", f.name);
-                    let _ = writeln!(
-                        out,
-                        "{}",
-                        serde_json::to_string_pretty(&f.program).map_err(|e| e.to_string())?
-                    );
-                    let _ = writeln!(out);
-                }
-            }
-            Ok(())
-        }
+        } => expand(&file, function.as_deref(), (cuda, host, program), out),
         Cmd::Plan {
             file,
             function,
@@ -175,30 +211,8 @@ fn run(cli: Cli, out: &mut String) -> Result<(), String> {
             compress,
             json,
         } => {
-            let src = read(&file)?;
-            let mut fns = translate::expand_file(&src, function.as_deref())?;
-            let f = match (fns.len(), &function) {
-                (1, _) => fns.remove(0),
-                (0, _) => {
-                    return Err(format!(
-                        "no function with #[pacc::pipeline] in {}",
-                        file.display()
-                    ))
-                }
-                _ => {
-                    let names: Vec<_> = fns.iter().map(|f| f.name.as_str()).collect();
-                    return Err(format!(
-                        "{} has several pipelined functions ({}); pick one with --function",
-                        file.display(),
-                        names.join(", ")
-                    ));
-                }
-            };
-            let program = f.program;
-            let shape: Vec<usize> = shape
-                .split(',')
-                .map(|s| s.trim().parse::<usize>())
-                .collect::<Result<_, _>>()
+            let program = one_function(&file, function.as_deref())?.program;
+            let shape = numbers(&shape)
                 .map_err(|_| format!("--shape `{shape}`: expected numbers like 512,512,512"))?;
             let mut o = pacc_runtime::Options::new();
             (o.chunks, o.block_steps, o.scheme) = (chunks, block_steps, Some(scheme));
@@ -209,11 +223,9 @@ fn run(cli: Cli, out: &mut String) -> Result<(), String> {
                     .unwrap_or(config::DEFAULT_BLOCK_STEPS)
             });
             let point_planes: Vec<usize> = match points {
-                Some(p) => p
-                    .split(',')
-                    .map(|s| s.trim().parse::<usize>())
-                    .collect::<Result<_, _>>()
-                    .map_err(|_| format!("--points `{p}`: expected plane numbers"))?,
+                Some(p) => {
+                    numbers(&p).map_err(|_| format!("--points `{p}`: expected plane numbers"))?
+                }
                 None => vec![shape.first().copied().unwrap_or(0) / 2; program.points.len()],
             };
             if point_planes.len() != program.points.len() {
@@ -231,10 +243,12 @@ fn run(cli: Cli, out: &mut String) -> Result<(), String> {
             }
             let rates = pacc_runtime::compress::rates(&program, &shape, scheme, &o)
                 .map_err(|e| e.to_string())?;
+            let base =
+                config::plan_options(&program, shape.first().copied().unwrap_or(0), steps, &o);
             let opts = PlanOptions {
-                buffer_sets,
+                buffer_sets: buffer_sets.unwrap_or(base.buffer_sets),
                 compress: rates,
-                ..config::plan_options(&program, shape.first().copied().unwrap_or(0), steps, &o)
+                ..base
             };
             let plan = plan::build(&program, &shape, steps, &point_planes, &opts)
                 .map_err(|e| format!("cannot plan the run: {e}"))?;

@@ -411,19 +411,16 @@ impl Emitter<'_> {
         }
     }
 
-    /// Chunk `i`'s shared planes, copied from chunk `i - 1`'s buffer.
+    /// Chunk `i`'s shared planes, copied from chunk `i - 1`'s buffer in the tiling's order.
     fn share(&mut self, block: &[ChunkTile], i: usize) {
-        for (p, planes) in block[i].shared.iter().enumerate() {
-            let Some(planes) = planes.clone() else {
-                continue;
-            };
+        for (p, planes) in &block[i].shared {
             let kind = OpKind::DtoD {
-                array: p,
+                array: *p,
                 from_set: self.sets[i - 1],
                 from_base: block[i - 1].window.start,
                 to_set: self.sets[i],
                 to_base: block[i].window.start,
-                planes,
+                planes: planes.clone(),
             };
             self.push(i, Lane::In, kind);
         }
@@ -537,11 +534,20 @@ fn final_binding(program: &Program, steps: usize) -> Vec<usize> {
 /// Every pair of operations that touch overlapping bytes, one of them writing, gets a
 /// dependency from the later to the earlier (in submission order, which has the serial
 /// semantics); dependencies implied by stream order are dropped.
+///
+/// Besides, each load from the host waits for the previous one: the link runs one copy at a
+/// time at its full rate, and copies from several streams at once share it unevenly (on the
+/// H100 the wavefront's second chunk got its inputs after 350 ms instead of 230 while later
+/// chunks' loads ran beside them), so the chunk that computes next gets its planes first.
 fn derive_dependencies(program: &Program, plan: &mut Plan) {
     // Per resource, the accesses since the last write that covered them.
     let mut live: HashMap<super::access::Resource, Vec<(usize, Access)>> = HashMap::new();
+    let mut last_load = None;
     for i in 0..plan.ops.len() {
         let mut deps = Vec::new();
+        if matches!(plan.ops[i].kind, OpKind::HtoD { .. }) {
+            deps.extend(last_load.replace(i));
+        }
         for acc in accesses(program, plan, &plan.ops[i]) {
             let list = live.entry(acc.resource).or_default();
             for (j, prev) in list.iter() {

@@ -137,7 +137,6 @@ pub fn auto_plan_options(
     let shape = inv.arrays[0].shape().to_vec();
     let r = measure_inputs(program, inv, opts).and_then(|mut t| {
         t.scheme = base.scheme;
-        t.buffer_sets = base.buffer_sets;
         if base.scheme == Scheme::StagedCopy {
             static HOST: OnceLock<f64> = OnceLock::new();
             t.rates.host_copy_rate = *HOST.get_or_init(|| measure_host_copy_rate(256 << 20));
@@ -155,6 +154,7 @@ pub fn auto_plan_options(
                 chunks: c.chunks,
                 block_steps: c.block_steps,
                 scheme: c.scheme,
+                buffer_sets: c.scheme.buffer_sets(),
                 ..base
             },
             Some(c.summary()),

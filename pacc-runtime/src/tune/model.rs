@@ -98,7 +98,8 @@ pub struct TuneInputs {
     /// Pinned host memory the staging buffers may use (staged-copy), if limited.
     pub host_memory: Option<u64>,
     pub scheme: Scheme,
-    pub buffer_sets: usize,
+    /// Buffer sets of the plans, if not the scheme's ([`Scheme::buffer_sets`]).
+    pub buffer_sets: Option<usize>,
     /// Outermost-axis plane of each point statement (needed to build plans).
     pub point_planes: Vec<usize>,
     /// Fixed chunk count (the tuner then chooses block steps only).
@@ -112,15 +113,20 @@ pub struct TuneInputs {
 }
 
 impl TuneInputs {
+    /// Buffer sets of the plans the tuner weighs.
+    pub fn sets(&self) -> usize {
+        self.buffer_sets.unwrap_or(self.scheme.buffer_sets())
+    }
+
     /// Inputs with the given link and kernel rates and defaults elsewhere ([`Rates::new`],
-    /// region-sharing, 3 buffer sets).
+    /// region-sharing, its buffer sets).
     pub fn new(link: LinkRates, kernel_rate: Vec<f64>, device_memory: u64) -> Self {
         TuneInputs {
             rates: Rates::new(link, kernel_rate),
             device_memory,
             host_memory: None,
             scheme: Scheme::RegionSharing,
-            buffer_sets: 3,
+            buffer_sets: None,
             point_planes: Vec::new(),
             chunks: None,
             block_steps: None,
@@ -409,7 +415,7 @@ impl Search<'_> {
                 chunks: c,
                 block_steps: k,
                 scheme: self.inputs.scheme,
-                buffer_sets: self.inputs.buffer_sets,
+                buffer_sets: self.inputs.sets(),
                 compress: Vec::new(),
             },
         )
@@ -593,7 +599,7 @@ fn finish(
         return Err(Error::DeviceMemory {
             need: c.device_bytes,
             free: inputs.device_memory,
-            sets: inputs.buffer_sets,
+            sets: inputs.sets(),
         });
     }
     Err(Error::Option(format!(

@@ -27,6 +27,9 @@ pub(super) struct Compiled {
     pub pfuncs: Vec<Function>,
     /// Per reduction variable: the kernel folding its partials.
     pub rfuncs: Vec<Function>,
+    /// Copies planes between buffer sets, and its grid (enough blocks to fill the device).
+    pub copy: Function,
+    pub copy_blocks: u32,
 }
 
 /// Compiles (cached) the program's and pacc's own kernels and looks up every function.
@@ -66,6 +69,8 @@ pub(super) fn compile(
         geoms,
         pfuncs,
         rfuncs,
+        copy: internal.function("pacc_copy")?,
+        copy_blocks: (sms * 8) as u32,
     })
 }
 

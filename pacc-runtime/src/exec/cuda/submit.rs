@@ -215,11 +215,7 @@ impl Submit<'_, '_> {
                 let src =
                     self.res.dev[from_set][array].ptr + ((planes.start - from_base) * pb) as u64;
                 let dst = self.res.dev[to_set][array].ptr + ((planes.start - to_base) * pb) as u64;
-                let n = planes.len() * pb;
-                if n > 0 {
-                    driver::copy_dtod_async(dst, src, n, st, "cuMemcpyDtoDAsync")?;
-                }
-                Ok(())
+                self.copy(dst, src, planes.len() * pb, st)
             }
             &OpKind::StageIn {
                 array,
@@ -297,6 +293,29 @@ impl Submit<'_, '_> {
             driver::copy_dtoh_async(dst, src, n, st, "cuMemcpyDtoHAsync")?;
         }
         Ok(())
+    }
+
+    /// `n` bytes from `src` to `dst` on the device, by pacc's copy kernel (see
+    /// `device::INTERNAL_SOURCE` for why not a copy engine).
+    unsafe fn copy(&self, dst: u64, src: u64, n: usize, st: Stream) -> Result<(), Error> {
+        if n == 0 {
+            return Ok(());
+        }
+        let mut a = Args::new();
+        a.ptr(src);
+        a.ptr(dst);
+        a.i64(n as i64);
+        let blocks = (n.div_ceil(16 * 256) as u32).clamp(1, self.compiled.copy_blocks.max(1));
+        let mut params = a.params();
+        let what = "launching the device-to-device copy kernel";
+        driver::launch(
+            self.compiled.copy,
+            (blocks, 1, 1),
+            (256, 1, 1),
+            st,
+            &mut params,
+            what,
+        )
     }
 
     /// A staging copy (user array <-> staging buffer) as a host function on `st`.

@@ -19,7 +19,6 @@ mod wavefront;
 pub use overlapped::Overlapped;
 pub use wavefront::Wavefront;
 
-use super::span::Span;
 use super::{slab_planes, Compression};
 use crate::program::Program;
 use serde::{Deserialize, Serialize};
@@ -84,8 +83,9 @@ pub struct ChunkTile {
     pub window: Range<usize>,
     /// Per physical array, the planes loaded from the host.
     pub loads: Vec<Vec<Range<usize>>>,
-    /// Per physical array, the planes received from the previous chunk's buffer.
-    pub shared: Vec<Span>,
+    /// `(physical array, planes)` received from the previous chunk's buffer, in the order they
+    /// are copied (one stream runs them in turn, so a piece that is ready early goes first).
+    pub shared: Vec<(usize, Range<usize>)>,
     pub work: Vec<Work>,
 }
 

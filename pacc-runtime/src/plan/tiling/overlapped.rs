@@ -50,11 +50,16 @@ impl TilingStrategy for Overlapped {
                 let (loads, shared) = (0..narrays)
                     .map(|p| loads(&block, i, p, spec.transfers))
                     .unzip();
+                let shared: Vec<Span> = shared;
                 ChunkTile {
                     owned: block[i].owned.clone(),
                     window: block[i].work.window.clone(),
                     loads,
-                    shared,
+                    shared: shared
+                        .into_iter()
+                        .enumerate()
+                        .filter_map(|(p, r)| Some((p, r?)))
+                        .collect(),
                     work: block[i].work.work.clone(),
                 }
             })

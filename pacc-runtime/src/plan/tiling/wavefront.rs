@@ -158,6 +158,7 @@ impl TilingStrategy for Wavefront {
         let (beta, amax) = reaches(&invs, &sigma, narrays, slab);
         let last_sigma = sigma.last().copied().unwrap_or(0) as usize;
         let held = held_arrays(spec, &invs);
+        let (written, back) = written_and_back(&invs, narrays, slab);
         let z = |i: usize| owned_slabs(n0, d, i, spec.slab()).end;
         // E(i, s): the end of chunk i's planes for an invocation of skew s (chunk -1: 0).
         let e = |i: isize, s: usize| -> usize {
@@ -179,7 +180,15 @@ impl TilingStrategy for Wavefront {
                 let ii = i as isize;
                 let window = e(ii - 1, last_sigma).saturating_sub(amax)..top(i);
                 let from_host = if i == 0 { 0 } else { top(i - 1) }..window.end;
-                let shared: Span = (i > 0).then(|| window.start..top(i - 1));
+                // Per held array, the planes this chunk touches below the previous chunk's top:
+                // down to its backward reach under the first plane it computes last.
+                let shared: Vec<Span> = (0..narrays)
+                    .map(|p| {
+                        let lo = e(ii - 1, last_sigma).saturating_sub(back[p]);
+                        (i > 0 && held[p]).then(|| lo.max(window.start)..top(i - 1))
+                    })
+                    .map(|r| r.filter(|r| !r.is_empty()))
+                    .collect();
                 let work = invs
                     .iter()
                     .zip(&sigma)
@@ -198,9 +207,7 @@ impl TilingStrategy for Wavefront {
                                 .collect()
                         })
                         .collect(),
-                    shared: (0..narrays)
-                        .map(|p| shared.clone().filter(|r| held[p] && !r.is_empty()))
-                        .collect(),
+                    shared: share_order(&shared, &written),
                     window,
                     work,
                 }
@@ -211,6 +218,60 @@ impl TilingStrategy for Wavefront {
             share_results: true,
         })
     }
+}
+
+/// Pieces each written array's staircase is copied in. The top of the staircase is final in the
+/// previous chunk's buffer early in the block and the bottom only after its last invocation, so
+/// all pieces but the last are copied while the previous chunk still computes. (Copied whole
+/// after it, the staircase held the kernels up 6.7 ms per chunk on the H100, 1800^3, 4 arrays.)
+const STAIRCASE_PIECES: usize = 8;
+
+/// The planes `shared[p]` of every array, in copy order: arrays the block never writes first
+/// (final since their load), then the written ones in pieces from the top down, interleaved.
+fn share_order(shared: &[Span], written: &[bool]) -> Vec<(usize, Range<usize>)> {
+    let arrays = |w: bool| {
+        (0..shared.len())
+            .filter_map(move |p| Some((p, shared[p].clone()?)).filter(|_| written[p] == w))
+    };
+    let mut out: Vec<(usize, Range<usize>)> = arrays(false).collect();
+    let mut pieces: Vec<Vec<(usize, Range<usize>)>> = Vec::new();
+    for (p, r) in arrays(true) {
+        let piece = r.len().div_ceil(STAIRCASE_PIECES).max(1);
+        let mut hi = r.end;
+        for q in 0.. {
+            if hi <= r.start {
+                break;
+            }
+            let lo = hi.saturating_sub(piece).max(r.start);
+            if pieces.len() <= q {
+                pieces.push(Vec::new());
+            }
+            pieces[q].push((p, lo..hi));
+            hi = lo;
+        }
+    }
+    out.extend(pieces.into_iter().flatten());
+    out
+}
+
+/// Per physical array, whether the block writes it and how far below a plane it reads (its
+/// largest backward reach, in whole slabs).
+fn written_and_back(invs: &[Invocation], narrays: usize, slab: i64) -> (Vec<bool>, Vec<usize>) {
+    let mut written = vec![false; narrays];
+    let mut back = vec![0i64; narrays];
+    for inv in invs {
+        for &p in &inv.writes {
+            written[p] = true;
+        }
+        for &(p, a, _) in &inv.reads {
+            back[p] = back[p].max(a);
+        }
+    }
+    let back = back
+        .into_iter()
+        .map(|a| round_up(a, slab) as usize)
+        .collect();
+    (written, back)
 }
 
 /// The work of `inv` on `planes` (already clipped to its range), if any.
@@ -281,6 +342,39 @@ mod tests {
         assert_eq!(skew(&invs, 2, 4), vec![0, 4, 8]);
         let s3 = skew(&invs[..2], 2, 3);
         assert_eq!(s3, vec![0, 6]);
+    }
+
+    #[test]
+    fn staircase_is_copied_read_only_arrays_first_then_top_down() {
+        // Arrays 0 and 2 are written, 1 is only read, 3 is not held.
+        let shared = [Some(100..180), Some(120..180), Some(100..180), None];
+        let order = share_order(&shared, &[true, false, true, false]);
+        assert_eq!(order[0], (1, 120..180));
+        assert_eq!(order[1], (0, 170..180));
+        assert_eq!(order[2], (2, 170..180));
+        assert_eq!(order.last(), Some(&(2, 100..110)));
+        assert_eq!(order.len(), 1 + 2 * STAIRCASE_PIECES);
+        for p in [0, 2] {
+            let planes: usize = order.iter().filter(|o| o.0 == p).map(|o| o.1.len()).sum();
+            assert_eq!(planes, 80, "array {p} gets every plane once");
+        }
+        // Uneven ranges: the last piece is the remainder; one plane is one piece.
+        let order = share_order(&[Some(0..20)], &[true]);
+        assert_eq!(order[0], (0, 17..20));
+        assert_eq!(order.last(), Some(&(0, 0..2)));
+        assert_eq!(share_order(&[Some(5..6)], &[true]), vec![(0, 5..6)]);
+    }
+
+    #[test]
+    fn arrays_are_received_down_to_their_own_backward_reach() {
+        // a (0) is read at -3..+1 and written; b (1) only written; c (2) read at -1, slab 2.
+        let invs = vec![
+            inv(vec![(0, 3, 1), (2, 1, 0)], vec![1]),
+            inv(vec![(1, 0, 0)], vec![0]),
+        ];
+        let (written, back) = written_and_back(&invs, 3, 2);
+        assert_eq!(written, vec![true, true, false]);
+        assert_eq!(back, vec![4, 0, 2]);
     }
 
     #[test]
