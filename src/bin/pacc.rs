@@ -119,27 +119,36 @@ fn numbers(s: &str) -> Result<Vec<usize>, std::num::ParseIntError> {
     s.split(',').map(|x| x.trim().parse::<usize>()).collect()
 }
 
+/// The pipelined functions of `file` (or the one named `function`); at least one.
+fn pipelined(
+    file: &PathBuf,
+    function: Option<&str>,
+) -> Result<Vec<translate::FileExpansion>, String> {
+    let fns = translate::expand_file(&read(file)?, function)?;
+    if fns.is_empty() {
+        return Err(format!(
+            "no function with #[pacc::pipeline] in {}",
+            file.display()
+        ));
+    }
+    Ok(fns)
+}
+
 /// The one pipelined function of `file` (or the one named `function`).
 fn one_function(
     file: &PathBuf,
     function: Option<&str>,
 ) -> Result<translate::FileExpansion, String> {
-    let mut fns = translate::expand_file(&read(file)?, function)?;
-    match fns.len() {
-        1 => Ok(fns.remove(0)),
-        0 => Err(format!(
-            "no function with #[pacc::pipeline] in {}",
-            file.display()
-        )),
-        _ => {
-            let names: Vec<_> = fns.iter().map(|f| f.name.as_str()).collect();
-            Err(format!(
-                "{} has several pipelined functions ({}); pick one with --function",
-                file.display(),
-                names.join(", ")
-            ))
-        }
+    let mut fns = pipelined(file, function)?;
+    if fns.len() > 1 {
+        let names: Vec<_> = fns.iter().map(|f| f.name.as_str()).collect();
+        return Err(format!(
+            "{} has several pipelined functions ({}); pick one with --function",
+            file.display(),
+            names.join(", ")
+        ));
     }
+    Ok(fns.remove(0))
 }
 
 /// `pacc expand`: the generated CUDA, host Rust and program description of `file`'s functions.
@@ -149,41 +158,23 @@ fn expand(
     (cuda, host, program): (bool, bool, bool),
     out: &mut String,
 ) -> Result<(), String> {
-    let src = read(file)?;
-    let fns = translate::expand_file(&src, function)?;
-    if fns.is_empty() {
-        return Err(format!(
-            "no function with #[pacc::pipeline] in {}",
-            file.display()
-        ));
-    }
-    for f in &fns {
+    let mut section = |title: String, body: &str| {
+        let _ = writeln!(out, "// ===== {title} =====\n{}\n", body.trim_end());
+    };
+    for f in &pipelined(file, function)? {
+        let name = &f.name;
         if !host {
-            let _ = writeln!(
-                out,
-                "// ===== `{}`: CUDA C (`{}::CUDA_SOURCE`) =====",
-                f.name, f.name
-            );
-            let _ = writeln!(out, "{}", f.cuda.trim_end());
-            let _ = writeln!(out);
+            section(format!("`{name}`: CUDA C (`{name}::CUDA_SOURCE`)"), &f.cuda);
         }
         if !cuda {
-            let _ = writeln!(
-                out,
-                "// ===== `{}`: host Rust (the wrapper and `mod {}`) =====",
-                f.name, f.name
+            section(
+                format!("`{name}`: host Rust (the wrapper and `mod {name}`)"),
+                &f.host,
             );
-            let _ = writeln!(out, "{}", f.host.trim_end());
-            let _ = writeln!(out);
         }
         if program {
-            let _ = writeln!(out, "// ===== `{}`: program description =====", f.name);
-            let _ = writeln!(
-                out,
-                "{}",
-                serde_json::to_string_pretty(&f.program).map_err(|e| e.to_string())?
-            );
-            let _ = writeln!(out);
+            let json = serde_json::to_string_pretty(&f.program).map_err(|e| e.to_string())?;
+            section(format!("`{name}`: program description"), &json);
         }
     }
     Ok(())

@@ -116,29 +116,9 @@ pub(super) fn report(
     notes: Vec<String>,
     wall_seconds: f64,
 ) -> Report {
-    let mut adjustments = plan.adjustments.clone();
-    adjustments.extend(notes);
-    let mut report = Report {
-        program: program.name.clone(),
-        backend: "cuda".into(),
-        device: Some(info.name.clone()),
-        scheme: plan.scheme,
-        shape: plan.shape.clone(),
-        steps: plan.steps,
-        chunks: plan.chunks,
-        requested_chunks: plan.requested_chunks,
-        block_steps: plan.block_steps,
-        bytes_htod: plan.bytes_htod(),
-        bytes_dtoh: plan.bytes_dtoh(),
-        bytes_dtod: plan.bytes_dtod(),
-        bytes_htod_raw: plan.bytes_htod_raw(),
-        bytes_dtoh_raw: plan.bytes_dtoh_raw(),
-        device_bytes: plan.device_bytes(),
-        wall_seconds,
-        stages,
-        adjustments,
-        timeline,
-    };
+    let mut report = Report::of_plan(program, "cuda", Some(info.name.clone()), plan);
+    report.adjustments.extend(notes);
+    (report.wall_seconds, report.stages, report.timeline) = (wall_seconds, stages, timeline);
     if let Some(path) = &opts.trace {
         // The run has already updated the arrays: a trace that cannot be written is a note,
         // not an error.

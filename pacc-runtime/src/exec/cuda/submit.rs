@@ -211,11 +211,9 @@ impl Submit<'_, '_> {
                 to_base,
                 ref planes,
             } => {
-                let pb = self.pbytes[array];
-                let src =
-                    self.res.dev[from_set][array].ptr + ((planes.start - from_base) * pb) as u64;
-                let dst = self.res.dev[to_set][array].ptr + ((planes.start - to_base) * pb) as u64;
-                self.copy(dst, src, planes.len() * pb, st)
+                let src = self.dev_ptr(array, from_set, from_base, planes.start);
+                let dst = self.dev_ptr(array, to_set, to_base, planes.start);
+                self.copy(dst, src, planes.len() * self.pbytes[array], st)
             }
             &OpKind::StageIn {
                 array,
@@ -257,6 +255,11 @@ impl Submit<'_, '_> {
         }
     }
 
+    /// Device address of plane `start` of `array` in set `set`'s buffer, whose plane 0 is `base`.
+    fn dev_ptr(&self, array: usize, set: usize, base: usize, start: usize) -> u64 {
+        self.res.dev[set][array].ptr + ((start - base) * self.pbytes[array]) as u64
+    }
+
     unsafe fn htod(
         &self,
         array: usize,
@@ -268,7 +271,7 @@ impl Submit<'_, '_> {
     ) -> Result<(), Error> {
         let pb = self.pbytes[array];
         let n = planes.len() * pb;
-        let dst = self.res.dev[set][array].ptr + ((planes.start - base) * pb) as u64;
+        let dst = self.dev_ptr(array, set, base, planes.start);
         let src = self.host_ptr(array, set, base, planes.start, from);
         if n > 0 {
             driver::copy_htod_async(dst, src, n, st, "cuMemcpyHtoDAsync")?;
@@ -287,7 +290,7 @@ impl Submit<'_, '_> {
     ) -> Result<(), Error> {
         let pb = self.pbytes[array];
         let n = planes.len() * pb;
-        let src = self.res.dev[set][array].ptr + ((planes.start - base) * pb) as u64;
+        let src = self.dev_ptr(array, set, base, planes.start);
         let dst = self.host_ptr(array, set, base, planes.start, to);
         if n > 0 {
             driver::copy_dtoh_async(dst, src, n, st, "cuMemcpyDtoHAsync")?;
