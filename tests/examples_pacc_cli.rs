@@ -39,6 +39,39 @@ fn expand_prints_cuda_and_host_code() {
     );
 }
 
+#[test]
+fn plan_buffer_sets_default_to_the_schemes_and_zero_is_refused() {
+    let sets = |extra: &[&str]| {
+        let mut args = vec![
+            "plan",
+            "src/models/acoustic.rs",
+            "--function",
+            "propagate",
+            "--shape",
+            "64,32,32",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        let v: serde_json::Value = serde_json::from_str(&pacc(&args)).expect("json");
+        v["buffer_sets"].as_u64().expect("buffer_sets")
+    };
+    assert_eq!(sets(&["--scheme", "wavefront"]), 4);
+    assert_eq!(sets(&["--scheme", "region-sharing"]), 3);
+    assert_eq!(sets(&["--scheme", "wavefront", "--buffer-sets", "2"]), 2);
+    let out = Command::new(env!("CARGO_BIN_EXE_pacc"))
+        .args(["plan", "src/models/acoustic.rs", "--function", "propagate"])
+        .args(["--shape", "64,32,32", "--buffer-sets", "0"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("run pacc");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("buffer_sets must be at least 1 (got 0)"),
+        "{err}"
+    );
+}
+
 /// Planes of each array moved to the device in block 0, from `pacc plan --json`.
 fn planes_htod(scheme: &str) -> Vec<usize> {
     let json = pacc(&[

@@ -111,7 +111,7 @@ fn plan_hint(e: &PlanError) -> &'static str {
         PlanError::ZeroBlockSteps(_) => {
             ". Hint: set PACC_BLOCK_STEPS (or `Options::block_steps`) to 1 or more"
         }
-        PlanError::ZeroBufferSets(_) => ". Hint: use at least 1 buffer set (3 is the default)",
+        PlanError::ZeroBufferSets(_) => ". Hint: use at least 1 buffer set (the default is the scheme's: 4 for the wavefront, 3 for the others)",
         PlanError::PointOutside { .. } => {
             ". Hint: check the point statement's index against the array shape"
         }
