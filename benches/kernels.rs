@@ -27,6 +27,9 @@ struct Cli {
     /// Acoustic (`propagate`) cube side.
     #[arg(long, default_value_t = 768)]
     acoustic: usize,
+    /// Acoustic with the absorbing layer (`propagate_sponge`, 4 arrays) cube side.
+    #[arg(long, default_value_t = 512)]
+    sponge: usize,
     /// Himeno (`jacobi`) shape I,J,K.
     #[arg(long, default_value = "512,512,768")]
     himeno: String,
@@ -39,7 +42,7 @@ struct Cli {
     /// Iterations of the 2D model.
     #[arg(long, default_value_t = 200)]
     steps2d: usize,
-    /// Models to run (comma separated): acoustic, himeno, laplace2d.
+    /// Models to run (comma separated): acoustic, sponge, himeno, laplace2d.
     #[arg(long, default_value = "acoustic,himeno,laplace2d")]
     only: String,
     /// Marching variants to measure besides the default, separated by `;`, each in
@@ -71,6 +74,9 @@ struct Row {
     gpoints_per_s: f64,
     gbytes_per_s: f64,
     fraction_of_dtod: f64,
+    /// Form and resources of each kernel as compiled (form, block, registers, shared memory,
+    /// blocks per SM).
+    kernels: Vec<pacc_runtime::KernelStats>,
 }
 
 #[derive(Serialize)]
@@ -152,7 +158,16 @@ fn row(
         gpoints_per_s: points as f64 / s / 1e9,
         gbytes_per_s: gb,
         fraction_of_dtod: gb * 1e9 / dtod,
+        kernels: r.kernels.clone(),
     }
+}
+
+/// The two time levels of a wavefield (equal at the start).
+fn wavefield(shape: (usize, usize, usize)) -> (Array3<f32>, Array3<f32>) {
+    let u = Array3::from_shape_fn(shape, |(z, y, x)| {
+        ((z * 7 + y * 3 + x * 11) % 17) as f32 * 1e-3
+    });
+    (u.clone(), u)
 }
 
 /// A smooth wave with a little roughness, like a wavefield.
@@ -247,13 +262,9 @@ fn main() {
         let n = cli.acoustic;
         let steps = cli.steps3d;
         let shape = (n, n, n);
-        let init = {
-            let u = Array3::from_shape_fn(shape, |(z, y, x)| {
-                ((z * 7 + y * 3 + x * 11) % 17) as f32 * 1e-3
-            });
-            let vel = Array3::from_elem(shape, acoustic::courant2(2000.0, 0.001, 10.0));
-            (u.clone(), u, vel)
-        };
+        // Read-only arrays live outside the state the forms clone.
+        let vel = Array3::from_elem(shape, acoustic::courant2(2000.0, 0.001, 10.0));
+        let init = wavefield(shape);
         let wavelet = acoustic::ricker(15.0, 0.001, steps);
         let runs = forms(
             &init,
@@ -262,7 +273,7 @@ fn main() {
                 acoustic::propagate::run(
                     &mut s.0,
                     &mut s.1,
-                    &s.2,
+                    &vel,
                     &wavelet,
                     n / 2,
                     n / 2,
@@ -277,6 +288,39 @@ fn main() {
             |a, b| diff3(&a.0, &b.0) + diff3(&a.1, &b.1),
         );
         push("acoustic", &[n, n, n], runs, ((n - 8) as u64).pow(3), 16);
+    }
+    if only.contains(&"sponge") {
+        let n = cli.sponge;
+        let steps = cli.steps3d;
+        let shape = (n, n, n);
+        let vel = Array3::from_elem(shape, acoustic::courant2(2000.0, 0.001, 10.0));
+        let damp = acoustic::sponge(shape, 20, 0.05);
+        let init = wavefield(shape);
+        let wavelet = acoustic::ricker(15.0, 0.001, steps);
+        let runs = forms(
+            &init,
+            &variants,
+            |s, form| {
+                acoustic::propagate_sponge::run(
+                    &mut s.0,
+                    &mut s.1,
+                    &vel,
+                    &damp,
+                    &wavelet,
+                    n / 2,
+                    n / 2,
+                    n / 2,
+                    100.0,
+                    steps,
+                    &opts(steps, form),
+                )
+                .unwrap_or_else(|e| fail(e))
+                .1
+            },
+            |a, b| diff3(&a.0, &b.0) + diff3(&a.1, &b.1),
+        );
+        // prev, cur, vel, damp read, prev written.
+        push("sponge", &[n, n, n], runs, ((n - 8) as u64).pow(3), 20);
     }
     if only.contains(&"himeno") {
         let dims: Vec<usize> = cli
@@ -330,12 +374,18 @@ fn main() {
         push("laplace2d", &[n, n], runs, ((n - 2) as u64).pow(2), 8);
     }
     println!(
-        "\n{:<10} {:<16} {:<34} {:>9} {:>7} {:>6} {:>7} {:>9}",
+        "\n{:<10} {:<16} {:<34} {:>9} {:>7} {:>6} {:>7} {:>7}  first kernel: form, block, regs, shared B, blocks/SM",
         "model", "shape", "kernels", "ms/step", "Gpt/s", "GB/s", "of D2D", "differ"
     );
     for r in &out.rows {
+        let k = r.kernels.first().map_or(String::new(), |k| {
+            format!(
+                "{} {}x{} {} {} {}",
+                k.form, k.block[0], k.block[1], k.registers, k.shared_bytes, k.blocks_per_sm
+            )
+        });
         println!(
-            "{:<10} {:<16} {:<34} {:>9.3} {:>7.1} {:>6.0} {:>6.1}% {:>9}",
+            "{:<10} {:<16} {:<34} {:>9.3} {:>7.1} {:>6.0} {:>6.1}% {:>7}  {k}",
             r.model,
             format!("{:?}", r.shape),
             r.form,

@@ -62,6 +62,6 @@ pub use plan::{Compression, Plan, PlanOptions, Scheme};
 #[cfg(feature = "runtime")]
 pub use progress::{OnProgress, StepsDone};
 #[cfg(feature = "runtime")]
-pub use report::Report;
+pub use report::{KernelStats, Report};
 #[cfg(feature = "runtime")]
 pub use run::run;

@@ -27,6 +27,9 @@ pub struct MarchTuning {
     pub unroll: Option<u32>,
     /// Blocks per SM the compiler must fit (`__launch_bounds__`' second argument, 1..=32).
     pub minb: Option<u32>,
+    /// In-plane reads from tiles in shared memory (1, the staged form) or through the L1
+    /// cache (0).
+    pub stage: Option<u32>,
 }
 
 /// Threads per SM of an H100 class device, which the candidates' occupancy targets divide.
@@ -55,12 +58,13 @@ impl MarchTuning {
         }
     }
 
-    /// `PACC_MARCH` syntax: comma-separated `bx=N`, `by=N`, `unroll=N`, `minb=N`.
+    /// `PACC_MARCH` syntax: comma-separated `bx=N`, `by=N`, `unroll=N`, `minb=N`, `stage=0|1`.
     pub fn parse(v: &str) -> Result<MarchTuning, Error> {
         let bad = |what: &str| {
             Error::Option(format!(
                 "PACC_MARCH=`{v}`: {what}; expected comma-separated bx=N, by=N (threads, \
-                 bx * by <= 1024), unroll=N (1..=8) and minb=N (blocks per SM, 1..=32)"
+                 bx * by <= 1024), unroll=N (1..=8), minb=N (blocks per SM, 1..=32) and \
+                 stage=0|1 (in-plane reads through the L1 cache or from shared memory)"
             ))
         };
         let mut t = MarchTuning::default();
@@ -77,6 +81,7 @@ impl MarchTuning {
                 "by" if n > 0 => t.by = Some(n),
                 "unroll" if (1..=8).contains(&n) => t.unroll = Some(n),
                 "minb" if (1..=32).contains(&n) => t.minb = Some(n),
+                "stage" if n <= 1 => t.stage = Some(n),
                 _ => return Err(bad("unknown key or value out of range")),
             }
         }
@@ -93,6 +98,7 @@ impl MarchTuning {
             ("by", self.by),
             ("unroll", self.unroll),
             ("minb", self.minb),
+            ("stage", self.stage),
         ];
         f.iter()
             .filter_map(|(k, v)| v.map(|v| format!("{k}={v}")))
@@ -100,33 +106,56 @@ impl MarchTuning {
             .join(",")
     }
 
-    /// The shapes the tuner times for a kernel whose default block is `block`: the default,
-    /// then room for 1024, 1536 and 2048 resident threads per SM. Fewer registers per thread
-    /// let more threads hide memory latency, until the compiler spills; unrolling needs
-    /// registers too, so the tighter two do not unroll. On the H100 the best of these differs
-    /// by program and plane size (`benches/kernels/stencil_variants.cu`).
-    pub fn candidates(block: [u32; 2]) -> Vec<MarchTuning> {
+    /// The shapes the tuner times for a kernel whose default block is `block`, in a source
+    /// whose default form is staged (`Some(true)`), L1 (`Some(false)`), or that has no staged
+    /// form (`None`, see [`MarchTuning::stage_forms`]): the default, then room for 1024, 1536
+    /// and 2048 resident threads per SM, then the other form, if any, at the default shape and
+    /// at 1536 threads. Fewer registers per thread let more threads hide memory latency, until the
+    /// compiler spills; unrolling needs registers too, so the tighter two do not unroll. On the
+    /// H100 the best of these differs by program and plane size (`benches/results/`).
+    pub fn candidates(block: [u32; 2], staged: Option<bool>) -> Vec<MarchTuning> {
         let threads = (block[0] * block[1]).max(1);
         let minb = |per_sm: u32| (per_sm / threads).clamp(1, 32);
         let mut out = vec![MarchTuning::default()];
+        let mut push = |t: MarchTuning| {
+            if !out.contains(&t) {
+                out.push(t);
+            }
+        };
         // With the default unrolling, a cap of one block per SM is the default itself.
         if minb(1024) > 1 {
-            out.push(MarchTuning {
+            push(MarchTuning {
                 minb: Some(minb(1024)),
                 ..MarchTuning::default()
             });
         }
-        for per_sm in [1536, SM_THREADS] {
-            let t = MarchTuning {
-                unroll: Some(1),
-                minb: Some(minb(per_sm)),
-                ..MarchTuning::default()
-            };
-            if !out.contains(&t) {
-                out.push(t);
-            }
-        }
+        let tight = |per_sm: u32| MarchTuning {
+            unroll: Some(1),
+            minb: Some(minb(per_sm)),
+            ..MarchTuning::default()
+        };
+        push(tight(1536));
+        push(tight(SM_THREADS));
+        let Some(staged) = staged else { return out };
+        let other = Some(u32::from(!staged));
+        push(MarchTuning {
+            stage: other,
+            ..MarchTuning::default()
+        });
+        push(MarchTuning {
+            stage: other,
+            ..tight(1536)
+        });
         out
+    }
+
+    /// Whether `source` (a generated program) has a staged form of some kernel (`None`: it has
+    /// none, so `stage` changes nothing), and if so whether it uses it unless told otherwise
+    /// (its header's `#define PACC_STAGE`).
+    pub fn stage_forms(source: &str) -> Option<bool> {
+        source
+            .contains("#if PACC_STAGE")
+            .then(|| source.contains("#define PACC_STAGE 1\n"))
     }
 
     /// The program's source with the overrides defined ahead of its own defaults.
@@ -140,6 +169,7 @@ impl MarchTuning {
             ("PACC_BY", self.by),
             ("PACC_UNROLL", self.unroll),
             ("PACC_MINB", self.minb),
+            ("PACC_STAGE", self.stage),
         ];
         for (name, v) in defs {
             if let Some(v) = v {
@@ -189,20 +219,53 @@ mod tests {
 
     #[test]
     fn candidates_target_resident_threads() {
-        let c = MarchTuning::candidates([64, 8]);
-        let got: Vec<_> = c.iter().map(|t| (t.unroll, t.minb)).collect();
+        let c = MarchTuning::candidates([64, 8], Some(true));
+        let got: Vec<_> = c.iter().map(|t| (t.unroll, t.minb, t.stage)).collect();
         assert_eq!(
             got,
             [
-                (None, None),
-                (None, Some(2)),
-                (Some(1), Some(3)),
-                (Some(1), Some(4))
+                (None, None, None),
+                (None, Some(2), None),
+                (Some(1), Some(3), None),
+                (Some(1), Some(4), None),
+                // The other form (L1), at the default shape and at 1536 threads.
+                (None, None, Some(0)),
+                (Some(1), Some(3), Some(0)),
             ]
         );
         // A block of 1024 threads: one per SM is the default, two is the most.
-        let c = MarchTuning::candidates([256, 4]);
-        let got: Vec<_> = c.iter().map(|t| (t.unroll, t.minb)).collect();
-        assert_eq!(got, [(None, None), (Some(1), Some(1)), (Some(1), Some(2))]);
+        let c = MarchTuning::candidates([256, 4], Some(false));
+        let got: Vec<_> = c.iter().map(|t| (t.unroll, t.minb, t.stage)).collect();
+        assert_eq!(
+            got,
+            [
+                (None, None, None),
+                (Some(1), Some(1), None),
+                (Some(1), Some(2), None),
+                (None, None, Some(1)),
+                (Some(1), Some(1), Some(1)),
+            ]
+        );
+        // No staged form (every in-plane read diagonal, say): no stage candidates.
+        let c = MarchTuning::candidates([64, 8], None);
+        assert_eq!(c.len(), 4);
+        assert!(c.iter().all(|t| t.stage.is_none()));
+    }
+
+    #[test]
+    fn the_default_form_is_read_from_the_source() {
+        let staged = "#ifndef PACC_STAGE\n#define PACC_STAGE 1\n#endif\n#if PACC_STAGE && X\n";
+        assert_eq!(MarchTuning::stage_forms(staged), Some(true));
+        assert_eq!(
+            MarchTuning::stage_forms("#define PACC_STAGE 0\n#if PACC_STAGE && X\n"),
+            Some(false)
+        );
+        // A default but no staged kernel (Himeno: diagonal reads only).
+        assert_eq!(MarchTuning::stage_forms("#define PACC_STAGE 1\n"), None);
+        // An override is defined ahead of the default, which it shadows.
+        let t = MarchTuning::parse("stage=0").unwrap();
+        assert!(t.source(staged).starts_with("#define PACC_STAGE 0\n"));
+        assert_eq!(t.describe(), "stage=0");
+        assert!(MarchTuning::parse("stage=2").is_err());
     }
 }

@@ -4,6 +4,38 @@ use crate::plan::{OpKind, Plan, Scheme};
 use crate::program::Program;
 use serde::Serialize;
 
+/// How one kernel of a CUDA run was compiled and launched.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct KernelStats {
+    pub name: String,
+    /// `staged` (in-plane reads from shared memory), `l1` (through the cache) or `plain` (one
+    /// thread per point).
+    pub form: String,
+    /// Threads per block, `[x, y]`.
+    pub block: [u32; 2],
+    pub registers: u32,
+    /// Static shared memory per block (tiles and reduction buffers).
+    pub shared_bytes: u32,
+    /// Blocks one multiprocessor holds at once.
+    pub blocks_per_sm: u32,
+}
+
+impl std::fmt::Display for KernelStats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} {} {}x{}, {} registers, {} B shared, {} blocks/SM",
+            self.name,
+            self.form,
+            self.block[0],
+            self.block[1],
+            self.registers,
+            self.shared_bytes,
+            self.blocks_per_sm
+        )
+    }
+}
+
 /// Seconds spent per kind of operation (summed over streams; they overlap in time).
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct StageTimes {
@@ -73,6 +105,8 @@ pub struct Report {
     /// Changes the runtime made to what was asked (chunk count, scheme fallback...).
     pub adjustments: Vec<String>,
     pub timeline: Vec<TraceEvent>,
+    /// The CUDA kernels' form and resources (empty on the other backends).
+    pub kernels: Vec<KernelStats>,
 }
 
 impl Report {
@@ -104,6 +138,7 @@ impl Report {
             stages: StageTimes::default(),
             adjustments: plan.adjustments.clone(),
             timeline: Vec::new(),
+            kernels: Vec::new(),
         }
     }
 
@@ -134,6 +169,7 @@ impl Report {
             stages: StageTimes::default(),
             adjustments: Vec::new(),
             timeline: Vec::new(),
+            kernels: Vec::new(),
         }
     }
 
@@ -210,6 +246,9 @@ impl std::fmt::Display for Report {
                 s.encode,
                 s.decode
             )?;
+        }
+        for k in &self.kernels {
+            writeln!(f, "  kernel: {k}")?;
         }
         for a in &self.adjustments {
             writeln!(f, "  note: {a}")?;

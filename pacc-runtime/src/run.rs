@@ -422,5 +422,6 @@ fn empty_report(program: &Program, backend: &str, shape: &[usize], popts: &PlanO
         stages: StageTimes::default(),
         adjustments: Vec::new(),
         timeline: Vec::new(),
+        kernels: Vec::new(),
     }
 }

@@ -55,7 +55,17 @@ fn generated_cuda_parses() {
         ("himeno", programs::HIMENO),
     ] {
         for e in pacc_translate::expand_file(src, None).unwrap() {
+            // Both marching forms: staged and L1, whichever is the default.
+            assert!(e.cuda.contains("#ifndef PACC_STAGE"), "{name}");
             check(name, &e.cuda);
+            check(
+                &format!("{name}-staged"),
+                &format!("#define PACC_STAGE 1\n{}", e.cuda),
+            );
+            check(
+                &format!("{name}-l1"),
+                &format!("#define PACC_STAGE 0\n{}", e.cuda),
+            );
         }
     }
 }

@@ -82,7 +82,9 @@ pub fn pick_march(
     let Some(block) = block.filter(|_| opts.kernel_form == KernelForm::Marching) else {
         return (None, None);
     };
-    let timed = measure_march_candidates(program, inv, opts, &MarchTuning::candidates(block));
+    let forms = MarchTuning::stage_forms(&program.cuda_source);
+    let candidates = MarchTuning::candidates(block, forms);
+    let timed = measure_march_candidates(program, inv, opts, &candidates);
     let rates: Vec<Vec<f64>> = timed.iter().map(|(_, r)| r.clone()).collect();
     let Some(best) = fastest_kernels(program, shape, &rates) else {
         let note = "kernel shape not tuned: no candidate compiled and ran; using the defaults";
@@ -95,8 +97,15 @@ pub fn pick_march(
         d if d.is_empty() => "the default".to_string(),
         d => d,
     };
+    let form = match forms {
+        None => "L1 form (no nest has in-plane reads to stage)",
+        Some(d) if t.stage.map_or(d, |s| s == 1) => {
+            "staged form (in-plane reads from shared memory)"
+        }
+        Some(_) => "L1 form (in-plane reads through the cache)",
+    };
     let note = format!(
-        "kernel shape: {name}, {:.1} Gpt/s on a slab of the arrays{}",
+        "kernel shape: {name}, {form}, {:.1} Gpt/s on a slab of the arrays{}",
         rate(r) / 1e9,
         default.map_or(String::new(), |(_, d)| format!(
             " (default {:.1})",

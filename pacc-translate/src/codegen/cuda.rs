@@ -91,6 +91,8 @@ pub(super) struct Gen<'a> {
     point_at: Option<String>,
     /// In the body of a marching kernel: how reads are served.
     pub(super) march: Option<super::march::March>,
+    /// In the body of a staged marching kernel: the arrays whose in-plane reads the tiles serve.
+    pub(super) stage: Option<super::stage::Stage>,
 }
 
 /// The complete CUDA source of the program.
@@ -112,7 +114,10 @@ pub fn source(f: &Func, an: &Analysis, elems: &[pacc_runtime::program::Elem]) ->
          #ifndef PACC_UNROLL\n#define PACC_UNROLL 2\n#endif\n\
          // Blocks per SM the compiler must fit, which caps registers per thread (the run-time\n\
          // tuner trades them against occupancy).\n\
-         #ifndef PACC_MINB\n#define PACC_MINB 1\n#endif"
+         #ifndef PACC_MINB\n#define PACC_MINB 1\n#endif\n\
+         // Serve in-plane reads from tiles in shared memory (1) or through the L1 cache (0).\n\
+         #ifndef PACC_STAGE\n#define PACC_STAGE {stage}\n#endif",
+        stage = super::stage::default_stage(f.ndim)
     );
     for (i, n) in f.nests().enumerate() {
         let mut g = Gen::new(f, an, elems);
@@ -244,6 +249,7 @@ impl<'a> Gen<'a> {
             loop_vars: Vec::new(),
             point_at: None,
             march: None,
+            stage: None,
         }
     }
 
@@ -709,6 +715,13 @@ impl<'a> Gen<'a> {
                     .march
                     .as_ref()
                     .and_then(|m| m.read(a.array, &a.offsets))
+                {
+                    return r;
+                }
+                if let Some(r) = self
+                    .stage
+                    .as_ref()
+                    .and_then(|s| s.read(a.array, &a.offsets))
                 {
                     return r;
                 }

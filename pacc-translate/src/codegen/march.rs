@@ -11,6 +11,7 @@
 //! arithmetic is the plain kernel's, so results are the same bits.
 
 use super::cuda::{kernel_name, Gen};
+use super::stage::Stage;
 use crate::analysis::Analysis;
 use crate::ir::{KExprKind, Nest};
 use std::collections::BTreeMap;
@@ -114,7 +115,7 @@ fn off_name(dz: i64) -> String {
     }
 }
 
-fn queue_reg(array: usize, dz: i64) -> String {
+pub(super) fn queue_reg(array: usize, dz: i64) -> String {
     format!("pacc_q{array}_{}", off_name(dz))
 }
 
@@ -156,8 +157,31 @@ fn read_after_write(body: &[crate::ir::KStmt]) -> Vec<usize> {
 }
 
 impl Gen<'_> {
-    /// The marching form of nest `k`.
+    /// The marching form of nest `k`: the staged form (in-plane reads from shared memory)
+    /// under `#if`, when the nest has in-plane reads to stage, and the L1 form.
     pub(super) fn marching_kernel(&mut self, k: usize, n: &Nest, an: &Analysis) {
+        let f = self.f;
+        let mut stage = Stage::of(n, &an.writes[k], f.ndim, |a| f.arrays[a].elem.size());
+        stage.reduction_bytes = an.reductions[k]
+            .iter()
+            .map(|&r| super::stage::reduction_buffer_bytes(f.reductions[r].ty))
+            .sum();
+        if stage.is_empty() {
+            self.marching_form(k, n, an, None);
+            return;
+        }
+        let _ = writeln!(
+            self.out,
+            "// Staged form (in-plane reads from shared memory) when PACC_STAGE is set and the tiles fit; else the L1 form.\n#if {}",
+            stage.condition()
+        );
+        self.marching_form(k, n, an, Some(&stage));
+        self.out.push_str("#else\n");
+        self.marching_form(k, n, an, None);
+        self.out.push_str("#endif\n");
+    }
+
+    fn marching_form(&mut self, k: usize, n: &Nest, an: &Analysis, stage: Option<&Stage>) {
         let f = self.f;
         let nd = f.ndim;
         let march = March::of(n, &an.writes[k], nd);
@@ -174,6 +198,9 @@ impl Gen<'_> {
         self.reduction_accumulators(&reds, true, "    ");
         self.fill_queues(&march);
         self.fill_ahead(&march);
+        if let Some(s) = stage {
+            self.stage_prologue(s, &march);
+        }
         let z = &lv[0];
         let _ = writeln!(
             self.out,
@@ -182,6 +209,9 @@ impl Gen<'_> {
         );
         self.advance_queues(&march);
         self.advance_ahead(&march);
+        if let Some(s) = stage {
+            self.stage_step(s, &march);
+        }
         self.reduction_accumulators(&reds, false, "        ");
         let _ = writeln!(self.out, "        if (pacc_xy) {{");
         self.time_binding(
@@ -190,11 +220,16 @@ impl Gen<'_> {
         );
         self.env.locals.clear();
         self.march = Some(march.clone());
+        self.stage = stage.cloned();
         self.stmts(&n.body, 3);
         self.march = None;
+        self.stage = None;
         let _ = writeln!(self.out, "        }}");
         self.fold_reductions(&reds);
         self.shift_queues(&march);
+        if let Some(s) = stage {
+            self.stage_rotate(s);
+        }
         let _ = writeln!(self.out, "    }}");
         self.block_reductions(&reds, true);
         self.out.push_str("}\n");

@@ -4,4 +4,5 @@ pub mod cpu;
 pub mod cuda;
 pub mod march;
 pub mod program;
+pub mod stage;
 pub mod wrapper;

@@ -87,6 +87,25 @@ pub(crate) fn max_active_blocks_per_sm(f: Function, threads: u32) -> Option<usiz
     (r == sys::CUresult::CUDA_SUCCESS).then_some(per_sm.max(0) as usize)
 }
 
+/// Registers per thread and static shared memory per block of `f` (0 where the driver does not
+/// say).
+pub(crate) fn function_resources(f: Function) -> (u32, u32) {
+    let attr = |a: sys::CUfunction_attribute| {
+        let mut v = 0i32;
+        // SAFETY: a query on a loaded function.
+        let r = unsafe { sys::cuFuncGetAttribute(&mut v, a, f) };
+        if r == sys::CUresult::CUDA_SUCCESS {
+            v.max(0) as u32
+        } else {
+            0
+        }
+    };
+    (
+        attr(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_NUM_REGS),
+        attr(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES),
+    )
+}
+
 /// The occupancy API's suggested block size for `f` (at most 1024 threads), if the driver says.
 pub(crate) fn suggested_block_size(f: Function) -> Option<u32> {
     let (mut min_grid, mut bs) = (0i32, 0i32);

@@ -8,6 +8,7 @@ use crate::invocation::ScalarValue;
 pub(crate) use crate::march::MarchTuning;
 use crate::options::KernelForm;
 use crate::program::{KernelDecl, Launch, PLAIN_SUFFIX};
+use crate::report::KernelStats;
 use std::ffi::c_void;
 
 /// Largest grid extent along y and z.
@@ -157,6 +158,31 @@ fn per_point_block(f: Function, ndim: usize, last: usize) -> (u32, u32) {
 }
 
 impl Geometry {
+    /// The form and resources of kernel `kd` as compiled: a marching kernel declaring more
+    /// shared memory than its reduction buffers (`1024` elements each) is the staged form.
+    pub fn stats(&self, kd: &KernelDecl, program: &crate::program::Program) -> KernelStats {
+        let (registers, shared_bytes) = driver::function_resources(self.func);
+        let reduction_bytes: usize = kd
+            .reductions
+            .iter()
+            .map(|&r| 1024 * program.reductions[r].elem.size())
+            .sum();
+        let form = match (self.marching, shared_bytes as usize > reduction_bytes) {
+            (false, _) => "plain",
+            (true, true) => "staged",
+            (true, false) => "l1",
+        };
+        let per_sm = driver::max_active_blocks_per_sm(self.func, self.bx * self.by).unwrap_or(0);
+        KernelStats {
+            name: kd.name.clone(),
+            form: form.into(),
+            block: [self.bx, self.by],
+            registers,
+            shared_bytes,
+            blocks_per_sm: per_sm as u32,
+        }
+    }
+
     /// Planes per segment for a launch over `planes` planes (marching), 1 (per point).
     ///
     /// A marching block pays `reach` extra plane loads per segment, so long segments are

@@ -182,7 +182,10 @@ fn execute_serialized(
     let vals = collect::read_slots(&ctx, &res).map_err(fail)?;
     let reductions = collect::combine_reductions(program, &plan, inv, &op_slot, &vals);
     let wall = t_start.elapsed().as_secs_f64();
-    let report = collect::report(program, &plan, &info, opts, (stages, timeline), notes, wall);
+    let mut report = collect::report(program, &plan, &info, opts, (stages, timeline), notes, wall);
+    report.kernels = (compiled.geoms.iter().zip(&program.kernels))
+        .map(|(g, kd)| g.stats(kd, program))
+        .collect();
     // `res` drops first (synchronizing, then freeing), then the registration.
     Ok(CudaOutput {
         reductions,
