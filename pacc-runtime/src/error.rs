@@ -127,6 +127,7 @@ fn plan_hint(e: &PlanError) -> &'static str {
         PlanError::CompressCount { .. } => {
             ". Hint: give one setting per array of the program (None for uncompressed)"
         }
+        PlanError::EmptyAxis { .. } => ". Hint: give every axis of the shape at least one point",
         PlanError::TooSmall { .. }
         | PlanError::TooManyChunks { .. }
         | PlanError::TooThin { .. } => "",
