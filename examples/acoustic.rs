@@ -186,6 +186,17 @@ fn main() {
         ));
     }
 
+    // prev, cur, vel (and the sponge); --verify and --compare-with keep two more each.
+    let arrays = 3
+        + usize::from(cli.sponge > 0)
+        + 2 * usize::from(cli.pipe.verify)
+        + 2 * usize::from(cli.compare_with.is_some());
+    common::check_host_memory(
+        "acoustic",
+        arrays,
+        nz.saturating_mul(ny).saturating_mul(nx),
+        4,
+    );
     let vel = acoustic::layered_vel(shape, cli.layers, vtop, vbottom, cli.dt, cli.dx);
     let wavelet = acoustic::ricker(cli.f0, cli.dt, cli.steps);
     let dx2 = (cli.dx * cli.dx) as f32;

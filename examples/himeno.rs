@@ -61,6 +61,9 @@ fn main() {
         mjmax - 1,
         mkmax - 1
     );
+    // Himeno's 14 arrays, twice with --verify.
+    let points = shape.0.saturating_mul(shape.1).saturating_mul(shape.2);
+    common::check_host_memory("himeno", 14 * (1 + usize::from(cli.pipe.verify)), points, 4);
     let mut h = Himeno::new(shape);
     let flop = himeno::flops_per_sweep(shape);
 

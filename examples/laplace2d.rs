@@ -43,6 +43,8 @@ fn main() {
     if ny < 3 || nx < 3 {
         fail("the grid needs at least 3x3 points");
     }
+    let arrays = 2 * (1 + usize::from(cli.pipe.verify));
+    common::check_host_memory("laplace2d", arrays, ny.saturating_mul(nx), 4);
     let (mut a, mut b) = laplace2d::init(ny, nx, cli.hot);
     let inputs = cli.pipe.verify.then(|| (a.clone(), b.clone()));
 

@@ -1,8 +1,52 @@
 //! pacc: write the serial stencil loop nest, add `#[pacc::pipeline]`, run it out of core.
 //!
-//! See the README for a tour. The examples of the repository live in [`models`], so that the
-//! examples, the tests and `pacc expand` all use the same annotated functions; [`fidelity`]
-//! holds the error metrics of the compression fidelity study (`examples/fidelity.rs`).
+//! The attribute keeps the function's signature and adds a module of the same name:
+//!
+//! ```
+//! use ndarray::Array3;
+//! use pacc::prelude::*;
+//!
+//! /// Explicit heat diffusion in 3D; `a` holds the newest state afterwards.
+//! #[pacc::pipeline]
+//! pub fn heat(a: &mut Array3<f64>, b: &mut Array3<f64>, alpha: f64, steps: usize) {
+//!     let (nz, ny, nx) = a.dim();
+//!     for _t in 0..steps {
+//!         for z in 1..nz - 1 {
+//!             for y in 1..ny - 1 {
+//!                 for x in 1..nx - 1 {
+//!                     let c = a[[z, y, x]];
+//!                     b[[z, y, x]] = c + alpha
+//!                         * (a[[z - 1, y, x]] + a[[z + 1, y, x]] + a[[z, y - 1, x]]
+//!                             + a[[z, y + 1, x]] + a[[z, y, x - 1]] + a[[z, y, x + 1]]
+//!                             - 6.0 * c);
+//!                 }
+//!             }
+//!         }
+//!         std::mem::swap(a, b);
+//!     }
+//! }
+//!
+//! fn main() -> Result<(), pacc::Error> {
+//!     let start = Array3::from_shape_fn((24, 16, 16), |(z, y, x)| (z * y + x) as f64);
+//!     let (mut a, mut b) = (start.clone(), start.clone());
+//!     // The pipeline on the CPU backend, 3 chunks of the z axis, 4 steps per block.
+//!     let opts = Options::new().backend(BackendChoice::Cpu).chunks(3).block_steps(4);
+//!     let ((), report) = heat::run(&mut a, &mut b, 0.1, 10, &opts)?;
+//!     assert_eq!(report.backend, "cpu");
+//!     // The untouched original gives the same bits.
+//!     let (mut sa, mut sb) = (start.clone(), start);
+//!     heat::serial(&mut sa, &mut sb, 0.1, 10);
+//!     assert_eq!(a, sa);
+//!     Ok(())
+//! }
+//! ```
+//!
+//! `heat(..)` itself takes its options from the `PACC_*` environment variables and panics on
+//! a run-time error, naming the option or variable; `heat::try_run(..)` returns the error
+//! instead. See the README for the options, the schemes and the tools. The examples of the
+//! repository live in [`models`], so that the examples, the tests and `pacc expand` all use the
+//! same annotated functions; [`fidelity`] holds the error metrics of the compression fidelity
+//! study (`examples/fidelity.rs`).
 
 // Generated code names the runtime as `::pacc::runtime`; this alias makes that path resolve
 // inside this crate too (the models below are annotated with `#[pacc::pipeline]`).
@@ -32,6 +76,12 @@ macro_rules! __if_mpi {
 
 pub mod fidelity;
 pub mod models;
+
+/// The README's Rust blocks, compiled and run as doc tests so that the code it shows stays
+/// true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
 
 /// `use pacc::prelude::*;` brings the attribute, the option and report types and the `ndarray`
 /// array types a pipelined function is written with.

@@ -204,3 +204,51 @@ fn plan_json_has_a_summary_for_every_scheme() {
     assert!(text.contains("from chunk 0"), "staircase: {text}");
     assert!(text.contains("race check: passed"), "{text}");
 }
+
+/// `pacc plan` labels streams by the role the plan gives them (set 0's third stream carries its
+/// write-backs), warns about wasteful settings and refuses an empty axis by name.
+#[test]
+fn plan_labels_streams_by_role_and_warns_about_waste() {
+    let args = |shape: &'static str, chunks: &'static str| {
+        vec![
+            "plan",
+            "src/models/laplace2d.rs",
+            "--shape",
+            shape,
+            "--chunks",
+            chunks,
+            "--block-steps",
+            "4",
+        ]
+    };
+    let out = pacc(&args("100,100", "4"));
+    assert!(
+        out.contains("stream 0 (set 0, loads + shared planes): "),
+        "{out}"
+    );
+    assert!(out.contains("stream 1 (set 0, kernels): "), "{out}");
+    let wb = out
+        .lines()
+        .find(|l| l.contains("stream 2 ("))
+        .expect("stream 2");
+    assert!(wb.contains("write-backs") && wb.contains("DtoH"), "{wb}");
+    assert!(!wb.contains("Kernel") && !wb.contains("HtoD"), "{wb}");
+    assert!(!out.contains("warning:"), "{out}");
+
+    let out = pacc(&args("100,100", "50"));
+    assert!(out.contains("warning: redundancy "), "{out}");
+    assert!(
+        out.contains("warning: more chunks than make sense: 50 chunks"),
+        "{out}"
+    );
+
+    let res = Command::new(env!("CARGO_BIN_EXE_pacc"))
+        .args(args("0,100", "4"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("run pacc");
+    let err = String::from_utf8_lossy(&res.stderr);
+    assert!(!res.status.success());
+    assert!(err.contains("no points along axis 0"), "{err}");
+    assert!(!err.contains("at most 0 chunks"), "{err}");
+}

@@ -254,7 +254,7 @@ fn cuda_backend_matches_serial() {
     let r1 = heat2d::serial(&mut a1, &mut b1, 0.1, 7);
     let (r2, report) = match heat2d::run(&mut a2, &mut b2, 0.1, 7, &opts) {
         Ok(x) => x,
-        Err(pacc::runtime::Error::NoCuda { reason }) => {
+        Err(pacc::runtime::Error::NoCuda { reason, .. }) => {
             eprintln!("skipping the CUDA comparison: {reason}");
             return;
         }
@@ -309,7 +309,7 @@ fn cuda_wavefront_matches_cpu_bits() {
         let (mut a2, mut b2) = (ramp2(40, 37), Array2::zeros((40, 37)));
         let (r2, report) = match heat2d::run(&mut a2, &mut b2, 0.1, 7, &wf(d, k)) {
             Ok(x) => x,
-            Err(pacc::runtime::Error::NoCuda { reason }) => {
+            Err(pacc::runtime::Error::NoCuda { reason, .. }) => {
                 eprintln!("skipping the CUDA wavefront comparison: {reason}");
                 return;
             }
@@ -418,7 +418,7 @@ fn cuda_compression_matches_cpu() {
             eprintln!("{r2}");
             assert_eq!(r1.link_bytes(), r2.link_bytes());
         }
-        Err(pacc::runtime::Error::NoCuda { reason }) => {
+        Err(pacc::runtime::Error::NoCuda { reason, .. }) => {
             eprintln!("skipping the CUDA compression comparison: {reason}");
             return;
         }

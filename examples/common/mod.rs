@@ -8,6 +8,7 @@ pub mod dist;
 
 use clap::Args;
 use indicatif::{HumanDuration, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use pacc::runtime::Origin;
 use pacc::runtime::StepsDone;
 use pacc::{BackendChoice, Options, Report, Scheme};
 use std::io::IsTerminal;
@@ -54,7 +55,9 @@ pub struct PipelineArgs {
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
     /// Compress these arrays between blocks at RATE bits per value (lossy; `--verify` then
-    /// reports the differences within --tolerance), e.g. `--compress cur=16,prev=16`.
+    /// reports the differences within --tolerance): NAME=RATE per array, with NAME a parameter
+    /// of the program's pipelined function (`pacc expand --program` lists them), `all=RATE`,
+    /// or `off`.
     #[arg(long, value_name = "NAME=RATE[,NAME=RATE]")]
     pub compress: Option<String>,
     /// Compress every array the host keeps between blocks at RATE bits per value.
@@ -65,17 +68,25 @@ pub struct PipelineArgs {
 impl PipelineArgs {
     pub fn options(&self) -> Result<Options, String> {
         let mut o = Options::from_env().map_err(|e| e.to_string())?;
+        // Flags override the environment; errors about their values then name the flag.
+        let flag = Origin::CommandLine;
         if let Some(b) = &self.backend {
-            o.backend = b.parse::<BackendChoice>().map_err(|e| e.to_string())?;
+            o.backend = b
+                .parse::<BackendChoice>()
+                .map_err(|e| format!("--backend: {e}"))?;
+            o = o.set_by("backend", flag);
         }
         if let Some(d) = self.chunks {
             o.chunks = Some(d);
+            o = o.set_by("chunks", flag);
         }
         if let Some(k) = self.block_steps {
             o.block_steps = Some(k);
+            o = o.set_by("block_steps", flag);
         }
         if let Some(s) = &self.scheme {
-            o.scheme = Some(s.parse::<Scheme>()?);
+            o.scheme = Some(s.parse::<Scheme>().map_err(|e| format!("--scheme: {e}"))?);
+            o = o.set_by("scheme", flag);
         }
         o.fma |= self.fma;
         if let Some(t) = &self.trace {
@@ -188,6 +199,39 @@ fn new_bar(total: u64, elapsed: Duration) -> ProgressBar {
         .with_elapsed(elapsed);
     bar.enable_steady_tick(Duration::from_millis(500));
     bar
+}
+
+/// Host memory available for new allocations (`MemAvailable` of `/proc/meminfo`); `None` where
+/// the system does not say (then nothing is checked).
+pub fn mem_available() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
+}
+
+/// Exits with the figures, before anything is allocated, when `arrays` arrays of `points`
+/// elements of `elem` bytes do not fit in the host memory available (the examples keep every
+/// array in host memory; copies for `--verify` count as arrays).
+pub fn check_host_memory(what: &str, arrays: usize, points: usize, elem: usize) {
+    const GIB: f64 = (1u64 << 30) as f64;
+    let need = (arrays as u64)
+        .checked_mul(points as u64)
+        .and_then(|n| n.checked_mul(elem as u64));
+    let avail = mem_available();
+    match (need, avail) {
+        (None, _) => fail(format!(
+            "{what}: {arrays} arrays of {points} points do not fit in any memory; use a smaller size"
+        )),
+        (Some(need), Some(avail)) if need > avail => fail(format!(
+            "{what} needs {:.1} GiB of host memory ({arrays} arrays of {points} points, {elem} \
+             bytes each; copies kept for --verify count), but only {:.1} GiB is available \
+             (MemAvailable in /proc/meminfo); use a smaller size",
+            need as f64 / GIB,
+            avail as f64 / GIB
+        )),
+        _ => {}
+    }
 }
 
 /// Prints `error: msg` and exits with status 2.

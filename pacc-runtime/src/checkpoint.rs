@@ -599,8 +599,26 @@ fn check_state(
         })
     };
     check_call(state, state_path, program, inv, &mismatch)?;
-    check_values(state, fp, &mismatch)?;
-    check_arrays(state, state_path, fp, &mismatch)?;
+    let values = check_values(state, fp, &mismatch)
+        .and_then(|()| check_arrays(state, state_path, fp, &mismatch));
+    match values {
+        // A call that extends the run (more steps than the one that wrote the checkpoint) can
+        // continue it only with the same arguments; per-step inputs such as a source wavelet
+        // usually grow with the steps, so say that it is the extension that cannot be done.
+        Err(Error::Checkpoint(CheckpointError::Mismatch {
+            what, saved, call, ..
+        })) if inv.steps > state.steps_total => {
+            return Err(Error::Checkpoint(CheckpointError::Extend {
+                dir: root.to_path_buf(),
+                saved_steps: state.steps_total,
+                call_steps: inv.steps,
+                what,
+                saved,
+                call,
+            }))
+        }
+        r => r?,
+    }
     let binding = binding_at(program, state.step);
     if state.binding != binding {
         return Err(corrupt(

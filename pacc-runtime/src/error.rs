@@ -40,12 +40,29 @@ pub enum Error {
         index: Vec<i64>,
         shape: Vec<usize>,
     },
-    #[error("invalid option: {0}. Hint: options come from `Options` or the PACC_* environment variables (see `Options::from_env`)")]
+    #[error("invalid option: {0}. Hint: correct or unset the setting the message names (the accepted values are listed in the documentation of `Options`)")]
     Option(String),
+    /// A setting whose value cannot run, with where the value came from.
+    #[error("{setting} = {value} (from {from}): {problem}. Hint: {fix}")]
+    Setting {
+        /// The setting, as [`Options`](crate::Options) names it: `chunks`, `block_steps`, ...
+        setting: &'static str,
+        value: String,
+        /// Where the value came from: `` `PACC_CHUNKS` ``, `` `--chunks` ``,
+        /// `` `Options::chunks` `` or the directive's clause.
+        from: String,
+        problem: String,
+        fix: String,
+    },
     #[error("cannot plan the run: {0}{hint}", hint = plan_hint(.0))]
     Plan(#[from] PlanError),
-    #[error("the CUDA backend was requested but is not available: {reason}. Hint: unset PACC_BACKEND (or set it to `auto` or `cpu`) to run on the CPU backend")]
-    NoCuda { reason: String },
+    #[error("the CUDA backend was requested{} but is not available: {reason}. Hint: {}", requested_by(.from), no_cuda_fix(.from))]
+    NoCuda {
+        reason: String,
+        /// Where the request came from (`` `PACC_BACKEND` ``, `` `--backend` ``,
+        /// `` `Options::backend` ``), when known.
+        from: Option<String>,
+    },
     #[error("not enough device memory: the plan needs {need} bytes for {sets} buffer sets, but only {free} bytes are free; use more chunks (fewer planes per chunk) or fewer block steps")]
     DeviceMemory { need: u64, free: u64, sets: usize },
     #[error("NVRTC failed to compile `{kernel}`:\n{log}\nHint: this is the generated CUDA source (`f::CUDA_SOURCE`); please report it")]
@@ -105,12 +122,32 @@ impl Error {
     }
 }
 
+impl Error {
+    /// The CUDA backend is not available; `from` names where it was asked for, if known.
+    pub fn no_cuda(reason: impl Into<String>, from: Option<String>) -> Error {
+        Error::NoCuda {
+            reason: reason.into(),
+            from,
+        }
+    }
+}
+
+fn requested_by(from: &Option<String>) -> String {
+    from.as_ref()
+        .map_or(String::new(), |f| format!(" (by {f})"))
+}
+
+fn no_cuda_fix(from: &Option<String>) -> String {
+    match from {
+        Some(f) => format!("set {f} to `auto` or `cpu` to run on the CPU backend"),
+        None => "choose the `auto` or `cpu` backend to run on the CPU".into(),
+    }
+}
+
 fn plan_hint(e: &PlanError) -> &'static str {
     match e {
-        PlanError::ZeroChunks(_) => ". Hint: set PACC_CHUNKS (or `Options::chunks`) to 1 or more",
-        PlanError::ZeroBlockSteps(_) => {
-            ". Hint: set PACC_BLOCK_STEPS (or `Options::block_steps`) to 1 or more"
-        }
+        PlanError::ZeroChunks(_) => ". Hint: use 1 or more chunks",
+        PlanError::ZeroBlockSteps(_) => ". Hint: use 1 or more block steps",
         PlanError::ZeroBufferSets(_) => ". Hint: use at least 1 buffer set (the default is the scheme's: 4 for the wavefront, 3 for the others)",
         PlanError::PointOutside { .. } => {
             ". Hint: check the point statement's index against the array shape"
@@ -127,6 +164,7 @@ fn plan_hint(e: &PlanError) -> &'static str {
         PlanError::CompressCount { .. } => {
             ". Hint: give one setting per array of the program (None for uncompressed)"
         }
+        PlanError::EmptyAxis { .. } => ". Hint: give every axis of the shape at least one point",
         PlanError::TooSmall { .. }
         | PlanError::TooManyChunks { .. }
         | PlanError::TooThin { .. } => "",
@@ -203,6 +241,18 @@ pub enum CheckpointError {
     Missing { dir: PathBuf },
     #[error("checkpoint file `{path}` is corrupt: {reason}. Hint: the file changed after pacc wrote it (disk error, truncation, editing); restore the directory from a copy or start the run from the beginning")]
     Corrupt { path: PathBuf, reason: String },
+    #[error("the checkpoint in `{dir}` was written by a run of {saved_steps} steps and this call asks for {call_steps}: a checkpoint extends to more steps only with the same arguments, but {what} is {saved} in the checkpoint and {call} in this call; the arrays are untouched. Hint: per-step inputs (a source wavelet, say) usually grow with the number of steps; resume with {saved_steps} steps to finish that run, then make a new call for the remaining {more} steps from the arrays it leaves, with the time loop's start and the per-step inputs moved on", more = .call_steps - .saved_steps)]
+    Extend {
+        dir: PathBuf,
+        /// Steps of the run that wrote the checkpoint.
+        saved_steps: usize,
+        /// Steps this call asks for.
+        call_steps: usize,
+        /// The argument that differs (`slice `wavelet``, `scalar `sz``, ...).
+        what: String,
+        saved: String,
+        call: String,
+    },
     #[error("the checkpoint in `{dir}` does not belong to this call: {what} is {saved} in the checkpoint but {call} in this call; the arrays are untouched. Hint: resume with the same program, array shapes, input arrays, scalars and start time as the run that wrote it, or point the resume option at the right directory")]
     Mismatch {
         dir: PathBuf,

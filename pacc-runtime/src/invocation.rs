@@ -3,8 +3,8 @@
 use crate::exec::frame::CpuKernels;
 use crate::program::{Elem, ScalarType};
 
-/// One of the user's arrays, as raw memory. Made by [`crate::host::HostArg`] implementations,
-/// which check contiguity.
+/// One of the user's arrays, as raw memory. Made by [`crate::host::host_array`] and
+/// [`crate::host::host_array_mut`], which check contiguity.
 #[derive(Clone, Copy, Debug)]
 pub struct HostArray {
     pub ptr: *mut u8,

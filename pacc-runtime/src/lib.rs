@@ -4,6 +4,27 @@
 //! Everything that runs a pipeline sits behind the default `runtime` feature. Without it the crate
 //! is [`program`] and the codec's rate arithmetic ([`codec`]), with serde and thiserror as the only
 //! dependencies: what the translator needs to emit and check a Program.
+//!
+//! A generated function is called with [`Options`] (`f::run(.., &opts)`), or reads them from the
+//! `PACC_*` environment variables (`f(..)`, `f::try_run(..)`); errors name where a setting
+//! came from:
+//!
+//! ```
+//! # #[cfg(feature = "runtime")] {
+//! use pacc_runtime::{BackendChoice, Options, Origin, Scheme};
+//!
+//! let opts = Options::new()
+//!     .backend(BackendChoice::Cpu)
+//!     .chunks(8)
+//!     .block_steps(12)
+//!     .scheme(Scheme::Wavefront);
+//! assert_eq!(opts.source_of("chunks"), "`Options::chunks`");
+//! // A program that takes the value from its own flag says so.
+//! let opts = opts.set_by("chunks", Origin::CommandLine);
+//! assert_eq!(opts.source_of("chunks"), "`--chunks`");
+//! assert_eq!(Origin::Environment.name("block_steps"), "`PACC_BLOCK_STEPS`");
+//! # }
+//! ```
 
 pub mod codec;
 pub mod program;
@@ -56,7 +77,7 @@ pub use invocation::{HostArray, HostSlice, Invocation, RunOutput, ScalarValue};
 #[cfg(feature = "runtime")]
 pub use march::MarchTuning;
 #[cfg(feature = "runtime")]
-pub use options::{BackendChoice, Checkpointing, KernelForm, Options, Resume};
+pub use options::{BackendChoice, Checkpointing, KernelForm, Options, Origin, Resume};
 #[cfg(feature = "runtime")]
 pub use plan::{Compression, Plan, PlanOptions, Scheme};
 #[cfg(feature = "runtime")]

@@ -80,6 +80,41 @@ pub struct Options {
     pub compress_off: bool,
     /// Called as time steps complete (see [`Options::on_progress`]).
     pub on_progress: Option<OnProgress>,
+    /// Where settings came from, for error hints (see [`Options::set_by`]); a setting not
+    /// listed was set in code.
+    pub origins: Vec<(&'static str, Origin)>,
+}
+
+/// Where a setting's value came from, so that an error names the thing to change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Origin {
+    /// Set in code through [`Options`]' fields or methods.
+    #[default]
+    Code,
+    /// Read from a `PACC_*` environment variable by [`Options::from_env`].
+    Environment,
+    /// Set from a program's command-line flag (`--chunks`, `--backend`, ...), as the examples
+    /// do.
+    CommandLine,
+}
+
+impl Origin {
+    /// How the setting `key` (`backend`, `chunks`, `block_steps`, `scheme`, `checkpoint_dir`,
+    /// `checkpoint_every`, `resume`, `compress`, ...) is named where it came from:
+    /// `` `Options::chunks` ``, `` `PACC_CHUNKS` `` or `` `--chunks` ``.
+    pub fn name(self, key: &str) -> String {
+        match self {
+            Origin::Code => {
+                let method = match key {
+                    "checkpoint_dir" | "checkpoint_every" => "checkpoint",
+                    k => k,
+                };
+                format!("`Options::{method}`")
+            }
+            Origin::Environment => format!("`PACC_{}`", key.to_ascii_uppercase()),
+            Origin::CommandLine => format!("`--{}`", key.replace('_', "-")),
+        }
+    }
 }
 
 /// The form of a generated CUDA kernel (docs/internals.md §3).
@@ -145,6 +180,32 @@ impl Options {
         Self::default()
     }
 
+    /// Records that setting `key` (see [`Origin::name`]) came from `origin`, so that an error
+    /// about its value names the flag, variable or method to change. [`Options::from_env`]
+    /// records the variables it read; a program that sets options from its own flags records
+    /// [`Origin::CommandLine`] for them.
+    pub fn set_by(mut self, key: &'static str, origin: Origin) -> Self {
+        self.origins.retain(|(k, _)| *k != key);
+        if origin != Origin::Code {
+            self.origins.push((key, origin));
+        }
+        self
+    }
+
+    /// Where setting `key` came from ([`Origin::Code`] unless recorded by [`Options::set_by`]).
+    pub fn origin(&self, key: &str) -> Origin {
+        self.origins
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map_or(Origin::Code, |(_, o)| *o)
+    }
+
+    /// The name of setting `key` where it came from: `` `PACC_CHUNKS` ``, `` `--chunks` `` or
+    /// `` `Options::chunks` ``.
+    pub fn source_of(&self, key: &str) -> String {
+        self.origin(key).name(key)
+    }
+
     /// Options from `PACC_BACKEND`, `PACC_CHUNKS`, `PACC_BLOCK_STEPS`, `PACC_SCHEME`,
     /// `PACC_FMA` (0/1), `PACC_TRACE`, `PACC_KERNELS` (`marching` or `plain`), and for
     /// checkpoints:
@@ -159,13 +220,32 @@ impl Options {
     /// `PACC_COMPRESS=off` (ignore the directive's `compress(..)` clause).
     pub fn from_env() -> Result<Self, Error> {
         let mut o = Options::default();
+        for key in [
+            "backend",
+            "chunks",
+            "block_steps",
+            "scheme",
+            "compress",
+            "checkpoint_dir",
+            "checkpoint_every",
+            "resume",
+        ] {
+            if std::env::var_os(format!("PACC_{}", key.to_ascii_uppercase())).is_some() {
+                o = o.set_by(key, Origin::Environment);
+            }
+        }
         if let Ok(v) = std::env::var("PACC_BACKEND") {
-            o.backend = v.parse()?;
+            o.backend = v
+                .parse()
+                .map_err(|e| Error::Option(format!("PACC_BACKEND={v}: {}", reason(e))))?;
         }
         o.chunks = env_usize("PACC_CHUNKS")?;
         o.block_steps = env_usize("PACC_BLOCK_STEPS")?;
         if let Ok(v) = std::env::var("PACC_SCHEME") {
-            o.scheme = Some(v.parse().map_err(Error::Option)?);
+            o.scheme = Some(
+                v.parse()
+                    .map_err(|e: String| Error::Option(format!("PACC_SCHEME={v}: {e}")))?,
+            );
         }
         if let Ok(v) = std::env::var("PACC_FMA") {
             o.fma = matches!(v.as_str(), "1" | "true" | "yes");
@@ -222,15 +302,16 @@ impl Options {
     pub fn validate(&self) -> Result<(), Error> {
         if let Some(c) = &self.checkpoint {
             if c.every_blocks == 0 {
-                return Err(Error::Option(
-                    "checkpoint every 0 blocks; use 1 or more (PACC_CHECKPOINT_EVERY)".into(),
-                ));
+                return Err(Error::Option(format!(
+                    "checkpoint every 0 blocks ({}); use 1 or more",
+                    self.source_of("checkpoint_every")
+                )));
             }
             if c.dir.as_os_str().is_empty() {
-                return Err(Error::Option(
-                    "the checkpoint directory is empty; name a directory (PACC_CHECKPOINT_DIR)"
-                        .into(),
-                ));
+                return Err(Error::Option(format!(
+                    "the checkpoint directory is empty ({}); name a directory",
+                    self.source_of("checkpoint_dir")
+                )));
             }
         }
         Ok(())
@@ -348,6 +429,14 @@ pub struct ParsedList {
     pub arrays: Vec<(String, f64)>,
     pub all: Option<f64>,
     pub off: bool,
+}
+
+/// An option error's message without the variant's own prefix.
+fn reason(e: Error) -> String {
+    match e {
+        Error::Option(m) => m,
+        e => e.to_string(),
+    }
 }
 
 fn env_usize(key: &str) -> Result<Option<usize>, Error> {

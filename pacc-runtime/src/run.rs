@@ -43,7 +43,8 @@ pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<Run
     let start = Instant::now();
     opts.validate()?;
     crate::validate::call(program, &inv)?;
-    let backend = backend::choose(opts.backend)?;
+    settings(program, opts)?;
+    let backend = backend::choose(opts.backend, Some(opts.source_of("backend")))?;
     let steps = inv.steps;
     let (march, march_note) = match backend {
         Backend::Cuda => crate::tune::auto_march(program, &inv, opts),
@@ -116,6 +117,32 @@ pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<Run
         swap_replays,
         report,
     })
+}
+
+/// Refuses a chunk count or blocking depth of 0, naming where it came from: the option (by its
+/// origin: code, environment, command line) or the directive's clause.
+fn settings(program: &Program, opts: &Options) -> Result<(), Error> {
+    let check = |setting: &'static str, option: Option<usize>, clause: Option<usize>, what| {
+        let from = match (option, clause) {
+            (Some(0), _) => opts.source_of(setting),
+            (None, Some(0)) => format!("the `{setting} = 0` clause of `#[pacc::pipeline]`"),
+            _ => return Ok(()),
+        };
+        Err(Error::Setting {
+            setting,
+            value: "0".into(),
+            fix: format!("set {from} to 1 or more, or leave it unset for the default"),
+            from,
+            problem: format!("a run needs at least one {what}"),
+        })
+    };
+    check("chunks", opts.chunks, program.default_chunks, "chunk")?;
+    check(
+        "block_steps",
+        opts.block_steps,
+        program.default_block_steps,
+        "time step per block",
+    )
 }
 
 /// The planner options of the call: precedence (`crate::config`), the compression rates, and

@@ -373,6 +373,41 @@ fn checkpoints_of_another_call_are_refused() {
     assert_eq!(what(resume_fails(&other, dir.path(), 6)), "the program");
 }
 
+/// Extending a run from its checkpoint with another per-step slice (a longer call usually has
+/// a longer wavelet) is refused with its own error, which names the slice and both step
+/// counts; the arrays stay untouched. (Extending with the same arguments works: see
+/// `resume_if_present_starts_fresh_without_a_checkpoint`.)
+#[test]
+fn extending_a_run_with_other_arguments_is_its_own_error() {
+    let dir = TempDir::new("extend");
+    make_checkpoint(dir.path());
+    let mut longer = Case::new(Kind::Source, &[10, 5, 4], 9);
+    longer.wavelet.push(0.5);
+    match resume_fails(&longer, dir.path(), 10) {
+        Error::Checkpoint(CheckpointError::Extend {
+            saved_steps,
+            call_steps,
+            what,
+            ..
+        }) => {
+            assert_eq!((saved_steps, call_steps), (6, 10));
+            assert_eq!(what, "slice `wavelet`");
+        }
+        e => panic!("expected Extend, got {e:?}"),
+    }
+    let e = resume_fails(&longer, dir.path(), 10).to_string();
+    assert!(
+        e.contains("written by a run of 6 steps and this call asks for 10"),
+        "{e}"
+    );
+    assert!(e.contains("the remaining 4 steps"), "{e}");
+    // Without extending, the same difference is the plain mismatch.
+    assert!(matches!(
+        resume_fails(&longer, dir.path(), 6),
+        Error::Checkpoint(CheckpointError::Mismatch { .. })
+    ));
+}
+
 /// numpy (when installed) reads the `.npy` files; without numpy, a pure-Python reader following
 /// numpy's format description does.
 #[test]

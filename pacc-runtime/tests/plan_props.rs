@@ -554,3 +554,100 @@ fn write_backs_have_their_own_stream() {
         );
     }
 }
+
+/// Every stream of every plan carries only operations of the role the plan gives it, and the
+/// summary (what `pacc plan` prints) labels each stream with that role. (The summary once
+/// labelled streams by the parity of their number, which names the write-back stream of set 0,
+/// stream 2, "transfers in".)
+#[test]
+fn stream_labels_come_from_the_plan_s_stream_roles() {
+    use plan::{Plan, StreamRole};
+    let p = acoustic(2);
+    for scheme in Scheme::ALL {
+        let plan = plan::build(&p, &[96, 20, 20], 8, &[], &opts(4, 4, scheme)).unwrap();
+        for op in &plan.ops {
+            assert_eq!(
+                Plan::stream_role(op.stream),
+                op.kind.role(),
+                "{scheme:?}: {:?} on stream {}",
+                op.kind,
+                op.stream
+            );
+        }
+        let summary = plan.summary(&p);
+        for stream in 0..plan.streams {
+            let role = Plan::stream_role(stream);
+            let line = summary
+                .lines()
+                .find(|l| l.trim_start().starts_with(&format!("stream {stream} (")))
+                .unwrap_or_else(|| panic!("{scheme:?}: no line for stream {stream}:\n{summary}"));
+            assert!(line.contains(role.label()), "{scheme:?}: {line}");
+            let allowed: &[&str] = match role {
+                StreamRole::Loads => &["HtoD", "StageIn", "Decode", "DtoD"],
+                StreamRole::Kernels => &["Kernel", "Point"],
+                StreamRole::WriteBacks => &["DtoH", "StageOut", "Encode"],
+            };
+            let counts = line.split("): ").nth(1).unwrap().split(';').next().unwrap();
+            for part in counts.split(", ").filter(|c| *c != "idle") {
+                let kind = part.split(' ').nth(1).unwrap();
+                assert!(allowed.contains(&kind), "{scheme:?}: {line}");
+            }
+        }
+        // Set 0's write-back stream is stream 2.
+        assert_eq!(Plan::stream(0, StreamRole::WriteBacks), 2);
+        assert!(
+            summary.contains("stream 2 (set 0, write-backs): "),
+            "{summary}"
+        );
+    }
+}
+
+/// `Plan::warnings` flags wasteful settings (50 chunks on 100 planes: each recomputes a halo
+/// wider than itself) and stays quiet for a sensible one.
+#[test]
+fn wasteful_settings_are_warned_about() {
+    let p = acoustic(1);
+    let plan = plan::build(
+        &p,
+        &[100, 16, 16],
+        4,
+        &[],
+        &opts(50, 4, Scheme::RegionSharing),
+    )
+    .unwrap();
+    let w = plan.warnings(&p);
+    assert!(plan.totals(&p).redundancy > 2.0);
+    assert!(w.iter().any(|w| w.starts_with("redundancy ")), "{w:?}");
+    assert!(
+        w.iter()
+            .any(|w| w.starts_with("more chunks than make sense: 50 chunks")),
+        "{w:?}"
+    );
+    let fine = plan::build(
+        &p,
+        &[100, 16, 16],
+        4,
+        &[],
+        &opts(4, 4, Scheme::RegionSharing),
+    )
+    .unwrap();
+    assert_eq!(fine.warnings(&p), Vec::<String>::new());
+    // The wavefront computes every point once: thin chunks are not flagged for redundancy.
+    let wf = plan::build(&p, &[100, 16, 16], 4, &[], &opts(10, 4, Scheme::Wavefront)).unwrap();
+    assert_eq!(wf.warnings(&p), Vec::<String>::new());
+}
+
+/// A shape with an empty axis is refused as such, not as "too many chunks".
+#[test]
+fn an_empty_axis_is_refused_by_name() {
+    let p = acoustic(1);
+    for shape in [[0, 100, 100], [100, 0, 100]] {
+        let e = plan::build(&p, &shape, 4, &[], &opts(4, 4, Scheme::RegionSharing)).unwrap_err();
+        let axis = shape.iter().position(|&n| n == 0).unwrap();
+        assert!(
+            matches!(&e, plan::PlanError::EmptyAxis { axis: a, .. } if *a == axis),
+            "{e}"
+        );
+        assert!(e.to_string().contains("no points along axis"), "{e}");
+    }
+}

@@ -99,12 +99,29 @@ fn too_many_chunks_and_zero_options() {
         (cpu(7, 2).checkpoint(dir.path(), 1), |e| {
             matches!(e, Error::Plan(PlanError::TooManyChunks { .. }))
         }),
-        (cpu(0, 2), |e| {
-            matches!(e, Error::Plan(PlanError::ZeroChunks(_)))
-        }),
-        (cpu(2, 0), |e| {
-            matches!(e, Error::Plan(PlanError::ZeroBlockSteps(_)))
-        }),
+        // Zero chunks or block steps: refused naming the setting and where it came from.
+        (
+            cpu(0, 2),
+            |e| matches!(e, Error::Setting { setting: "chunks", from, .. } if from == "`Options::chunks`"),
+        ),
+        (
+            cpu(2, 0),
+            |e| matches!(e, Error::Setting { setting: "block_steps", from, .. } if from == "`Options::block_steps`"),
+        ),
+        (
+            cpu(0, 2).set_by("chunks", pacc_runtime::Origin::CommandLine),
+            |e| {
+                matches!(e, Error::Setting { setting: "chunks", from, .. } if from == "`--chunks`")
+                    && e.to_string().contains("Hint: set `--chunks` to 1 or more")
+            },
+        ),
+        (
+            cpu(2, 0).set_by("block_steps", pacc_runtime::Origin::Environment),
+            |e| {
+                matches!(e, Error::Setting { from, .. } if from == "`PACC_BLOCK_STEPS`")
+                    && !e.to_string().contains("Options::")
+            },
+        ),
         (cpu(2, 2).checkpoint(dir.path(), 0), |e| {
             matches!(e, Error::Option(_))
         }),
@@ -248,7 +265,29 @@ fn every_error_message_has_a_hint() {
         Error::Plan(pacc_runtime::plan::PlanError::CompressScheme {
             scheme: pacc_runtime::Scheme::StagedCopy,
         }),
-        Error::NoCuda { reason: s() },
+        Error::Setting {
+            setting: "chunks",
+            value: s(),
+            from: s(),
+            problem: s(),
+            fix: s(),
+        },
+        Error::Checkpoint(pacc_runtime::CheckpointError::Extend {
+            dir: p(),
+            saved_steps: 4,
+            call_steps: 8,
+            what: s(),
+            saved: s(),
+            call: s(),
+        }),
+        Error::NoCuda {
+            reason: s(),
+            from: None,
+        },
+        Error::NoCuda {
+            reason: s(),
+            from: Some(s()),
+        },
         Error::DeviceMemory {
             need: 2,
             free: 1,

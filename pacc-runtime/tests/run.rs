@@ -426,7 +426,7 @@ fn cuda_requested_without_the_feature() {
     let inv = stencil_invocation(&mut a, &mut b, 1, 0.3, 0, 3);
     let e = run(&prog, inv, &Options::new().backend(BackendChoice::Cuda)).unwrap_err();
     assert!(
-        matches!(&e, Error::NoCuda { reason } if reason.contains("`cuda` feature")),
+        matches!(&e, Error::NoCuda { reason, .. } if reason.contains("`cuda` feature")),
         "{e:?}"
     );
     assert_eq!(bits3(&a), bits3(&a0));

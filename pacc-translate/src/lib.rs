@@ -3,6 +3,29 @@
 //!
 //! Pipeline: [`parse`] (directive, signature) -> [`lower`] (body -> [`ir`]) -> [`analysis`]
 //! (reach/halo, roles, races, types) -> [`codegen`].
+//!
+//! Users reach it through `#[pacc::pipeline]`; [`translate`] gives the pieces for inspection
+//! (`pacc expand` prints them):
+//!
+//! ```
+//! let item = "
+//!     fn heat(a: &mut Array2<f64>, b: &mut Array2<f64>, steps: usize) {
+//!         let (ny, nx) = a.dim();
+//!         for _t in 0..steps {
+//!             for y in 1..ny - 1 {
+//!                 for x in 1..nx - 1 {
+//!                     b[[y, x]] = a[[y, x]] + 0.1 * (a[[y - 1, x]] + a[[y + 1, x]]
+//!                         + a[[y, x - 1]] + a[[y, x + 1]] - 4.0 * a[[y, x]]);
+//!                 }
+//!             }
+//!             std::mem::swap(a, b);
+//!         }
+//!     }";
+//! let t = pacc_translate::translate(Default::default(), item.parse().unwrap()).unwrap();
+//! assert_eq!(t.program.halo, 1); // the reach the code reads
+//! assert_eq!(t.program.kernels.len(), 1); // one loop nest, one kernel
+//! assert!(t.cuda.contains("__global__ void pacc_heat_k0"));
+//! ```
 
 pub mod analysis;
 pub mod codegen;

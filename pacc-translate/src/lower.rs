@@ -108,6 +108,7 @@ pub fn lower(item: syn::ItemFn, directive: Directive) -> syn::Result<Func> {
     let ndim = check_ranks(&item.sig, &arrays)?;
     let stmts = &item.block.stmts;
     let ti = time_loop_index(&item)?;
+    check_not_spatial(&stmts[ti], &arrays)?;
     let tl = match &stmts[ti] {
         Stmt::Expr(Expr::ForLoop(tl), _) => tl,
         _ => {
@@ -218,6 +219,64 @@ fn time_loop_index(item: &syn::ItemFn) -> syn::Result<usize> {
         return Err(e.unwrap_or_else(|| err(&item.sig.ident, "two time loops")));
     }
     Ok(fors[0])
+}
+
+/// The one top-level `for` is a time loop only if its variable never indexes an array: a loop
+/// whose variable does (`for y in 1..ny - 1 { .. a[[y, x]] .. }`) is a loop of the stencil's
+/// nest, and the function has no time loop at all.
+fn check_not_spatial(stmt: &Stmt, arrays: &[ArrayParam]) -> syn::Result<()> {
+    let Stmt::Expr(Expr::ForLoop(f), _) = stmt else {
+        return Ok(());
+    };
+    let Pat::Ident(pi) = &*f.pat else {
+        return Ok(());
+    };
+    let var = pi.ident.to_string();
+    struct Finder<'a> {
+        var: &'a str,
+        arrays: &'a [ArrayParam],
+        found: Option<String>,
+    }
+    impl<'ast> syn::visit::Visit<'ast> for Finder<'_> {
+        fn visit_expr_index(&mut self, e: &'ast syn::ExprIndex) {
+            if let Expr::Path(p) = &*e.expr {
+                if let Some(id) = p.path.get_ident() {
+                    let uses_var = e
+                        .index
+                        .to_token_stream()
+                        .into_iter()
+                        .any(|t| mentions(&t, self.var));
+                    if uses_var && self.found.is_none() && self.arrays.iter().any(|a| a.name == *id)
+                    {
+                        self.found = Some(id.to_string());
+                    }
+                }
+            }
+            syn::visit::visit_expr_index(self, e);
+        }
+    }
+    fn mentions(t: &proc_macro2::TokenTree, var: &str) -> bool {
+        match t {
+            proc_macro2::TokenTree::Ident(i) => i == var,
+            proc_macro2::TokenTree::Group(g) => g.stream().into_iter().any(|t| mentions(&t, var)),
+            _ => false,
+        }
+    }
+    let mut finder = Finder {
+        var: &var,
+        arrays,
+        found: None,
+    };
+    syn::visit::Visit::visit_block(&mut finder, &f.body);
+    match finder.found {
+        Some(array) => Err(err(
+            for_head(f),
+            format!(
+                "no time loop: this top-level `for {var} in ..` indexes array `{array}` with `{var}`, so it is a loop of the stencil's nest, not a time loop; put the nest inside a time loop, `for t in 0..steps {{ .. }}` (`for _t in 0..1` for a single step)"
+            ),
+        )),
+        None => Ok(()),
+    }
 }
 
 /// Variables known before the time loop: the parameters, then the locals bound before it.

@@ -247,10 +247,14 @@ fn run(cli: Cli, out: &mut String) -> Result<(), String> {
                 let mut v = serde_json::to_value(&plan).map_err(|e| e.to_string())?;
                 let totals = serde_json::to_value(plan.totals(&program));
                 v["summary"] = totals.map_err(|e| e.to_string())?;
+                v["warnings"] = serde_json::Value::from(plan.warnings(&program));
                 let _ = writeln!(out, "{v}");
                 return Ok(());
             }
             out.push_str(&plan.summary(&program));
+            for w in plan.warnings(&program) {
+                let _ = writeln!(out, "warning: {w}");
+            }
             if plan.scheme.tiling() == plan::Tiling::Wavefront {
                 out.push_str(&plan.windows(&program));
             }

@@ -92,7 +92,7 @@ pub fn propagate(
     }
 }
 
-/// [`propagate`] with an absorbing layer: `damp` holds `e = gamma dt / 2` of the damped wave
+/// [`propagate()`] with an absorbing layer: `damp` holds `e = gamma dt / 2` of the damped wave
 /// equation `u_tt + gamma u_t = v^2 Lap u` (0 in the interior, rising towards the faces, see
 /// [`sponge`]), discretised as
 /// `u[n+1] = (2 u[n] - (1 - e) u[n-1] + vel * L u[n]) / (1 + e)`.
@@ -170,7 +170,7 @@ pub fn ricker(f0: f64, dt: f64, steps: usize) -> Vec<f32> {
         .collect()
 }
 
-/// The squared Courant number `(v dt / dx)^2` that [`propagate`] reads from `vel`.
+/// The squared Courant number `(v dt / dx)^2` that [`propagate()`] reads from `vel`.
 pub fn courant2(v: f64, dt: f64, dx: f64) -> f32 {
     let c = v * dt / dx;
     (c * c) as f32
@@ -192,7 +192,7 @@ pub fn stability_limit() -> f64 {
 
 /// A medium of `layers` horizontal layers of equal thickness along z, velocities rising
 /// linearly from `v_top` to `v_bottom` (one layer: `v_top` everywhere). Returns `vel` as
-/// [`propagate`] wants it, `(v dt / dx)^2`.
+/// [`propagate()`] wants it, `(v dt / dx)^2`.
 pub fn layered_vel(
     shape: (usize, usize, usize),
     layers: usize,
@@ -214,7 +214,7 @@ pub fn layered_vel(
     })
 }
 
-/// Damping factors `e` for [`propagate_sponge`]: 0 in the interior, `strength * (1 - d/width)^2`
+/// Damping factors `e` for [`propagate_sponge()`]: 0 in the interior, `strength * (1 - d/width)^2`
 /// within `width` points (distance `d`) of the first computed plane of any face.
 pub fn sponge(shape: (usize, usize, usize), width: usize, strength: f32) -> Array3<f32> {
     let dist = |i: usize, n: usize| -> usize {

@@ -226,7 +226,7 @@ fn prepare(
 ) -> Result<Session, Error> {
     opts.validate()?;
     crate::validate::call(lprog, inv)?;
-    let backend = choose_backend(opts.backend)?;
+    let backend = choose_backend(opts.backend, opts.source_of("backend"))?;
     let shape = slab.local_shape();
     let k = slab.block_steps.min(inv.steps).max(1);
     let mut popts = crate::config::plan_options(lprog, shape[0], inv.steps, opts);
@@ -299,7 +299,7 @@ fn combine_ranks(
 
 /// The backend of a distributed call: chosen as for one process ([`backend::choose`]), on GPU
 /// `local rank mod device count`; the serial backend does not run distributed.
-fn choose_backend(choice: BackendChoice) -> Result<Backend, Error> {
+fn choose_backend(choice: BackendChoice, from: String) -> Result<Backend, Error> {
     if choice == BackendChoice::Serial {
         return Err(Error::Option(
             "the serial backend does not run distributed; use `run_distributed` with the cpu or \
@@ -309,7 +309,7 @@ fn choose_backend(choice: BackendChoice) -> Result<Backend, Error> {
     }
     #[cfg(feature = "cuda")]
     crate::exec::cuda::prefer_device(super::local_rank());
-    backend::choose(choice)
+    backend::choose(choice, Some(from))
 }
 
 /// One block on this rank: the partial reductions and the block's report.

@@ -54,13 +54,16 @@ impl Executor for NoCuda {
         _: &Invocation<'_>,
         _: &Options,
     ) -> Result<crate::exec::Executed, Error> {
-        Err(Error::NoCuda {
-            reason: "pacc was built without the `cuda` feature".into(),
-        })
+        Err(Error::no_cuda(
+            "pacc was built without the `cuda` feature",
+            None,
+        ))
     }
 }
 
-pub(crate) fn choose(choice: BackendChoice) -> Result<Backend, Error> {
+/// The backend for `choice`; `from` names where the choice came from (for the error when CUDA
+/// was asked for and is not there).
+pub(crate) fn choose(choice: BackendChoice, from: Option<String>) -> Result<Backend, Error> {
     Ok(match choice {
         BackendChoice::Serial => {
             return Err(Error::Internal(
@@ -71,7 +74,7 @@ pub(crate) fn choose(choice: BackendChoice) -> Result<Backend, Error> {
         BackendChoice::Cpu => Backend::Cpu(Order::Submission),
         BackendChoice::Shuffled(seed) => Backend::Cpu(Order::Shuffled(seed)),
         BackendChoice::Cuda => {
-            cuda_available().map_err(|reason| Error::NoCuda { reason })?;
+            cuda_available().map_err(|reason| Error::no_cuda(reason, from))?;
             Backend::Cuda
         }
         BackendChoice::Auto => match cuda_available() {

@@ -6,7 +6,7 @@ use super::span::overlaps;
 use super::tiling::{BlockSpec, BlockTiles, ChunkTile, Transfers, Work};
 use super::{
     slab_planes, BlockGeom, ChunkGeom, Compression, HostSide, Op, OpKind, Plan, PlanError,
-    PlanOptions, Scheme,
+    PlanOptions, Scheme, StreamRole,
 };
 use crate::codec::{CodecKind, Rate};
 use crate::program::Program;
@@ -90,7 +90,7 @@ pub fn build(
             .unwrap_or(0),
         plane_len: shape[1..].iter().product(),
         elem_sizes: program.arrays.iter().map(|a| a.elem.size()).collect(),
-        streams: LANES * sets,
+        streams: StreamRole::ALL.len() * sets,
         blocks: Vec::new(),
         ops: Vec::new(),
         final_binding: final_binding(program, steps),
@@ -139,6 +139,12 @@ fn validate(
             shape: shape.to_vec(),
             got: shape.len(),
             want: program.ndim,
+        });
+    }
+    if let Some(axis) = shape.iter().position(|&n| n == 0) {
+        return Err(PlanError::EmptyAxis {
+            shape: shape.to_vec(),
+            axis,
         });
     }
     if opts.chunks == 0 {
@@ -293,9 +299,10 @@ struct Emitter<'a> {
 }
 
 impl Emitter<'_> {
-    /// Appends an op of chunk `chunk` on its buffer set's stream for `lane`.
-    fn push(&mut self, chunk: usize, lane: Lane, kind: OpKind) {
-        let stream = LANES * self.sets[chunk] + lane as usize;
+    /// Appends an op of chunk `chunk` on its buffer set's stream for the op's role
+    /// ([`OpKind::role`], [`Plan::stream`]).
+    fn push(&mut self, chunk: usize, kind: OpKind) {
+        let stream = Plan::stream(self.sets[chunk], kind.role());
         self.plan.ops.push(Op {
             kind,
             stream,
@@ -314,7 +321,6 @@ impl Emitter<'_> {
             let p = planes.clone();
             self.push(
                 i,
-                Lane::In,
                 OpKind::StageIn {
                     array,
                     set,
@@ -333,7 +339,6 @@ impl Emitter<'_> {
         let p = planes.clone();
         self.push(
             i,
-            Lane::In,
             OpKind::HtoD {
                 array,
                 set,
@@ -345,7 +350,6 @@ impl Emitter<'_> {
         if compressed {
             self.push(
                 i,
-                Lane::In,
                 OpKind::Decode {
                     array,
                     set,
@@ -373,11 +377,9 @@ impl Emitter<'_> {
             (false, true) => HostSide::Staging,
             (false, false) => HostSide::User,
         };
-        let lane = Lane::Out;
         if compressed {
             self.push(
                 j,
-                lane,
                 OpKind::Encode {
                     array,
                     set,
@@ -388,7 +390,6 @@ impl Emitter<'_> {
         }
         self.push(
             j,
-            lane,
             OpKind::DtoH {
                 array,
                 set,
@@ -400,7 +401,6 @@ impl Emitter<'_> {
         if to == HostSide::Staging {
             self.push(
                 j,
-                lane,
                 OpKind::StageOut {
                     array,
                     set,
@@ -422,7 +422,7 @@ impl Emitter<'_> {
                 to_base: block[i].window.start,
                 planes: planes.clone(),
             };
-            self.push(i, Lane::In, kind);
+            self.push(i, kind);
         }
     }
 
@@ -474,24 +474,10 @@ impl Emitter<'_> {
                     args: args.clone(),
                 },
             };
-            self.push(i, Lane::Compute, kind);
+            self.push(i, kind);
         }
     }
 }
-
-/// The streams of one buffer set: loads and shared planes in, kernels, write-backs out.
-/// Write-backs have a stream of their own: on the H100, with write-backs queued on the kernels'
-/// stream, each chunk's first kernel started only when the previous chunk's write-back had
-/// finished, although no dependency asked for it (63 ms per chunk at 1800^3 in the trace).
-#[derive(Clone, Copy)]
-enum Lane {
-    In = 0,
-    Compute = 1,
-    Out = 2,
-}
-
-/// Streams per buffer set.
-const LANES: usize = 3;
 
 fn emit_block(
     plan: &mut Plan,

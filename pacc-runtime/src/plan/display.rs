@@ -1,6 +1,6 @@
 //! Printing a plan: what crosses the link per array and block, memory, operations per stream.
 
-use super::{HostSide, OpKind, Plan};
+use super::{HostSide, OpKind, Plan, StreamRole};
 use crate::program::{Program, Stage};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write;
@@ -88,12 +88,9 @@ impl Plan {
                 .collect();
             let _ = writeln!(
                 s,
-                "  stream {stream} ({}): {}; waits on {events} events",
-                if stream % 2 == 0 {
-                    "transfers in"
-                } else {
-                    "kernels + out"
-                },
+                "  stream {stream} (set {}, {}): {}; waits on {events} events",
+                stream / StreamRole::ALL.len(),
+                Plan::stream_role(stream).label(),
                 if parts.is_empty() {
                     "idle".to_string()
                 } else {
@@ -225,6 +222,51 @@ impl OpKind {
 impl std::fmt::Display for OpKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.label())
+    }
+}
+
+/// Redundancy above which [`Plan::warnings`] calls a configuration wasteful.
+pub const WASTEFUL_REDUNDANCY: f64 = 2.0;
+
+impl Plan {
+    /// Settings the plan honours but that waste work or transfers, one sentence each with what
+    /// to change: a redundancy above [`WASTEFUL_REDUNDANCY`] (the kernels compute more than
+    /// twice the serial loop's points), and chunks that hold more halo planes than planes of
+    /// their own. Empty when nothing looks wasteful.
+    pub fn warnings(&self, program: &Program) -> Vec<String> {
+        let mut w = Vec::new();
+        let t = self.totals(program);
+        if t.redundancy > WASTEFUL_REDUNDANCY {
+            w.push(format!(
+                "redundancy {:.1}: the kernels compute {:.1} times the points of the serial loop, \
+                 because every chunk recomputes a halo that grows with the block steps ({}); use \
+                 fewer chunks or fewer block steps, or the wavefront scheme, which computes every \
+                 point once",
+                t.redundancy, t.redundancy, self.block_steps
+            ));
+        }
+        let Some(block) = self.blocks.first() else {
+            return w;
+        };
+        let (owned, halo) = block.chunks.iter().fold((0, 0), |(o, h), c| {
+            (o + c.owned.len(), h + c.window.len() - c.owned.len())
+        });
+        // Overlapped tiling recomputes a halo on each side of a chunk; once one side's halo is
+        // wider than the chunk's own planes, further chunks mostly add recomputation. (The
+        // wavefront's buffers hold the staircase instead, computed once.)
+        let n = block.chunks.len();
+        let side = halo as f64 / (2 * n) as f64;
+        let mean_owned = owned as f64 / n as f64;
+        if self.scheme.tiling() == super::Tiling::Overlapped && n > 1 && side > mean_owned {
+            let sensible = ((self.shape[0] as f64 / side.max(1.0)) as usize).max(1);
+            w.push(format!(
+                "more chunks than make sense: {n} chunks own {mean_owned:.1} planes each on \
+                 average, but each recomputes a halo of about {side:.1} planes on either side for \
+                 its {} block steps; use at most about {sensible} chunks, or fewer block steps",
+                self.block_steps
+            ));
+        }
+        w
     }
 }
 

@@ -31,7 +31,7 @@ mod span;
 pub mod tiling;
 
 pub use build::build;
-pub use display::{points_per_plane, Totals};
+pub use display::{points_per_plane, Totals, WASTEFUL_REDUNDANCY};
 pub use tiling::owned;
 pub use tiling::{Tiling, Transfers};
 
@@ -319,6 +319,54 @@ pub enum OpKind {
     },
 }
 
+/// What a stream of a plan carries. Every buffer set has one stream of each role, in this order
+/// ([`Plan::stream`]): loads (host-to-device copies, staging copies in, decoding, and the planes
+/// shared from the previous chunk), kernels (loop nests and point statements), and write-backs
+/// (encoding, device-to-host copies, staging copies out). Write-backs have a stream of their
+/// own: on the H100, with write-backs queued on the kernels' stream, each chunk's first kernel
+/// started only when the previous chunk's write-back had finished, although no dependency asked
+/// for it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StreamRole {
+    Loads,
+    Kernels,
+    WriteBacks,
+}
+
+impl StreamRole {
+    /// The roles in the order of a buffer set's streams.
+    pub const ALL: [StreamRole; 3] = [
+        StreamRole::Loads,
+        StreamRole::Kernels,
+        StreamRole::WriteBacks,
+    ];
+
+    /// How `pacc plan` names the role.
+    pub fn label(self) -> &'static str {
+        match self {
+            StreamRole::Loads => "loads + shared planes",
+            StreamRole::Kernels => "kernels",
+            StreamRole::WriteBacks => "write-backs",
+        }
+    }
+}
+
+impl OpKind {
+    /// The role of the stream an operation of this kind runs on.
+    pub fn role(&self) -> StreamRole {
+        match self {
+            OpKind::HtoD { .. }
+            | OpKind::StageIn { .. }
+            | OpKind::Decode { .. }
+            | OpKind::DtoD { .. } => StreamRole::Loads,
+            OpKind::Kernel { .. } | OpKind::Point { .. } => StreamRole::Kernels,
+            OpKind::DtoH { .. } | OpKind::StageOut { .. } | OpKind::Encode { .. } => {
+                StreamRole::WriteBacks
+            }
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Op {
     pub kind: OpKind,
@@ -403,6 +451,10 @@ pub enum PlanError {
     ZeroBlockSteps(usize),
     #[error("buffer_sets must be at least 1 (got {0})")]
     ZeroBufferSets(usize),
+    #[error(
+        "the shape {shape:?} has no points along axis {axis}; every axis needs at least one point"
+    )]
+    EmptyAxis { shape: Vec<usize>, axis: usize },
     #[error("{chunks} chunks are more than the {planes} planes of the outermost axis; use at most {planes} chunks")]
     TooManyChunks { chunks: usize, planes: usize },
     #[error("{scheme} needs every chunk to be at least {need} planes thick for {block_steps} block steps, but even 1 chunk of {planes} planes does not allow that; lower block_steps or use region-sharing")]
@@ -448,6 +500,18 @@ pub fn swap_period(program: &crate::program::Program) -> usize {
 }
 
 impl Plan {
+    /// The stream of buffer set `set` that carries operations of `role`: each set has
+    /// `StreamRole::ALL.len()` streams, one per role, in the order of [`StreamRole::ALL`].
+    pub fn stream(set: usize, role: StreamRole) -> usize {
+        let lanes = StreamRole::ALL.len();
+        set * lanes + StreamRole::ALL.iter().position(|r| *r == role).unwrap_or(0)
+    }
+
+    /// The role of stream `stream` (the inverse of [`Plan::stream`]).
+    pub fn stream_role(stream: usize) -> StreamRole {
+        StreamRole::ALL[stream % StreamRole::ALL.len()]
+    }
+
     /// Bytes that cross the link host -> device (compressed bytes for compressed transfers).
     pub fn bytes_htod(&self) -> u64 {
         self.sum_link(true, false)

@@ -90,12 +90,19 @@ pub fn params(sig: &syn::Signature) -> syn::Result<(Vec<Param>, Vec<ArrayParam>)
     let mut errors = None;
     let mut params = Vec::new();
     let mut arrays = Vec::new();
-    if !sig.generics.params.is_empty() {
+    // Lifetime parameters are fine (two views that trade places through `std::mem::swap` need
+    // a common one); type and const parameters are not.
+    let generic = sig
+        .generics
+        .params
+        .iter()
+        .any(|p| !matches!(p, syn::GenericParam::Lifetime(_)));
+    if generic || sig.generics.where_clause.is_some() {
         push(
             &mut errors,
             syn::Error::new_spanned(
                 &sig.generics,
-                "generic functions are not supported by #[pacc::pipeline]; use concrete types (`&mut Array3<f32>`, `f32`, ..)",
+                "generic functions are not supported by #[pacc::pipeline] (lifetime parameters are); use concrete types (`&mut Array3<f32>`, `f32`, ..)",
             ),
         );
     }

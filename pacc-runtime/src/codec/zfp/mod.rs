@@ -1,4 +1,4 @@
-//! Fixed-rate zfp, pacc's [`Codec`](super::Codec): stream sizes, the CPU coder and the CUDA source
+//! Fixed-rate zfp, pacc's [`Codec`]: stream sizes, the CPU coder and the CUDA source
 //! of the same coder.
 //!
 //! The compressed pieces of an out-of-core run must be cheap to produce on the GPU, of a size
@@ -32,8 +32,8 @@
 //! convention, at least the smallest normal exponent); a zero block is one `0` bit and padding;
 //! otherwise a `1` bit and `emax` + bias in 8 (f32) or 11 (f64) bits, the values converted to
 //! 32/64-bit integers relative to `2^emax` with two guard bits, the lifting transform along each
-//! axis ([`transform`]), the sequency reordering and negabinary mapping, and the embedded
-//! bit-plane coder with group tests ([`bitplane`]), which stops when the budget is spent; then
+//! axis (`transform`), the sequency reordering and negabinary mapping, and the embedded
+//! bit-plane coder with group tests (`bitplane`), which stops when the budget is spent; then
 //! zero padding to the block size.
 //!
 //! One deliberate difference from zfp's C code: for blocks whose largest magnitude is below

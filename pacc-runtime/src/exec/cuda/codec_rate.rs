@@ -40,7 +40,7 @@ pub fn measure_codec<T: CodecFloat + Into<f64>>(
     rate: f64,
     reps: usize,
 ) -> Result<CodecRates, Error> {
-    let info = available().map_err(|reason| Error::NoCuda { reason })?;
+    let info = available().map_err(|reason| Error::no_cuda(reason, None))?;
     let ctx = device::context(info.ordinal)?;
     let bad = |e: codec::CodecError| Error::Option(format!("the codec measurement: {e}"));
     let maxbits = codec::block_bits(rate, shape.len()).map_err(bad)?;

@@ -30,7 +30,7 @@ pub struct HostLock {
 /// Page-locks `arrays` (those not already page-locked) until the guard drops. While it lives,
 /// CUDA runs over these arrays skip registering them (the report notes it).
 pub fn lock_host(arrays: &[HostArray]) -> Result<HostLock, Error> {
-    let info = available().map_err(|reason| Error::NoCuda { reason })?;
+    let info = available().map_err(|reason| Error::no_cuda(reason, None))?;
     let ctx = context(info.ordinal)?;
     let t = Instant::now();
     let ranges: Vec<(*mut u8, usize)> = arrays.iter().map(|a| (a.ptr, a.bytes())).collect();
@@ -104,7 +104,7 @@ pub fn run_managed(
     opts: &Options,
     prefetch: bool,
 ) -> Result<ManagedOutput, Error> {
-    let info = available().map_err(|reason| Error::NoCuda { reason })?;
+    let info = available().map_err(|reason| Error::no_cuda(reason, None))?;
     let ctx = context(info.ordinal)?;
     let t_setup = Instant::now();
     let total: u64 = inv.arrays.iter().map(|a| a.bytes() as u64).sum();

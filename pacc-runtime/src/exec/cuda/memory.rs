@@ -184,7 +184,7 @@ pub struct PinnedArray<T: GridElem, D: Dimension> {
 impl<T: GridElem, D: Dimension> PinnedArray<T, D> {
     /// A zero-filled pinned array on CUDA device 0.
     pub fn zeros<Sh: IntoDimension<Dim = D>>(shape: Sh) -> Result<Self, Error> {
-        super::available().map_err(|reason| Error::NoCuda { reason })?;
+        super::available().map_err(|reason| Error::no_cuda(reason, None))?;
         let ctx = context(0)?;
         let dim = shape.into_dimension();
         let bytes = dim.size() * std::mem::size_of::<T>();

@@ -148,7 +148,7 @@ fn execute_serialized(
     opts: &Options,
 ) -> Result<CudaOutput, Error> {
     let t_start = Instant::now();
-    let info = available().map_err(|reason| Error::NoCuda { reason })?;
+    let info = available().map_err(|reason| Error::no_cuda(reason, None))?;
     validate(program, plan, inv)?;
     let ctx = device::context(info.ordinal)?;
 

@@ -30,7 +30,7 @@ pub(super) fn free_for_runs() -> Result<u64, Error> {
 
 /// Free and total device memory in bytes.
 pub fn free_memory() -> Result<(u64, u64), Error> {
-    let info = available().map_err(|reason| Error::NoCuda { reason })?;
+    let info = available().map_err(|reason| Error::no_cuda(reason, None))?;
     let _ctx = context(info.ordinal)?;
     driver::mem_get_info()
 }
@@ -38,7 +38,7 @@ pub fn free_memory() -> Result<(u64, u64), Error> {
 /// Device memory a plan may use now: free memory (capped by [`super::set_device_memory_limit`])
 /// less the executor's reserve.
 pub fn device_memory_budget() -> Result<u64, Error> {
-    let info = available().map_err(|reason| Error::NoCuda { reason })?;
+    let info = available().map_err(|reason| Error::no_cuda(reason, None))?;
     let _ctx = context(info.ordinal)?;
     Ok(free_for_runs()?.saturating_sub(RESERVE))
 }
@@ -59,7 +59,7 @@ pub struct LinkTimes {
 /// Times the link with `bytes`-byte pinned buffers (at least 1 MiB): the best of `reps` timed
 /// copies host to device, device to host, and both at once on two streams.
 pub fn time_link(bytes: usize, reps: usize) -> Result<LinkTimes, Error> {
-    let info = available().map_err(|reason| Error::NoCuda { reason })?;
+    let info = available().map_err(|reason| Error::no_cuda(reason, None))?;
     let ctx = context(info.ordinal)?;
     let bytes = bytes.max(1 << 20);
     let h0 = PinnedHost::new(&ctx, bytes, "link measurement")?;

@@ -32,7 +32,7 @@ pub struct ResidentOutput {
 /// Device-to-device copy bandwidth: the best of `reps` copies of `bytes` bytes, counting the
 /// bytes read and written (2 x `bytes` per copy), as memory-bound kernels count theirs.
 pub fn measure_dtod(bytes: usize, reps: usize) -> Result<f64, Error> {
-    let info = available().map_err(|reason| Error::NoCuda { reason })?;
+    let info = available().map_err(|reason| Error::no_cuda(reason, None))?;
     let ctx = context(info.ordinal)?;
     let a = DeviceBuf::new(&ctx, bytes, "the copy measurement")?;
     let b = DeviceBuf::new(&ctx, bytes, "the copy measurement")?;
