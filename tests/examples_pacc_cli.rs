@@ -32,6 +32,13 @@ fn expand_prints_cuda_and_host_code() {
         !out.contains("propagate_sponge"),
         "--function selects one function"
     );
+    // Every kernel form reads as C: the staged form under its condition, then the L1 form, and
+    // the host code points to the CUDA section instead of repeating it as one escaped line.
+    assert!(out.contains("#if PACC_STAGE && "), "{out}");
+    assert!(out.contains("__shared__ float pacc_sm1["), "{out}");
+    assert!(out.contains("pub const CUDA_SOURCE: &str = \"...\"; // the CUDA C section above ("));
+    let longest = out.lines().map(str::len).max().unwrap_or(0);
+    assert!(longest < 2000, "a {longest}-character line");
     let all = pacc(&["expand", "src/models/himeno.rs"]);
     assert!(
         all.contains("pacc_jacobi_k0") && all.contains("pacc_jacobi_k1"),
@@ -251,4 +258,29 @@ fn plan_labels_streams_by_role_and_warns_about_waste() {
     assert!(!res.status.success());
     assert!(err.contains("no points along axis 0"), "{err}");
     assert!(!err.contains("at most 0 chunks"), "{err}");
+}
+
+#[test]
+fn plan_counts_kernel_launches_per_block() {
+    let out = pacc(&[
+        "plan",
+        "src/models/acoustic.rs",
+        "--function",
+        "propagate",
+        "--shape",
+        "200,64,64",
+        "--chunks",
+        "4",
+        "--block-steps",
+        "6",
+        "--scheme",
+        "wavefront",
+    ]);
+    // Single-step kernels: one launch per nest, chunk and step.
+    assert!(
+        out.contains(
+            "kernel launches: 24 per block on average (1 nest(s) x 4 chunks x up to 6 steps"
+        ),
+        "{out}"
+    );
 }

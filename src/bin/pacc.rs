@@ -151,6 +151,22 @@ fn one_function(
     Ok(fns.remove(0))
 }
 
+/// The host code with its `CUDA_SOURCE` literal (the whole CUDA C as one escaped line) replaced
+/// by a pointer to the CUDA section, which prints the same text readably.
+fn elide_cuda_literal(host: &str, cuda_lines: usize) -> String {
+    const DECL: &str = "pub const CUDA_SOURCE: &str = \"";
+    host.lines()
+        .map(|l| match l.find(DECL) {
+            Some(at) => format!(
+                "{}\"...\"; // the CUDA C section above ({cuda_lines} lines)",
+                &l[..at + DECL.len() - 1]
+            ),
+            None => l.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// `pacc expand`: the generated CUDA, host Rust and program description of `file`'s functions.
 fn expand(
     file: &PathBuf,
@@ -169,7 +185,7 @@ fn expand(
         if !cuda {
             section(
                 format!("`{name}`: host Rust (the wrapper and `mod {name}`)"),
-                &f.host,
+                &elide_cuda_literal(&f.host, f.cuda.lines().count()),
             );
         }
         if program {

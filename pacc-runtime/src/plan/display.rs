@@ -71,6 +71,20 @@ impl Plan {
             "kernel points: {} computed, {} in the serial loop (redundancy {:.3})",
             t.kernel_points, t.serial_points, t.redundancy
         );
+        let launches = self
+            .ops
+            .iter()
+            .filter(|o| matches!(o.kind, OpKind::Kernel { .. }))
+            .count();
+        let _ = writeln!(
+            s,
+            "kernel launches: {} per block on average ({} nest(s) x {} chunks x up to {} steps; one \
+             time step per launch)",
+            launches.div_ceil(self.blocks.len().max(1)),
+            program.kernels.len(),
+            self.chunks,
+            self.block_steps
+        );
         self.compression_summary(program, &mut s);
         let _ = writeln!(s, "operations per stream:");
         for stream in 0..self.streams {

@@ -115,7 +115,8 @@ pub fn source(f: &Func, an: &Analysis, elems: &[pacc_runtime::program::Elem]) ->
          // Blocks per SM the compiler must fit, which caps registers per thread (the run-time\n\
          // tuner trades them against occupancy).\n\
          #ifndef PACC_MINB\n#define PACC_MINB 1\n#endif\n\
-         // Serve in-plane reads from tiles in shared memory (1) or through the L1 cache (0).\n\
+         // Staged form (nests whose in-plane reads lie on the axes): in-plane reads from tiles\n\
+         // in shared memory (1) or through the L1 cache (0).\n\
          #ifndef PACC_STAGE\n#define PACC_STAGE {stage}\n#endif",
         stage = super::stage::default_stage(f.ndim)
     );

@@ -5,10 +5,10 @@
 //! thread's own column stay in registers, a queue that shifts by one plane per step, so each
 //! plane comes from memory once per segment instead of once per reader. Arrays read only at the
 //! point itself are loaded one step ahead into a register, so the load overlaps the step before.
-//! Reads at in-plane offsets go through the cache: the block's threads load each other's columns
-//! in the same step, so these hit the L1 (on an H100 this beat staging the plane in shared
-//! memory, which costs two barriers per step; `benches/results/` has the comparison). The
-//! arithmetic is the plain kernel's, so results are the same bits.
+//! Reads at in-plane offsets come from tiles in shared memory in the staged form (`stage.rs`),
+//! or through the cache in the L1 form: the block's threads load each other's columns in the
+//! same step, so these hit the L1. The arithmetic is the plain kernel's, so results are the
+//! same bits.
 
 use super::cuda::{kernel_name, Gen};
 use super::stage::Stage;

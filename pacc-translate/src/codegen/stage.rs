@@ -98,9 +98,9 @@ impl Stage {
             let t = &mut tiles[i];
             t.dlo = t.dlo.min(dz);
             t.dhi = t.dhi.max(dz);
-            for d in 0..2 {
-                t.lo[d] = t.lo[d].max(-plane[d]);
-                t.hi[d] = t.hi[d].max(plane[d]);
+            for (d, &o) in plane.iter().enumerate() {
+                t.lo[d] = t.lo[d].max(-o);
+                t.hi[d] = t.hi[d].max(o);
             }
             t.star &= plane[0] == 0 || plane[1] == 0;
         });
