@@ -139,6 +139,48 @@ pub(crate) fn geometry(
     }
 }
 
+/// The occupancy guard: when nobody set `minb` (blocks per SM the compiler must fit) and a
+/// marching kernel of `module` compiled with `tuning` fits only one block per SM, its registers
+/// leave half or more of the SM's threads unused, and the memory-bound kernel cannot keep enough
+/// loads in flight. Returns the tuning with room for two blocks (the compiler caps registers)
+/// and a note for the report; `None` when nothing needs to change. On the H100 this took
+/// `propagate_sponge` 1400³ from 74.4 to 91.9 Gpt/s (staged form, 69 -> 64 registers) and
+/// Himeno's L1 kernel from 41.6 to 42.8 (`benches/results/2026-11-25-h100-staged-kernels/`).
+pub(crate) fn occupancy_guard(
+    module: &Module,
+    program: &crate::program::Program,
+    tuning: &MarchTuning,
+) -> Result<Option<(MarchTuning, String)>, Error> {
+    if tuning.minb.is_some() {
+        return Ok(None);
+    }
+    for kd in &program.kernels {
+        let Launch::Marching { block } = kd.launch else {
+            continue;
+        };
+        let [bx, by] = tuning.block(block);
+        let threads = bx * by;
+        if 2 * threads > 2048 {
+            continue;
+        }
+        let func = module.function(&kd.name)?;
+        if driver::max_active_blocks_per_sm(func, threads) == Some(1) {
+            let (regs, _) = driver::function_resources(func);
+            let t = MarchTuning {
+                minb: Some(2),
+                ..*tuning
+            };
+            let why = format!(
+                "kernel shape: minb=2, since `{}` fitted one block of {threads} threads per SM \
+                 ({regs} registers per thread); set minb (PACC_MARCH=minb=1) to keep it",
+                kd.name
+            );
+            return Ok(Some((t, why)));
+        }
+    }
+    Ok(None)
+}
+
 /// The per-point block: the occupancy API's suggestion capped at 256 threads; 3D: 32 x (n/32),
 /// 2D: n x 1 (halved while wider than twice the row).
 fn per_point_block(f: Function, ndim: usize, last: usize) -> (u32, u32) {

@@ -153,7 +153,7 @@ fn execute_serialized(
     let ctx = device::context(info.ordinal)?;
 
     let compiled = prepare::compile(&ctx, program, plan, opts)?;
-    let mut notes = Vec::new();
+    let mut notes: Vec<String> = compiled.note.iter().cloned().collect();
     // Declared before `res`, so the arrays are unregistered only after `res` has synchronized.
     let placed = prepare::place(&ctx, program, plan, inv, &compiled.geoms, &mut notes)?;
     let plan = placed.plan;

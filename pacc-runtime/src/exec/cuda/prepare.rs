@@ -23,6 +23,8 @@ use std::time::Instant;
 pub(super) struct Compiled {
     /// Per kernel: its function and launch shape.
     pub geoms: Vec<Geometry>,
+    /// Why the kernels were compiled with another shape than asked (the occupancy guard).
+    pub note: Option<String>,
     /// Per point statement.
     pub pfuncs: Vec<Function>,
     /// Per reduction variable: the kernel folding its partials.
@@ -42,9 +44,25 @@ pub(super) fn compile(
     fault::hit(Site::Compile, || {
         format!("NVRTC compile of `{}`", program.name)
     })?;
-    let tuning = launch::MarchTuning::effective(opts.march)?;
-    let source = tuning.source(&program.cuda_source);
-    let module = device::module(ctx, &program.name, &source, opts.fma)?;
+    let mut tuning = launch::MarchTuning::effective(opts.march)?;
+    let mut module = device::module(
+        ctx,
+        &program.name,
+        &tuning.source(&program.cuda_source),
+        opts.fma,
+    )?;
+    let mut note = None;
+    if opts.kernel_form == crate::options::KernelForm::Marching {
+        if let Some((t, why)) = launch::occupancy_guard(&module, program, &tuning)? {
+            module = device::module(
+                ctx,
+                &program.name,
+                &t.source(&program.cuda_source),
+                opts.fma,
+            )?;
+            (tuning, note) = (t, Some(why));
+        }
+    }
     fault::hit(Site::Compile, || {
         "NVRTC compile of pacc's internal kernels".into()
     })?;
@@ -67,6 +85,7 @@ pub(super) fn compile(
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Compiled {
         geoms,
+        note,
         pfuncs,
         rfuncs,
         copy: internal.function("pacc_copy")?,
