@@ -117,7 +117,9 @@ pub fn source(f: &Func, an: &Analysis, elems: &[pacc_runtime::program::Elem]) ->
          #ifndef PACC_MINB\n#define PACC_MINB 1\n#endif\n\
          // Staged form (nests whose in-plane reads lie on the axes): in-plane reads from tiles\n\
          // in shared memory (1) or through the L1 cache (0).\n\
-         #ifndef PACC_STAGE\n#define PACC_STAGE {stage}\n#endif",
+         #ifndef PACC_STAGE\n#define PACC_STAGE {stage}\n#endif\n\
+         // Planes ahead of the register loads that the marching loop asks the L2 for (0: none).\n\
+         #ifndef PACC_PREFETCH\n#define PACC_PREFETCH 0\n#endif",
         stage = super::stage::default_stage(f.ndim)
     );
     for (i, n) in f.nests().enumerate() {

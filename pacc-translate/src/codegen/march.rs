@@ -209,6 +209,7 @@ impl Gen<'_> {
         );
         self.advance_queues(&march);
         self.advance_ahead(&march);
+        self.prefetch_l2(&march);
         if let Some(s) = stage {
             self.stage_step(s, &march);
         }
@@ -304,6 +305,35 @@ impl Gen<'_> {
                  if (pacc_in && {z} + 1 < pacc_ze) pacc_rn{a} = {arr}[pacc_at + pacc_pl];"
             );
         }
+    }
+
+    /// With `PACC_PREFETCH` = `D` > 0, asks the L2 for the planes `D` steps beyond the ones the
+    /// registers load next, so those loads find them in the L2. A hint: no register holds the
+    /// data, and the planes lie within the segment's reads.
+    fn prefetch_l2(&mut self, m: &March) {
+        let z = self.loop_vars[0].clone();
+        let mut lines = Vec::new();
+        for (&a, c) in &m.cached {
+            lines.push((a, c.hi + 1));
+        }
+        for &a in &m.ahead {
+            lines.push((a, 1));
+        }
+        if lines.is_empty() {
+            return;
+        }
+        let _ = writeln!(
+            self.out,
+            "#if PACC_PREFETCH > 0\n        if (pacc_in && {z} + 1 + PACC_PREFETCH < pacc_ze) {{"
+        );
+        for (a, off) in lines {
+            let arr = self.array_c(a);
+            let _ = writeln!(
+                self.out,
+                "            asm volatile(\"prefetch.global.L2 [%0];\" :: \"l\"({arr} + pacc_at + ({off} + PACC_PREFETCH) * pacc_pl));"
+            );
+        }
+        let _ = writeln!(self.out, "        }}\n#endif");
     }
 
     /// Queue slots `lo..hi` get planes `zb + lo .. zb + hi` before the first step, and
