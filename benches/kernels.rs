@@ -162,6 +162,38 @@ fn row(
     }
 }
 
+/// The acoustic model on an `n`-cube (`propagate`, or `propagate_sponge` with a 20-plane
+/// absorbing layer) in every form. Read-only arrays live outside the state the forms clone.
+fn acoustic_forms(
+    n: usize,
+    steps: usize,
+    sponge: bool,
+    variants: &[String],
+) -> Vec<(String, Report, usize)> {
+    let shape = (n, n, n);
+    let vel = Array3::from_elem(shape, acoustic::courant2(2000.0, 0.001, 10.0));
+    let damp = sponge.then(|| acoustic::sponge(shape, 20, 0.05));
+    let wavelet = acoustic::ricker(15.0, 0.001, steps);
+    let c = n / 2;
+    forms(
+        &wavefield(shape),
+        variants,
+        |s, form| {
+            let o = opts(steps, form);
+            let r = match &damp {
+                Some(d) => acoustic::propagate_sponge::run(
+                    &mut s.0, &mut s.1, &vel, d, &wavelet, c, c, c, 100.0, steps, &o,
+                ),
+                None => acoustic::propagate::run(
+                    &mut s.0, &mut s.1, &vel, &wavelet, c, c, c, 100.0, steps, &o,
+                ),
+            };
+            r.unwrap_or_else(|e| fail(e)).1
+        },
+        |a, b| diff3(&a.0, &b.0) + diff3(&a.1, &b.1),
+    )
+}
+
 /// The two time levels of a wavefield (equal at the start).
 fn wavefield(shape: (usize, usize, usize)) -> (Array3<f32>, Array3<f32>) {
     let u = Array3::from_shape_fn(shape, |(z, y, x)| {
@@ -260,65 +292,12 @@ fn main() {
     let t = Instant::now();
     if only.contains(&"acoustic") {
         let n = cli.acoustic;
-        let steps = cli.steps3d;
-        let shape = (n, n, n);
-        // Read-only arrays live outside the state the forms clone.
-        let vel = Array3::from_elem(shape, acoustic::courant2(2000.0, 0.001, 10.0));
-        let init = wavefield(shape);
-        let wavelet = acoustic::ricker(15.0, 0.001, steps);
-        let runs = forms(
-            &init,
-            &variants,
-            |s, form| {
-                acoustic::propagate::run(
-                    &mut s.0,
-                    &mut s.1,
-                    &vel,
-                    &wavelet,
-                    n / 2,
-                    n / 2,
-                    n / 2,
-                    100.0,
-                    steps,
-                    &opts(steps, form),
-                )
-                .unwrap_or_else(|e| fail(e))
-                .1
-            },
-            |a, b| diff3(&a.0, &b.0) + diff3(&a.1, &b.1),
-        );
+        let runs = acoustic_forms(n, cli.steps3d, false, &variants);
         push("acoustic", &[n, n, n], runs, ((n - 8) as u64).pow(3), 16);
     }
     if only.contains(&"sponge") {
         let n = cli.sponge;
-        let steps = cli.steps3d;
-        let shape = (n, n, n);
-        let vel = Array3::from_elem(shape, acoustic::courant2(2000.0, 0.001, 10.0));
-        let damp = acoustic::sponge(shape, 20, 0.05);
-        let init = wavefield(shape);
-        let wavelet = acoustic::ricker(15.0, 0.001, steps);
-        let runs = forms(
-            &init,
-            &variants,
-            |s, form| {
-                acoustic::propagate_sponge::run(
-                    &mut s.0,
-                    &mut s.1,
-                    &vel,
-                    &damp,
-                    &wavelet,
-                    n / 2,
-                    n / 2,
-                    n / 2,
-                    100.0,
-                    steps,
-                    &opts(steps, form),
-                )
-                .unwrap_or_else(|e| fail(e))
-                .1
-            },
-            |a, b| diff3(&a.0, &b.0) + diff3(&a.1, &b.1),
-        );
+        let runs = acoustic_forms(n, cli.steps3d, true, &variants);
         // prev, cur, vel, damp read, prev written.
         push("sponge", &[n, n, n], runs, ((n - 8) as u64).pow(3), 20);
     }
