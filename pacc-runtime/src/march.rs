@@ -282,10 +282,18 @@ mod tests {
         let t = MarchTuning::parse("stage=0").unwrap();
         assert!(t.source(staged).starts_with("#define PACC_STAGE 0\n"));
         assert_eq!(t.describe(), "stage=0");
-        assert!(MarchTuning::parse("stage=2").is_err());
+        let e = MarchTuning::parse("stage=2").unwrap_err().to_string();
+        assert!(
+            e.contains("PACC_MARCH=`stage=2`") && e.contains("stage=0|1"),
+            "{e}"
+        );
         let p = MarchTuning::parse("prefetch=2").unwrap();
         assert_eq!(p.describe(), "prefetch=2");
         assert!(p.source(staged).starts_with("#define PACC_PREFETCH 2\n"));
-        assert!(MarchTuning::parse("prefetch=17").is_err());
+        let e = MarchTuning::parse("prefetch=17").unwrap_err().to_string();
+        assert!(
+            e.contains("out of range") && e.contains("prefetch=N"),
+            "{e}"
+        );
     }
 }

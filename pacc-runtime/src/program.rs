@@ -217,6 +217,11 @@ pub enum Stage {
 /// Suffix of the plain (one thread per point) form of a marching kernel in the CUDA source.
 pub const PLAIN_SUFFIX: &str = "_plain";
 
+/// Elements of each reduction's per-block buffer in a kernel's shared memory: one per thread
+/// (a block has at most 1024 threads). The translator sizes the buffer with it; the runtime
+/// counts it when it reads a kernel's static shared memory.
+pub const REDUCTION_SLOTS: usize = 1024;
+
 /// Everything the runtime needs to know about a translated function.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Program {

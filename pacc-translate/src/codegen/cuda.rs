@@ -3,7 +3,7 @@
 use crate::analysis::types::{resolve, unify, Env};
 use crate::analysis::Analysis;
 use crate::ir::{BinOp, Func, KExpr, KExprKind, KStmt, Nest, Point, Ty};
-use pacc_runtime::program::{Bound, ReduceOp, PLAIN_SUFFIX};
+use pacc_runtime::program::{Bound, ReduceOp, PLAIN_SUFFIX, REDUCTION_SLOTS};
 use std::fmt::Write;
 
 const C_KEYWORDS: &[&str] = &[
@@ -478,7 +478,7 @@ impl<'a> Gen<'a> {
             let _ = write!(
                 self.out,
                 "    {{\n        \
-                 __shared__ {ty} pacc_s{j}[1024];\n        \
+                 __shared__ {ty} pacc_s{j}[{REDUCTION_SLOTS}];\n        \
                  const unsigned int pacc_tid = threadIdx.x + blockDim.x * threadIdx.y;\n        \
                  const unsigned int pacc_nt = blockDim.x * blockDim.y;\n        \
                  pacc_s{j}[pacc_tid] = {name};\n        \

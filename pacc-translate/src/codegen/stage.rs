@@ -190,13 +190,10 @@ fn in_plane(offsets: &[i64], ndim: usize) -> [i64; 2] {
     }
 }
 
-/// Bytes of one reduction buffer of the block reduction (`pacc_s<j>[1024]`).
+/// Bytes of one reduction buffer of the block reduction (`pacc_s<j>[REDUCTION_SLOTS]`).
 pub fn reduction_buffer_bytes(ty: Ty) -> usize {
-    if ty == Ty::F32 {
-        4 * 1024
-    } else {
-        8 * 1024
-    }
+    let elem = if ty == Ty::F32 { 4 } else { 8 };
+    elem * pacc_runtime::program::REDUCTION_SLOTS
 }
 
 impl Gen<'_> {

@@ -7,7 +7,7 @@ use crate::error::Error;
 use crate::invocation::ScalarValue;
 pub(crate) use crate::march::MarchTuning;
 use crate::options::KernelForm;
-use crate::program::{KernelDecl, Launch, PLAIN_SUFFIX};
+use crate::program::{KernelDecl, Launch, PLAIN_SUFFIX, REDUCTION_SLOTS};
 use crate::report::KernelStats;
 use std::ffi::c_void;
 
@@ -201,13 +201,14 @@ fn per_point_block(f: Function, ndim: usize, last: usize) -> (u32, u32) {
 
 impl Geometry {
     /// The form and resources of kernel `kd` as compiled: a marching kernel declaring more
-    /// shared memory than its reduction buffers (`1024` elements each) is the staged form.
+    /// shared memory than its reduction buffers ([`REDUCTION_SLOTS`] elements each) is the
+    /// staged form.
     pub fn stats(&self, kd: &KernelDecl, program: &crate::program::Program) -> KernelStats {
         let (registers, shared_bytes) = driver::function_resources(self.func);
         let reduction_bytes: usize = kd
             .reductions
             .iter()
-            .map(|&r| 1024 * program.reductions[r].elem.size())
+            .map(|&r| REDUCTION_SLOTS * program.reductions[r].elem.size())
             .sum();
         let form = match (self.marching, shared_bytes as usize > reduction_bytes) {
             (false, _) => "plain",
