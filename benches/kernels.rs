@@ -46,7 +46,8 @@ struct Cli {
     #[arg(long, default_value = "acoustic,himeno,laplace2d")]
     only: String,
     /// Marching variants to measure besides the default, separated by `;`, each in
-    /// `PACC_MARCH` syntax (e.g. `bx=64,by=8,unroll=2`).
+    /// `PACC_MARCH` syntax (e.g. `bx=64,by=8,unroll=2`), plus `pad=0` for device rows as long
+    /// as the host's (`Options::row_padding(false)`; rows are padded to 128 bytes otherwise).
     #[arg(long, default_value = "")]
     variants: String,
     /// Also measure the codec kernels (encode and decode throughput, bits against the CPU codec)
@@ -87,12 +88,37 @@ struct Out {
     codec: Vec<cuda::CodecRates>,
 }
 
-fn opts(steps: usize, form: KernelForm) -> Options {
+/// The options of one measured run: in core, one block, the kernel form, padded rows or not.
+#[derive(Clone, Copy)]
+struct Form {
+    kernels: KernelForm,
+    pad: bool,
+}
+
+fn opts(steps: usize, form: Form) -> Options {
     Options::new()
         .backend(BackendChoice::Cuda)
         .chunks(1)
         .block_steps(steps.max(1))
-        .kernel_form(form)
+        .kernel_form(form.kernels)
+        .row_padding(form.pad)
+}
+
+/// A variant's `PACC_MARCH` part and whether it pads rows (`pad=0` turns padding off).
+fn split_variant(v: &str) -> (String, bool) {
+    let mut pad = true;
+    let march: Vec<&str> = v
+        .split(',')
+        .filter(|item| match item.trim() {
+            "pad=0" => {
+                pad = false;
+                false
+            }
+            "pad=1" => false,
+            _ => true,
+        })
+        .collect();
+    (march.join(","), pad)
 }
 
 fn fail(e: impl std::fmt::Display) -> ! {
@@ -113,17 +139,26 @@ fn diff3(a: &Array3<f32>, b: &Array3<f32>) -> usize {
 fn forms<S: Clone>(
     state: &S,
     variants: &[String],
-    mut f: impl FnMut(&mut S, KernelForm) -> Report,
+    mut f: impl FnMut(&mut S, Form) -> Report,
     diff: impl Fn(&S, &S) -> usize,
 ) -> Vec<(String, Report, usize)> {
     let mut plain = state.clone();
-    let rp = f(&mut plain, KernelForm::Plain);
+    let plain_form = Form {
+        kernels: KernelForm::Plain,
+        pad: true,
+    };
+    let rp = f(&mut plain, plain_form);
     let mut out = vec![("plain".to_string(), rp, 0)];
     for v in variants {
+        let (march, pad) = split_variant(v);
         // SAFETY (set_var): the benchmark is single-threaded while it sets the variable.
-        std::env::set_var("PACC_MARCH", v);
+        std::env::set_var("PACC_MARCH", march);
         let mut m = state.clone();
-        let r = f(&mut m, KernelForm::Marching);
+        let form = Form {
+            kernels: KernelForm::Marching,
+            pad,
+        };
+        let r = f(&mut m, form);
         let label = if v.is_empty() {
             "marching".to_string()
         } else {

@@ -59,6 +59,10 @@ pub struct Args {
     /// point), to show what the kernels do to the pipeline.
     #[arg(long, default_value = "marching")]
     pub kernel_form: String,
+    /// Pad each row of the device buffers to 128 bytes (pacc's default); `--pad-rows false`
+    /// keeps the host's rows, to show what padding does.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub pad_rows: bool,
     /// Compare the final arrays of every configuration (re-initialising before each); default
     /// on for sizes under 20 GB of arrays.
     #[arg(long)]

@@ -7,6 +7,8 @@ use std::sync::{Mutex, OnceLock};
 
 /// The kernel form every GPU configuration runs (`--kernel-form`), set once in `main`.
 pub static KERNEL_FORM: OnceLock<pacc_runtime::KernelForm> = OnceLock::new();
+/// Whether device rows are padded (`--pad-rows`), set once in `main`.
+pub static PAD_ROWS: OnceLock<bool> = OnceLock::new();
 
 /// The marching kernels' compile-time shape of the current program, chosen once per program
 /// (`choose_march`) so that every configuration runs the same kernels.
@@ -16,7 +18,8 @@ static MARCH: Mutex<Option<MarchTuning>> = Mutex::new(None);
 fn run_options(fma: bool) -> Options {
     let o = Options::default()
         .fma(fma)
-        .kernel_form(KERNEL_FORM.get().copied().unwrap_or_default());
+        .kernel_form(KERNEL_FORM.get().copied().unwrap_or_default())
+        .row_padding(PAD_ROWS.get().copied().unwrap_or(true));
     match *MARCH.lock().unwrap_or_else(|e| e.into_inner()) {
         Some(t) => o.march(t),
         None => o,

@@ -114,6 +114,7 @@ pub fn acoustic() -> Program {
         default_block_steps: None,
         compress: Vec::new(),
         cuda_source: ACOUSTIC_CU.into(),
+        row_pitch: false,
     }
 }
 
@@ -233,5 +234,6 @@ pub fn himeno() -> Program {
         default_block_steps: None,
         compress: Vec::new(),
         cuda_source: HIMENO_CU.into(),
+        row_pitch: false,
     }
 }

@@ -51,6 +51,7 @@ fn main() {
     match args.check() {
         Ok(form) => {
             let _ = gpu::KERNEL_FORM.set(form);
+            let _ = gpu::PAD_ROWS.set(args.pad_rows);
         }
         Err(e) => fail(e),
     }

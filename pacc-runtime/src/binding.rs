@@ -118,6 +118,7 @@ mod tests {
             default_block_steps: None,
             compress: Vec::new(),
             cuda_source: String::new(),
+            row_pitch: false,
         }
     }
 

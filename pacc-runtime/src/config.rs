@@ -90,6 +90,7 @@ mod tests {
             default_block_steps: block_steps,
             compress: Vec::new(),
             cuda_source: String::new(),
+            row_pitch: false,
         }
     }
 

@@ -78,6 +78,10 @@ pub struct Options {
     pub compress_all: Option<f64>,
     /// Ignore the directive's `compress(..)` clause (and `compress_all`): no compression.
     pub compress_off: bool,
+    /// Keep rows unpadded in the device buffers (`PACC_PAD_ROWS=0`). By default the CUDA
+    /// backend starts every row of a translated program's buffers on 128 bytes (see
+    /// [`Options::row_padding`]).
+    pub unpadded_rows: bool,
     /// Called as time steps complete (see [`Options::on_progress`]).
     pub on_progress: Option<OnProgress>,
     /// Where settings came from, for error hints (see [`Options::set_by`]); a setting not
@@ -207,8 +211,8 @@ impl Options {
     }
 
     /// Options from `PACC_BACKEND`, `PACC_CHUNKS`, `PACC_BLOCK_STEPS`, `PACC_SCHEME`,
-    /// `PACC_FMA` (0/1), `PACC_TRACE`, `PACC_KERNELS` (`marching` or `plain`), and for
-    /// checkpoints:
+    /// `PACC_FMA` (0/1), `PACC_TRACE`, `PACC_KERNELS` (`marching` or `plain`), `PACC_PAD_ROWS`
+    /// (1/0), and for checkpoints:
     ///
     /// - `PACC_CHECKPOINT_DIR=DIR`: checkpoint to `DIR` every `PACC_CHECKPOINT_EVERY` blocks
     ///   (default [`DEFAULT_CHECKPOINT_EVERY`]);
@@ -253,6 +257,17 @@ impl Options {
         o.trace = std::env::var_os("PACC_TRACE").map(PathBuf::from);
         if let Ok(v) = std::env::var("PACC_KERNELS") {
             o.kernel_form = v.parse()?;
+        }
+        if let Ok(v) = std::env::var("PACC_PAD_ROWS") {
+            o.unpadded_rows = match v.as_str() {
+                "0" | "false" | "no" => true,
+                "1" | "true" | "yes" => false,
+                _ => {
+                    return Err(Error::Option(format!(
+                        "PACC_PAD_ROWS={v}: expected 1 (pad device rows to 128 bytes, the default) or 0"
+                    )))
+                }
+            };
         }
         if let Ok(v) = std::env::var("PACC_COMPRESS") {
             let l = parse_list(&v).map_err(|m| Error::Option(format!("PACC_COMPRESS={v}: {m}")))?;
@@ -333,6 +348,15 @@ impl Options {
         self.scheme = Some(s);
         self
     }
+    /// Whether the CUDA backend pads each row of the device buffers to start on 128 bytes
+    /// (default `true`; `PACC_PAD_ROWS=0` turns it off). Rows whose length is not a multiple
+    /// of 128 bytes otherwise start inside a cache line, which cost the marching kernels
+    /// 13-15% on an H100; the host arrays keep their layout either way.
+    pub fn row_padding(mut self, on: bool) -> Self {
+        self.unpadded_rows = !on;
+        self
+    }
+
     pub fn kernel_form(mut self, k: KernelForm) -> Self {
         self.kernel_form = k;
         self

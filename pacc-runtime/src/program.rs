@@ -250,6 +250,13 @@ pub struct Program {
     pub compress: Vec<(usize, f64)>,
     /// CUDA C source of every kernel and point statement, ready for NVRTC.
     pub cuda_source: String,
+    /// Whether every kernel and point kernel of `cuda_source` takes `long long pacc_rp` after
+    /// `pacc_n2`: the elements between the starts of consecutive rows of the last axis in the
+    /// device buffers (3D; in 2D between planes), so the runtime may pad rows to 128 bytes
+    /// (docs/internals.md §3). The translator's programs do; hand-written sources without the
+    /// parameter keep unpadded buffers.
+    #[serde(default)]
+    pub row_pitch: bool,
 }
 
 impl Program {

@@ -143,6 +143,7 @@ fn program(c: Case, elem: Elem) -> Program {
         default_block_steps: None,
         compress: Vec::new(),
         cuda_source: String::new(),
+        row_pitch: false,
     }
 }
 

@@ -362,6 +362,7 @@ fn jacobi_program() -> Program {
         default_block_steps: None,
         compress: Vec::new(),
         cuda_source: JACOBI_CU.into(),
+        row_pitch: false,
     }
 }
 

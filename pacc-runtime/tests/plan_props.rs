@@ -67,6 +67,7 @@ fn acoustic(r: i64) -> Program {
         default_block_steps: None,
         compress: Vec::new(),
         cuda_source: String::new(),
+        row_pitch: false,
     }
 }
 
@@ -293,6 +294,7 @@ fn random_program(reaches: Vec<(i64, i64)>, swap: bool, reduce: bool) -> Program
         default_block_steps: None,
         compress: Vec::new(),
         cuda_source: String::new(),
+        row_pitch: false,
     }
 }
 

@@ -307,6 +307,7 @@ fn program(s: &Spec, elem: Elem) -> Program {
         default_block_steps: None,
         compress: Vec::new(),
         cuda_source: String::new(),
+        row_pitch: false,
     }
 }
 

@@ -208,6 +208,7 @@ fn describe(
         default_block_steps: None,
         compress: vec![],
         cuda_source: String::new(),
+        row_pitch: false,
     };
     let written: Vec<bool> = (0..narrays)
         .map(|a| p.is_written(a) || (swap && a < 2 && (p.is_written(0) || p.is_written(1))))

@@ -77,8 +77,8 @@ mod cuda_rates {
             })
     }
 
-    /// Program, source hash, plane shape, FMA, kernel form and compile-time shape: what a
-    /// kernel's rate depends on.
+    /// Program, source hash, plane shape, FMA, kernel form, compile-time shape and unpadded
+    /// rows: what a kernel's rate depends on.
     type Key = (
         String,
         u64,
@@ -86,6 +86,7 @@ mod cuda_rates {
         bool,
         KernelForm,
         Option<MarchTuning>,
+        bool,
     );
 
     fn rate_cache() -> std::sync::MutexGuard<'static, HashMap<Key, Vec<f64>>> {
@@ -114,6 +115,7 @@ mod cuda_rates {
             opts.fma,
             opts.kernel_form,
             opts.march,
+            opts.unpadded_rows,
         );
         if let Some(v) = rate_cache().get(&key) {
             return Ok(v.clone());
@@ -137,6 +139,7 @@ mod cuda_rates {
             fma: opts.fma,
             kernel_form: opts.kernel_form,
             march: opts.march,
+            unpadded_rows: opts.unpadded_rows,
             ..Options::default()
         };
         // The first run compiles and warms up; the second is timed.
@@ -163,6 +166,7 @@ mod cuda_rates {
                     fma: opts.fma,
                     kernel_form: opts.kernel_form,
                     march: Some(c),
+                    unpadded_rows: opts.unpadded_rows,
                     ..Options::default()
                 };
                 measure_kernel_rates(program, inv, &o).ok().map(|r| (c, r))

@@ -79,6 +79,7 @@ fn empty_program(name: &str, ndim: usize) -> Program {
         default_block_steps: None,
         compress: Vec::new(),
         cuda_source: String::new(),
+        row_pitch: false,
     }
 }
 

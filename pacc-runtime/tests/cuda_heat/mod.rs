@@ -143,6 +143,7 @@ pub fn heat_program_with(periodic: bool) -> Program {
         default_block_steps: None,
         compress: Vec::new(),
         cuda_source: format!("#define PER {}\n{HEAT_CU}", periodic as i32),
+        row_pitch: false,
     }
 }
 

@@ -258,11 +258,11 @@ impl Gen<'_> {
             (
                 "blockIdx.z",
                 format!("{x} < pacc_n2 && {y} < pacc_n1"),
-                "pacc_n1 * pacc_n2",
-                format!("{y} * pacc_n2 + {x}"),
+                "pacc_n1 * pacc_rp",
+                format!("{y} * pacc_rp + {x}"),
             )
         } else {
-            ("blockIdx.y", format!("{x} < pacc_n1"), "pacc_n1", x.clone())
+            ("blockIdx.y", format!("{x} < pacc_n1"), "pacc_rp", x.clone())
         };
         let _ = writeln!(
             w,

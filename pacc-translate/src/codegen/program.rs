@@ -93,6 +93,7 @@ pub fn build(f: &Func, an: &Analysis, cuda: String) -> Program {
         default_block_steps: f.directive.block_steps,
         compress: an.compress.clone(),
         cuda_source: cuda,
+        row_pitch: true,
     }
 }
 
@@ -249,6 +250,7 @@ pub fn tokens(p: &Program, cuda: TokenStream) -> TokenStream {
             default_block_steps: #db,
             compress: #compress,
             cuda_source: #cuda,
+            row_pitch: true,
         }
     }
 }

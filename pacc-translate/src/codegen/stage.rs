@@ -370,7 +370,7 @@ impl Gen<'_> {
                 var: lv[1].clone(),
                 n: "pacc_n1",
                 other: format!("{} < pacc_n2 && ", lv[2]),
-                stride: " * pacc_n2".into(),
+                stride: " * pacc_rp".into(),
                 tile_stride: format!(" * pacc_sw{a}"),
             });
         }

@@ -260,6 +260,59 @@ pub(crate) unsafe fn copy_dtoh_async(
         .map_err(fail(what))
 }
 
+/// The shape of a strided copy between host and device: `rows` rows of `width` bytes, `host`
+/// and `device` bytes apart on each side.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Strided {
+    pub width: usize,
+    pub rows: usize,
+    pub host: usize,
+    pub device: usize,
+}
+
+/// Enqueues a strided copy between `host` and `dev` on `st` (`to_device`: host -> device),
+/// one copy engine operation for all rows.
+///
+/// # Safety
+/// Both sides must hold `rows` rows of `width` bytes at their pitch (the last row needs only
+/// `width`), alive until the stream has run the copy; the host side should be page-locked.
+pub(crate) unsafe fn copy_strided_async(
+    dev: DevicePtr,
+    host: *mut u8,
+    shape: Strided,
+    to_device: bool,
+    st: Stream,
+    what: impl Display,
+) -> Result<(), Error> {
+    use sys::CUmemorytype::{CU_MEMORYTYPE_DEVICE as DEVICE, CU_MEMORYTYPE_HOST as HOST};
+    let (src_type, dst_type) = if to_device {
+        (HOST, DEVICE)
+    } else {
+        (DEVICE, HOST)
+    };
+    // The host side is read through `srcHost` or written through `dstHost`, the device side
+    // likewise; the unused pointer of each side is ignored by the driver.
+    let p = sys::CUDA_MEMCPY2D {
+        srcXInBytes: 0,
+        srcY: 0,
+        srcMemoryType: src_type,
+        srcHost: host as *const c_void,
+        srcDevice: dev,
+        srcArray: std::ptr::null_mut(),
+        srcPitch: if to_device { shape.host } else { shape.device },
+        dstXInBytes: 0,
+        dstY: 0,
+        dstMemoryType: dst_type,
+        dstHost: host as *mut c_void,
+        dstDevice: dev,
+        dstArray: std::ptr::null_mut(),
+        dstPitch: if to_device { shape.device } else { shape.host },
+        WidthInBytes: shape.width,
+        Height: shape.rows,
+    };
+    sys::cuMemcpy2DAsync_v2(&p, st).result().map_err(fail(what))
+}
+
 /// Enqueues a copy of `n` bytes device -> device on `st` (a copy engine's copy: only the
 /// benchmarks' copy-rate yardstick uses it; plans copy between buffer sets with a kernel).
 ///

@@ -268,6 +268,9 @@ pub(crate) struct KernelArgs<'a> {
     pub owned: (usize, usize),
     pub base: usize,
     pub n: [i64; 3],
+    /// `pacc_rp`, the row pitch in elements, for programs whose kernels take it
+    /// ([`Program::row_pitch`](crate::program::Program::row_pitch)).
+    pub rp: Option<i64>,
     pub t: i64,
     pub arrays: &'a [u64],
     pub scalars: &'a [ScalarValue],
@@ -315,8 +318,11 @@ pub(crate) unsafe fn launch(
             a.n[0],
             a.n[1],
             a.n[2],
-            a.t,
-        ] {
+        ]
+        .into_iter()
+        .chain(a.rp)
+        .chain([a.t])
+        {
             args.i64(v);
         }
         if g.marching {
@@ -355,7 +361,7 @@ pub(crate) unsafe fn launch(
 }
 
 /// Launches point statement `func` (one thread) at point `at` (missing axes 0) on `stream`:
-/// `(base, n0, n1, n2, t, i0, i1, i2, arrays, scalars, slices)`, docs/internals.md §3; the
+/// `(base, n0, n1, n2, [rp,] t, i0, i1, i2, arrays, scalars, slices)`, docs/internals.md §3; the
 /// owned planes and reductions of `a` do not apply.
 ///
 /// # Safety
@@ -368,7 +374,11 @@ pub(crate) unsafe fn launch_point(
     stream: Stream,
 ) -> Result<(), Error> {
     let mut args = Args::new();
-    for v in [a.base as i64, a.n[0], a.n[1], a.n[2], a.t] {
+    for v in [a.base as i64, a.n[0], a.n[1], a.n[2]]
+        .into_iter()
+        .chain(a.rp)
+        .chain([a.t])
+    {
         args.i64(v);
     }
     for d in 0..3 {

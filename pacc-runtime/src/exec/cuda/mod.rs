@@ -10,6 +10,8 @@
 //! * Device memory: `buffer_sets` sets of one buffer per array (`buffer_planes * plane_len`
 //!   elements), plus slices and reduction scratch, checked against `cuMemGetInfo` before anything
 //!   is allocated; a plan that does not fit is re-planned with the smallest chunk count that does.
+//!   For translated programs each row of the last axis starts on 128 bytes in the device buffers
+//!   when that fits (`rows.rs`): transfers are then strided copies, the kernels get the pitch.
 //! * Ordering: one CUDA stream per plan stream; every op records a start and an end event (timed);
 //!   an op waits (`cuStreamWaitEvent`) for the end events of its dependencies on other streams.
 //!   Nothing else synchronizes: cudarc's event tracking is off and all memory is raw.
@@ -51,6 +53,7 @@ mod prepare;
 mod probe;
 #[cfg(feature = "bench")]
 mod resident;
+mod rows;
 mod stream;
 mod submit;
 mod trace;
@@ -155,9 +158,10 @@ fn execute_serialized(
     let compiled = prepare::compile(&ctx, program, plan, opts)?;
     let mut notes: Vec<String> = compiled.note.iter().cloned().collect();
     // Declared before `res`, so the arrays are unregistered only after `res` has synchronized.
-    let placed = prepare::place(&ctx, program, plan, inv, &compiled.geoms, &mut notes)?;
+    let pad = !opts.unpadded_rows;
+    let placed = prepare::place(&ctx, program, plan, inv, &compiled.geoms, pad, &mut notes)?;
     let plan = placed.plan;
-    let mut res = prepare::allocate(&ctx, program, &plan, inv, &compiled.geoms)?;
+    let mut res = prepare::allocate(&ctx, program, &plan, inv, &compiled.geoms, placed.rows)?;
     let setup_s = t_start.elapsed().as_secs_f64() - placed.register_s;
 
     let mut tracker = Tracker::new(&plan);
@@ -183,6 +187,7 @@ fn execute_serialized(
     let reductions = collect::combine_reductions(program, &plan, inv, &op_slot, &vals);
     let wall = t_start.elapsed().as_secs_f64();
     let mut report = collect::report(program, &plan, &info, opts, (stages, timeline), notes, wall);
+    report.device_bytes += res.rows.extra_bytes(&plan);
     report.kernels = (compiled.geoms.iter().zip(&program.kernels))
         .map(|(g, kd)| g.stats(kd, program))
         .collect();

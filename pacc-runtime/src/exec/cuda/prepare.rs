@@ -8,6 +8,7 @@ use super::driver::{self, Event, Function};
 use super::launch::{self, Geometry};
 use super::memory::{DeviceBuf, PinnedHost, Registration};
 use super::probe::{free_for_runs, RESERVE};
+use super::rows::{self, Rows};
 use super::stream::{Events, HostCopy, Streams, SyncOnDrop};
 use crate::error::Error;
 use crate::fault::{self, Site};
@@ -234,6 +235,9 @@ pub(super) struct Placed {
     pub _registration: Option<Registration>,
     /// Seconds spent page-locking.
     pub register_s: f64,
+    /// The rows of the device buffers (padded to 128 bytes when the program allows and the
+    /// memory is there).
+    pub rows: Rows,
 }
 
 /// Fits `plan` to free device memory, then page-locks the user's arrays (direct-map,
@@ -244,6 +248,7 @@ pub(super) fn place(
     plan: &Plan,
     inv: &Invocation<'_>,
     geoms: &[Geometry],
+    pad: bool,
     notes: &mut Vec<String>,
 ) -> Result<Placed, Error> {
     let free = free_for_runs()?;
@@ -295,10 +300,15 @@ pub(super) fn place(
             }
         }
     }
+    let register_s = t_reg.elapsed().as_secs_f64();
+    let spare = fit.budget.saturating_sub(fit.need(&plan));
+    let (rows, note) = rows::choose(program, &plan, pad, spare);
+    notes.extend(note);
     Ok(Placed {
         plan,
         _registration: registration,
-        register_s: t_reg.elapsed().as_secs_f64(),
+        register_s,
+        rows,
     })
 }
 
@@ -326,6 +336,8 @@ pub(super) struct Resources {
     pub staging: Vec<Vec<PinnedHost>>,
     /// `[set][array]`: device buffers of `buffer_planes` planes.
     pub dev: Vec<Vec<DeviceBuf>>,
+    /// The layout of a plane in `dev`.
+    pub rows: Rows,
 }
 
 impl Resources {
@@ -348,14 +360,16 @@ pub(super) fn allocate(
     plan: &Plan,
     inv: &Invocation<'_>,
     geoms: &[Geometry],
+    rows: Rows,
 ) -> Result<Resources, Error> {
     let pbytes: Vec<usize> = plan.elem_sizes.iter().map(|e| e * plan.plane_len).collect();
     let mut dev: Vec<Vec<DeviceBuf>> = Vec::with_capacity(plan.buffer_sets);
     for s in 0..plan.buffer_sets {
         let mut v = Vec::with_capacity(pbytes.len());
-        for (a, pb) in pbytes.iter().enumerate() {
+        for (a, e) in plan.elem_sizes.iter().enumerate() {
             let what = format!("buffer set {s} of `{}`", program.arrays[a].name);
-            v.push(DeviceBuf::new(ctx, pb * plan.buffer_planes, &what)?);
+            let bytes = e * rows.plane_len() * plan.buffer_planes;
+            v.push(DeviceBuf::new(ctx, bytes, &what)?);
         }
         dev.push(v);
     }
@@ -382,6 +396,7 @@ pub(super) fn allocate(
         slices,
         staging,
         dev,
+        rows,
     })
 }
 
@@ -491,6 +506,7 @@ mod tests {
             default_block_steps: None,
             compress: Vec::new(),
             cuda_source: String::new(),
+            row_pitch: false,
         }
     }
 

@@ -130,6 +130,8 @@ impl<'a> Steps<'a> {
             shape[1] as i64,
             if ndim == 3 { shape[2] as i64 } else { 1 },
         ];
+        // Whole-domain buffers keep the host's rows.
+        let rp = program.row_pitch.then_some(n[ndim - 1]);
         let (st, ev) = stream_and_events(2 * inv.steps * program.kernels.len())?;
         let st0 = st.0[0];
         let _sync = SyncOnDrop(self.ctx.clone());
@@ -155,6 +157,7 @@ impl<'a> Steps<'a> {
                                     owned: (0, n0),
                                     base: 0,
                                     n,
+                                    rp,
                                     t,
                                     arrays: &arrays,
                                     scalars: &inv.scalars,
@@ -172,6 +175,7 @@ impl<'a> Steps<'a> {
                                 owned: (0, n0),
                                 base: 0,
                                 n,
+                                rp,
                                 t,
                                 arrays: &arrays,
                                 scalars: &inv.scalars,

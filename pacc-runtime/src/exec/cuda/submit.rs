@@ -31,6 +31,7 @@ pub(super) fn submit(
     on_progress: Option<&OnProgress>,
 ) -> Result<Vec<usize>, Error> {
     let ndim = plan.shape.len();
+    let dplane = res.rows.plane_len();
     let mut s = Submit {
         program,
         plan,
@@ -38,6 +39,7 @@ pub(super) fn submit(
         compiled,
         res,
         pbytes: plan.elem_sizes.iter().map(|e| e * plan.plane_len).collect(),
+        dbytes: (plan.elem_sizes.iter()).map(|e| e * dplane).collect(),
         n: [
             plan.shape[0] as i64,
             plan.shape[1] as i64,
@@ -72,8 +74,9 @@ struct Submit<'a, 'i> {
     inv: &'a Invocation<'i>,
     compiled: &'a Compiled,
     res: &'a mut Resources,
-    /// Bytes of one plane of each array.
+    /// Bytes of one plane of each array on the host, and in the device buffers (padded rows).
     pbytes: Vec<usize>,
+    dbytes: Vec<usize>,
     n: [i64; 3],
     /// Next free reduction result slot.
     slot: usize,
@@ -213,7 +216,7 @@ impl Submit<'_, '_> {
             } => {
                 let src = self.dev_ptr(array, from_set, from_base, planes.start);
                 let dst = self.dev_ptr(array, to_set, to_base, planes.start);
-                self.copy(dst, src, planes.len() * self.pbytes[array], st)
+                self.copy(dst, src, planes.len() * self.dbytes[array], st)
             }
             &OpKind::StageIn {
                 array,
@@ -230,6 +233,11 @@ impl Submit<'_, '_> {
             OpKind::Kernel { .. } => self.kernel(i, op, st),
             OpKind::Point { .. } => self.point(op, st),
         }
+    }
+
+    /// The kernels' `pacc_rp`, if the program's kernels take it.
+    fn rp(&self) -> Option<i64> {
+        self.program.row_pitch.then_some(self.res.rows.pitch as i64)
     }
 
     /// Host address of `planes` of `array` on `side` (the user's array or set `set`'s staging
@@ -257,7 +265,39 @@ impl Submit<'_, '_> {
 
     /// Device address of plane `start` of `array` in set `set`'s buffer, whose plane 0 is `base`.
     fn dev_ptr(&self, array: usize, set: usize, base: usize, start: usize) -> u64 {
-        self.res.dev[set][array].ptr + ((start - base) * self.pbytes[array]) as u64
+        self.res.dev[set][array].ptr + ((start - base) * self.dbytes[array]) as u64
+    }
+
+    /// `planes` of `array` between `host` and `dev`, in one flat copy when the device rows are
+    /// the host's, else in one strided copy of every row.
+    unsafe fn transfer(
+        &self,
+        array: usize,
+        dev: u64,
+        host: *mut u8,
+        planes: usize,
+        to_device: bool,
+        st: Stream,
+    ) -> Result<(), Error> {
+        let n = planes * self.pbytes[array];
+        if n == 0 {
+            return Ok(());
+        }
+        let rows = self.res.rows;
+        let elem = self.plan.elem_sizes[array];
+        match (rows.padded(), to_device) {
+            (false, true) => driver::copy_htod_async(dev, host, n, st, "cuMemcpyHtoDAsync"),
+            (false, false) => driver::copy_dtoh_async(host, dev, n, st, "cuMemcpyDtoHAsync"),
+            (true, _) => {
+                let shape = driver::Strided {
+                    width: rows.len * elem,
+                    rows: planes * rows.rows,
+                    host: rows.len * elem,
+                    device: rows.pitch * elem,
+                };
+                driver::copy_strided_async(dev, host, shape, to_device, st, "cuMemcpy2DAsync")
+            }
+        }
     }
 
     unsafe fn htod(
@@ -269,14 +309,9 @@ impl Submit<'_, '_> {
         from: HostSide,
         st: Stream,
     ) -> Result<(), Error> {
-        let pb = self.pbytes[array];
-        let n = planes.len() * pb;
         let dst = self.dev_ptr(array, set, base, planes.start);
         let src = self.host_ptr(array, set, base, planes.start, from);
-        if n > 0 {
-            driver::copy_htod_async(dst, src, n, st, "cuMemcpyHtoDAsync")?;
-        }
-        Ok(())
+        self.transfer(array, dst, src, planes.len(), true, st)
     }
 
     unsafe fn dtoh(
@@ -288,14 +323,9 @@ impl Submit<'_, '_> {
         to: HostSide,
         st: Stream,
     ) -> Result<(), Error> {
-        let pb = self.pbytes[array];
-        let n = planes.len() * pb;
         let src = self.dev_ptr(array, set, base, planes.start);
         let dst = self.host_ptr(array, set, base, planes.start, to);
-        if n > 0 {
-            driver::copy_dtoh_async(dst, src, n, st, "cuMemcpyDtoHAsync")?;
-        }
-        Ok(())
+        self.transfer(array, src, dst, planes.len(), false, st)
     }
 
     /// `n` bytes from `src` to `dst` on the device, by pacc's copy kernel (see
@@ -372,6 +402,7 @@ impl Submit<'_, '_> {
             owned: (owned.start, owned.end),
             base,
             n: self.n,
+            rp: self.rp(),
             t: self.inv.t0 + step as i64,
             arrays: &ptrs,
             scalars: &self.inv.scalars,
@@ -424,6 +455,7 @@ impl Submit<'_, '_> {
             owned: (0, 0),
             base,
             n: self.n,
+            rp: self.rp(),
             t: self.inv.t0 + step as i64,
             arrays: &ptrs,
             scalars: &self.inv.scalars,

@@ -1,0 +1,4 @@
+for m in 1 2 3; do
+  nvcc -O3 -arch=sm_90 --fmad=false -DPACC_ASYNC=2 -DPACC_MINB=$m -o pd main.cu 2>/dev/null || { nvcc -O3 -arch=sm_90 -DPACC_ASYNC=2 -o pd main.cu 2>&1 | grep error; exit 1; }
+  for n in 512 820; do ./pd $n $([ $n = 512 ] && echo 100 || echo 40) 3 | grep -v lean; done
+done
