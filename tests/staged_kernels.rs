@@ -97,6 +97,10 @@ fn tunings() -> Vec<(Option<MarchTuning>, &'static str)> {
         (t("stage=1,bx=32,by=16"), "staged"),
         (t("stage=1,bx=16,by=4,unroll=1"), "staged"),
         (t("stage=1,bx=128,by=4,minb=2"), "staged"),
+        // Several rows per thread (3D), rows the tile does not divide.
+        (t("ry=2"), "staged"),
+        (t("stage=1,ry=4,bx=32"), "staged"),
+        (t("stage=0,ry=3"), "l1"),
     ]
 }
 

@@ -32,6 +32,10 @@ pub struct MarchTuning {
     pub stage: Option<u32>,
     /// Planes beyond the next that the marching loop asks the L2 for (0..=16; 0: none).
     pub prefetch: Option<u32>,
+    /// Rows of the plane each thread of a 3D kernel computes (1..=8; `PACC_RY`): a block
+    /// covers `by * ry` rows, and the loop control, addresses, halo cell and barrier of a step
+    /// serve `ry` points.
+    pub ry: Option<u32>,
 }
 
 /// Threads per SM of an H100 class device, which the candidates' occupancy targets divide.
@@ -60,14 +64,16 @@ impl MarchTuning {
         }
     }
 
-    /// `PACC_MARCH` syntax: comma-separated `bx=N`, `by=N`, `unroll=N`, `minb=N`, `stage=0|1`.
+    /// `PACC_MARCH` syntax: comma-separated `bx=N`, `by=N`, `unroll=N`, `minb=N`, `stage=0|1`,
+    /// `prefetch=N`, `ry=N`.
     pub fn parse(v: &str) -> Result<MarchTuning, Error> {
         let bad = |what: &str| {
             Error::Option(format!(
                 "PACC_MARCH=`{v}`: {what}; expected comma-separated bx=N, by=N (threads, \
                  bx * by <= 1024), unroll=N (1..=8), minb=N (blocks per SM, 1..=32), \
                  stage=0|1 (in-plane reads through the L1 cache or from shared memory), \
-                 and prefetch=N (planes ahead asked of the L2, 0..=16)"
+                 prefetch=N (planes ahead asked of the L2, 0..=16) and ry=N (rows per thread \
+                 in 3D, 1..=8)"
             ))
         };
         let mut t = MarchTuning::default();
@@ -86,6 +92,7 @@ impl MarchTuning {
                 "minb" if (1..=32).contains(&n) => t.minb = Some(n),
                 "stage" if n <= 1 => t.stage = Some(n),
                 "prefetch" if n <= 16 => t.prefetch = Some(n),
+                "ry" if (1..=8).contains(&n) => t.ry = Some(n),
                 _ => return Err(bad("unknown key or value out of range")),
             }
         }
@@ -104,6 +111,7 @@ impl MarchTuning {
             ("minb", self.minb),
             ("stage", self.stage),
             ("prefetch", self.prefetch),
+            ("ry", self.ry),
         ];
         f.iter()
             .filter_map(|(k, v)| v.map(|v| format!("{k}={v}")))
@@ -118,7 +126,11 @@ impl MarchTuning {
     /// the other form, if any, at the default shape and at 1536 threads. Fewer registers per thread let more threads hide memory latency, until the
     /// compiler spills; unrolling needs registers too, so the tighter two do not unroll. On the
     /// H100 the best of these differs by program and plane size (`benches/results/`).
-    pub fn candidates(block: [u32; 2], staged: Option<bool>) -> Vec<MarchTuning> {
+    ///
+    /// A source with 3D kernels (`rows`, see [`MarchTuning::row_forms`]) adds two and four rows
+    /// per thread in the default form: fewer instructions per point, at 1.16x for `propagate`
+    /// at 512³ with four rows (128 registers, one block per SM) on the H100.
+    pub fn candidates(block: [u32; 2], staged: Option<bool>, rows: bool) -> Vec<MarchTuning> {
         let threads = (block[0] * block[1]).max(1);
         let minb = |per_sm: u32| (per_sm / threads).clamp(1, 32);
         let mut out = vec![MarchTuning::default()];
@@ -147,6 +159,14 @@ impl MarchTuning {
             prefetch: Some(2),
             ..MarchTuning::default()
         });
+        if rows {
+            for ry in [2, 4] {
+                push(MarchTuning {
+                    ry: Some(ry),
+                    ..MarchTuning::default()
+                });
+            }
+        }
         let Some(staged) = staged else { return out };
         let other = Some(u32::from(!staged));
         push(MarchTuning {
@@ -169,6 +189,16 @@ impl MarchTuning {
             .then(|| source.contains("#define PACC_STAGE 1\n"))
     }
 
+    /// Whether `source` has kernels that take `PACC_RY` (3D marching kernels).
+    pub fn row_forms(source: &str) -> bool {
+        source.contains("#define PACC_RY ")
+    }
+
+    /// Rows per thread (1 unless set).
+    pub fn rows(&self) -> u32 {
+        self.ry.unwrap_or(1)
+    }
+
     /// The program's source with the overrides defined ahead of its own defaults.
     pub fn source<'a>(&self, source: &'a str) -> std::borrow::Cow<'a, str> {
         if *self == MarchTuning::default() {
@@ -182,6 +212,7 @@ impl MarchTuning {
             ("PACC_MINB", self.minb),
             ("PACC_STAGE", self.stage),
             ("PACC_PREFETCH", self.prefetch),
+            ("PACC_RY", self.ry),
         ];
         for (name, v) in defs {
             if let Some(v) = v {
@@ -231,7 +262,7 @@ mod tests {
 
     #[test]
     fn candidates_target_resident_threads() {
-        let c = MarchTuning::candidates([64, 8], Some(true));
+        let c = MarchTuning::candidates([64, 8], Some(true), false);
         let got: Vec<_> = c.iter().map(|t| (t.unroll, t.minb, t.stage)).collect();
         assert_eq!(c[4].prefetch, Some(2));
         assert_eq!(c.iter().filter(|t| t.prefetch.is_some()).count(), 1);
@@ -249,7 +280,7 @@ mod tests {
             ]
         );
         // A block of 1024 threads: one per SM is the default, two is the most.
-        let c = MarchTuning::candidates([256, 4], Some(false));
+        let c = MarchTuning::candidates([256, 4], Some(false), false);
         let got: Vec<_> = c.iter().map(|t| (t.unroll, t.minb, t.stage)).collect();
         assert_eq!(
             got,
@@ -263,9 +294,14 @@ mod tests {
             ]
         );
         // No staged form (every in-plane read diagonal, say): no stage candidates.
-        let c = MarchTuning::candidates([64, 8], None);
+        let c = MarchTuning::candidates([64, 8], None, false);
         assert_eq!(c.len(), 5);
         assert!(c.iter().all(|t| t.stage.is_none()));
+        // 3D kernels: two and four rows per thread, after the prefetch candidate.
+        let c = MarchTuning::candidates([64, 8], Some(true), true);
+        let rows: Vec<_> = c.iter().map(|t| t.rows()).collect();
+        assert_eq!(rows, [1, 1, 1, 1, 1, 2, 4, 1, 1]);
+        assert_eq!(c[6].describe(), "ry=4");
     }
 
     #[test]
@@ -290,6 +326,14 @@ mod tests {
         let p = MarchTuning::parse("prefetch=2").unwrap();
         assert_eq!(p.describe(), "prefetch=2");
         assert!(p.source(staged).starts_with("#define PACC_PREFETCH 2\n"));
+        let r = MarchTuning::parse("ry=4").unwrap();
+        assert_eq!((r.rows(), r.describe()), (4, "ry=4".to_string()));
+        assert!(r.source(staged).starts_with("#define PACC_RY 4\n"));
+        assert!(MarchTuning::parse("ry=9").is_err() && MarchTuning::parse("ry=0").is_err());
+        assert!(MarchTuning::row_forms(
+            "#ifndef PACC_RY\n#define PACC_RY 1\n#endif\n"
+        ));
+        assert!(!MarchTuning::row_forms(staged));
         let e = MarchTuning::parse("prefetch=17").unwrap_err().to_string();
         assert!(
             e.contains("out of range") && e.contains("prefetch=N"),

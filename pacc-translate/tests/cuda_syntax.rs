@@ -66,6 +66,13 @@ fn generated_cuda_parses() {
                 &format!("{name}-l1"),
                 &format!("#define PACC_STAGE 0\n{}", e.cuda),
             );
+            // Four rows per thread (3D kernels; 2D sources ignore the macro).
+            for stage in [0, 1] {
+                check(
+                    &format!("{name}-ry4-stage{stage}"),
+                    &format!("#define PACC_STAGE {stage}\n#define PACC_RY 4\n{}", e.cuda),
+                );
+            }
         }
     }
 }

@@ -83,7 +83,8 @@ pub fn pick_march(
         return (None, None);
     };
     let forms = MarchTuning::stage_forms(&program.cuda_source);
-    let candidates = MarchTuning::candidates(block, forms);
+    let rows = MarchTuning::row_forms(&program.cuda_source);
+    let candidates = MarchTuning::candidates(block, forms, rows);
     let timed = measure_march_candidates(program, inv, opts, &candidates);
     let rates: Vec<Vec<f64>> = timed.iter().map(|(_, r)| r.clone()).collect();
     let Some(best) = fastest_kernels(program, shape, &rates) else {

@@ -122,6 +122,12 @@ pub fn source(f: &Func, an: &Analysis, elems: &[pacc_runtime::program::Elem]) ->
          #ifndef PACC_PREFETCH\n#define PACC_PREFETCH 0\n#endif",
         stage = super::stage::default_stage(f.ndim)
     );
+    if f.ndim == 3 {
+        s.push_str(
+            "// Rows of the plane each thread of a 3D marching kernel computes (ty, ty + BY, ..).\n\
+             #ifndef PACC_RY\n#define PACC_RY 1\n#endif\n",
+        );
+    }
     for (i, n) in f.nests().enumerate() {
         let mut g = Gen::new(f, an, elems);
         g.loop_vars = n.vars.iter().map(|v| c_ident(&v.to_string())).collect();

@@ -183,8 +183,7 @@ impl Gen<'_> {
 
     fn marching_form(&mut self, k: usize, n: &Nest, an: &Analysis, stage: Option<&Stage>) {
         let f = self.f;
-        let nd = f.ndim;
-        let march = March::of(n, &an.writes[k], nd);
+        let march = March::of(n, &an.writes[k], f.ndim);
         let params = self.kernel_params(k, an, true);
         let _ = writeln!(
             self.out,
@@ -192,14 +191,32 @@ impl Gen<'_> {
             kernel_name(f, k),
             params.join(",\n    ")
         );
+        let reds = an.reductions[k].clone();
+        if f.ndim == 3 {
+            // The single-row form stays as measured: the rows form with one row ran at 0.92x
+            // of it for `propagate` at 512³ on the H100.
+            self.out.push_str("#if PACC_RY > 1\n");
+            self.rows_form(n, &march, stage, &reds);
+            self.out.push_str("#else\n");
+            self.single_row_form(n, &march, stage, &reds);
+            self.out.push_str("#endif\n");
+        } else {
+            self.single_row_form(n, &march, stage, &reds);
+        }
+        self.block_reductions(&reds, true);
+        self.out.push_str("}\n");
+    }
+
+    /// One column per thread: the queues, the registers loaded ahead and, staged, the thread's
+    /// tile cells, then the march along axis 0.
+    fn single_row_form(&mut self, n: &Nest, march: &March, stage: Option<&Stage>, reds: &[usize]) {
         let lv = self.loop_vars.clone();
         self.march_prologue(n, &lv);
-        let reds = an.reductions[k].clone();
-        self.reduction_accumulators(&reds, true, "    ");
-        self.fill_queues(&march);
-        self.fill_ahead(&march);
+        self.reduction_accumulators(reds, true, "    ");
+        self.fill_queues(march);
+        self.fill_ahead(march);
         if let Some(s) = stage {
-            self.stage_prologue(s, &march);
+            self.stage_prologue(s, march);
         }
         let z = &lv[0];
         let _ = writeln!(
@@ -207,13 +224,23 @@ impl Gen<'_> {
             "    #pragma unroll PACC_UNROLL\n    for (long long {z} = pacc_zb; {z} < pacc_ze; ++{z}) {{\n        \
              const long long pacc_at = ({z} - pacc_base) * pacc_pl + pacc_c;"
         );
-        self.advance_queues(&march);
-        self.advance_ahead(&march);
-        self.prefetch_l2(&march);
+        self.advance_queues(march);
+        self.advance_ahead(march);
+        self.prefetch_l2(march);
         if let Some(s) = stage {
-            self.stage_step(s, &march);
+            self.stage_step(s, march);
         }
-        self.reduction_accumulators(&reds, false, "        ");
+        self.compute(n, march, stage, reds);
+        if let Some(s) = stage {
+            self.stage_rotate(s);
+        }
+        let _ = writeln!(self.out, "    }}");
+    }
+
+    /// The step's points: the nest body where the point is inside the ranges, the reductions'
+    /// contributions, and the queues' shift by one plane.
+    fn compute(&mut self, n: &Nest, march: &March, stage: Option<&Stage>, reds: &[usize]) {
+        self.reduction_accumulators(reds, false, "        ");
         let _ = writeln!(self.out, "        if (pacc_xy) {{");
         self.time_binding(
             "            ",
@@ -226,14 +253,159 @@ impl Gen<'_> {
         self.march = None;
         self.stage = None;
         let _ = writeln!(self.out, "        }}");
-        self.fold_reductions(&reds);
-        self.shift_queues(&march);
+        self.fold_reductions(reds);
+        self.shift_queues(march);
+    }
+
+    /// The 3D form with `PACC_RY` rows per thread: thread `(tx, ty)` computes rows
+    /// `ty, ty + BY, ..` of a tile `BY * RY` rows high, so the loop control, the plane's
+    /// addresses, the y-halo cell and the barrier are shared by `RY` points (1.16x at 512³ for
+    /// `propagate` with `RY = 4` on an H100, `benches/results/2026-11-25-h100-row-pitch/`).
+    /// Each row's registers live in arrays indexed by the unrolled row loop: every phase copies
+    /// them into locals of the names the single-row code uses, and back.
+    fn rows_form(&mut self, n: &Nest, march: &March, stage: Option<&Stage>, reds: &[usize]) {
+        let lv = self.loop_vars.clone();
+        let (x, z) = (&lv[2], &lv[0]);
+        let _ = writeln!(
+            self.out,
+            "    const int pacc_tx = threadIdx.x;\n    \
+             const int pacc_ty = threadIdx.y;\n    \
+             const long long {x} = (long long)blockIdx.x * PACC_BX + pacc_tx;\n    \
+             const long long pacc_zb = pacc_z0 + (long long)blockIdx.z * pacc_seg;\n    \
+             const long long pacc_ze = pacc_zb + pacc_seg < pacc_z1 ? pacc_zb + pacc_seg : pacc_z1;\n    \
+             const long long pacc_pl = pacc_n1 * pacc_rp;"
+        );
+        self.reduction_accumulators(reds, true, "    ");
+        if let Some(s) = stage {
+            self.stage_tiles(s);
+        }
+        let vars = self.row_vars(march, stage);
+        for (ty, name) in &vars {
+            let _ = writeln!(self.out, "    {ty} {name}_v[PACC_RY];");
+        }
+        // Row prologue: coordinates, queues, registers loaded ahead, the row's tile cells.
+        self.row_loop("    ", &[], &vars, |g| {
+            g.row_coordinates(n);
+            g.fill_queues(march);
+            g.fill_ahead(march);
+            if let Some(s) = stage {
+                g.stage_row_prologue(s, march);
+            }
+        });
+        if let Some(s) = stage {
+            self.stage_y_prologue(s);
+        }
+        let _ = writeln!(
+            self.out,
+            "    #pragma unroll PACC_UNROLL\n    for (long long {z} = pacc_zb; {z} < pacc_ze; ++{z}) {{\n        \
+             const long long pacc_zo = ({z} - pacc_base) * pacc_pl;"
+        );
+        let at = ["const long long pacc_at = pacc_zo + pacc_c;"];
+        self.row_loop("        ", &at, &vars, |g| {
+            g.advance_queues(march);
+            g.advance_ahead(march);
+            g.prefetch_l2(march);
+            if let Some(s) = stage {
+                g.stage_row_step(s, march);
+            }
+        });
+        if let Some(s) = stage {
+            self.stage_y_step(s);
+            self.out.push_str("        __syncthreads();\n");
+        }
+        self.row_loop("        ", &at, &vars, |g| g.compute(n, march, stage, reds));
         if let Some(s) = stage {
             self.stage_rotate(s);
         }
         let _ = writeln!(self.out, "    }}");
-        self.block_reductions(&reds, true);
-        self.out.push_str("}\n");
+    }
+
+    /// One unrolled loop over the thread's rows at indentation `ind`: the row's variables copied
+    /// in (except in the prologue, which declares them), `pre`, the code `body` writes (indented
+    /// one level further), and the variables copied back.
+    fn row_loop(
+        &mut self,
+        ind: &str,
+        pre: &[&str],
+        vars: &[(String, String)],
+        body: impl FnOnce(&mut Self),
+    ) {
+        let prologue = pre.is_empty();
+        let _ = writeln!(
+            self.out,
+            "{ind}#pragma unroll\n{ind}for (int pacc_r = 0; pacc_r < PACC_RY; ++pacc_r) {{"
+        );
+        let saved = std::mem::take(&mut self.out);
+        if !prologue {
+            for (ty, name) in vars {
+                let _ = writeln!(self.out, "{ind}{ty} {name} = {name}_v[pacc_r];");
+            }
+            for p in pre {
+                let _ = writeln!(self.out, "{ind}{p}");
+            }
+        }
+        body(self);
+        for (_, name) in vars {
+            let _ = writeln!(self.out, "{ind}{name}_v[pacc_r] = {name};");
+        }
+        let inner = std::mem::replace(&mut self.out, saved);
+        // The emitters write at the depth of `ind`; the loop nests them one level deeper.
+        for line in inner.lines() {
+            let pad = if line.starts_with('#') { "" } else { "    " };
+            let _ = writeln!(self.out, "{pad}{line}");
+        }
+        let _ = writeln!(self.out, "{ind}}}");
+    }
+
+    /// The row's coordinate, its column in the plane, and the in-plane guards.
+    fn row_coordinates(&mut self, n: &Nest) {
+        let lv = self.loop_vars.clone();
+        let (y, x) = (&lv[1], &lv[2]);
+        let _ = writeln!(
+            self.out,
+            "    const long long {y} = (long long)blockIdx.y * (PACC_BY * PACC_RY) + pacc_ty + pacc_r * PACC_BY;\n    \
+             const long long pacc_c = {y} * pacc_rp + {x};\n    \
+             const bool pacc_in = {x} < pacc_n2 && {y} < pacc_n1;"
+        );
+        let guard = self.in_plane_guard(n, &lv);
+        let _ = writeln!(self.out, "    const bool pacc_xy = {guard};");
+    }
+
+    /// `pacc_in` and the nest's ranges along the in-plane axes.
+    fn in_plane_guard(&self, n: &Nest, lv: &[String]) -> String {
+        let mut guard = vec!["pacc_in".to_string()];
+        for (axis, (v, r)) in lv.iter().zip(&n.ranges).enumerate().skip(1) {
+            guard.push(format!("{v} >= {}", self.bound(r.lo, axis)));
+            guard.push(format!("{v} < {}", self.bound(r.hi, axis)));
+        }
+        guard.join(" && ")
+    }
+
+    /// The variables each row of a thread keeps across phases, with their C types.
+    fn row_vars(&self, m: &March, stage: Option<&Stage>) -> Vec<(String, String)> {
+        let mut v: Vec<(String, String)> = [
+            ("long long", self.loop_vars[1].as_str()),
+            ("long long", "pacc_c"),
+            ("bool", "pacc_in"),
+            ("bool", "pacc_xy"),
+        ]
+        .iter()
+        .map(|(t, n)| (t.to_string(), n.to_string()))
+        .collect();
+        for (&a, c) in &m.cached {
+            let t = self.elem_c(a).to_string();
+            v.extend((c.lo..=c.hi).map(|dz| (t.clone(), queue_reg(a, dz))));
+            v.push((t, format!("pacc_next{a}")));
+        }
+        for &a in &m.ahead {
+            let t = self.elem_c(a).to_string();
+            v.push((t.clone(), format!("pacc_r{a}")));
+            v.push((t, format!("pacc_rn{a}")));
+        }
+        if let Some(s) = stage {
+            v.extend(self.stage_row_vars(s));
+        }
+        v
     }
 
     /// Thread coordinates, the segment of planes and the in-plane guard.

@@ -131,10 +131,14 @@ impl Stage {
         format!("(PACC_BX + {})", t.lo[1] + t.hi[1])
     }
 
-    /// C of the elements in one tile.
+    /// C of the elements in one tile (3D: `PACC_RY` rows per thread).
     fn area(&self, t: &Tile) -> String {
         if self.ndim == 3 {
-            format!("{} * (PACC_BY + {})", Self::width(t), t.lo[0] + t.hi[0])
+            format!(
+                "{} * (PACC_BY * PACC_RY + {})",
+                Self::width(t),
+                t.lo[0] + t.hi[0]
+            )
         } else {
             Self::width(t)
         }
@@ -277,6 +281,175 @@ impl Gen<'_> {
         let _ = writeln!(self.out, "        __syncthreads();");
     }
 
+    /// The tiles and the ring's tile offsets, which every row of a thread shares (3D).
+    pub(super) fn stage_tiles(&mut self, s: &Stage) {
+        for t in &s.tiles {
+            self.stage_tile(s, t);
+            self.stage_slots(s, t);
+        }
+    }
+
+    /// A row's place in each tile, its x-halo cell and the first step's planes (3D, inside the
+    /// row loop).
+    pub(super) fn stage_row_prologue(&mut self, s: &Stage, m: &March) {
+        for t in &s.tiles {
+            let a = t.array;
+            let _ = writeln!(
+                self.out,
+                "    const int pacc_si{a} = (pacc_ty + pacc_r * PACC_BY + {}) * pacc_sw{a} + pacc_tx + {};",
+                t.lo[0], t.lo[1]
+            );
+            self.stage_cells(s, t, m, "    ");
+        }
+    }
+
+    /// The variables of a row that the staged form keeps across the phases of a step.
+    pub(super) fn stage_row_vars(&self, s: &Stage) -> Vec<(String, String)> {
+        let mut v = Vec::new();
+        for t in &s.tiles {
+            let a = t.array;
+            let ty = self.f.arrays[a].elem.cuda_name().to_string();
+            v.push(("int".to_string(), format!("pacc_si{a}")));
+            if t.lo[1] + t.hi[1] > 0 {
+                v.push(("int".to_string(), format!("pacc_hxo{a}")));
+                v.push(("bool".to_string(), format!("pacc_hxv{a}")));
+                v.push((ty.clone(), format!("pacc_hx{a}")));
+            }
+            v.push((ty, format!("pacc_hc{a}")));
+        }
+        v
+    }
+
+    fn stage_tile(&mut self, s: &Stage, t: &Tile) {
+        let a = t.array;
+        let ty = self.f.arrays[a].elem.cuda_name();
+        let name = super::cuda::c_ident(&self.f.arrays[a].name.to_string());
+        let _ = writeln!(
+            self.out,
+            "    // `{name}` in shared memory: a ring of {ring} tiles (planes z{} ..= z{} and the next).\n    \
+             __shared__ {ty} pacc_sm{a}[{ring} * {area}];\n    \
+             const int pacc_sw{a} = {};",
+            signed(t.dlo),
+            signed(t.dhi),
+            Stage::width(t),
+            ring = t.ring(),
+            area = s.area(t),
+        );
+    }
+
+    fn stage_slots(&mut self, s: &Stage, t: &Tile) {
+        let a = t.array;
+        let area = s.area(t);
+        let slots: Vec<String> = (0..t.ring())
+            .map(|j| format!("pacc_so{a}_{j} = {j} * {area}"))
+            .collect();
+        let _ = writeln!(self.out, "    int {};", slots.join(", "));
+    }
+
+    /// The x-halo cell of the thread (or row), the centre register, and the first step's planes.
+    fn stage_cells(&mut self, s: &Stage, t: &Tile, m: &March, ind: &str) {
+        let a = t.array;
+        let ty = self.f.arrays[a].elem.cuda_name();
+        if let Some(h) = self.halos_along(s, t, true).into_iter().next() {
+            let _ = writeln!(
+                self.out,
+                "{ind}// The x-halo cell this thread loads (offset 0: none).\n{ind}\
+                 const int pacc_hxo{a} = pacc_tx < {lo} ? -{lo} : (pacc_tx >= PACC_BX - {hi} ? {hi} : 0);\n{ind}\
+                 const bool pacc_hxv{a} = pacc_hxo{a} != 0 && {other}{v} + pacc_hxo{a} >= 0 && {v} + pacc_hxo{a} < {n};\n{ind}\
+                 {ty} pacc_hx{a} = ({ty})0;",
+                lo = h.lo,
+                hi = h.hi,
+                other = h.other,
+                v = h.var,
+                n = h.n,
+            );
+        }
+        let centre = self.stage_centre(t, m);
+        let _ = writeln!(self.out, "{ind}{ty} pacc_hc{a} = ({ty})0;");
+        let _ = writeln!(self.out, "{ind}if (pacc_zb < pacc_ze) {{");
+        let inner = format!("{ind}    ");
+        for dz in t.dlo..t.dhi {
+            let g = format!("(pacc_zb - pacc_base + ({dz})) * pacc_pl + pacc_c");
+            self.stage_load_along(s, t, &g, None, &inner, true);
+            self.stage_store_along(s, t, dz - t.dlo, None, &inner, true);
+        }
+        let g = format!("(pacc_zb - pacc_base + ({})) * pacc_pl + pacc_c", t.dhi);
+        self.stage_load_along(s, t, &g, centre.as_deref(), &inner, true);
+        let _ = writeln!(self.out, "{ind}}}");
+    }
+
+    /// The y-halo cell of each thread (3D, after the row loop): threads of the top rows of the
+    /// block load the rows above the tile, next to their first row; threads of the bottom rows
+    /// the rows below it, next to their last row. Then the first step's planes of that cell.
+    pub(super) fn stage_y_prologue(&mut self, s: &Stage) {
+        let x = self.loop_vars[2].clone();
+        for t in s.tiles.iter().filter(|t| t.lo[0] + t.hi[0] > 0) {
+            let a = t.array;
+            let ty = self.f.arrays[a].elem.cuda_name();
+            let src = super::cuda::c_ident(&self.f.arrays[a].name.to_string());
+            let y = &self.loop_vars[1];
+            let (lo, hi) = (t.lo[0], t.hi[0]);
+            let _ = writeln!(
+                self.out,
+                "    // The y-halo cell this thread loads (offset 0: none), beside its first or last row.\n    \
+                 const int pacc_hyo{a} = pacc_ty < {lo} ? -{lo} : (pacc_ty >= PACC_BY - {hi} ? {hi} : 0);\n    \
+                 const int pacc_hyr{a} = pacc_hyo{a} < 0 ? 0 : PACC_RY - 1;\n    \
+                 const long long pacc_hyy{a} = {y}_v[pacc_hyr{a}] + pacc_hyo{a};\n    \
+                 const bool pacc_hyv{a} = pacc_hyo{a} != 0 && {x} < pacc_n2 && pacc_hyy{a} >= 0 && pacc_hyy{a} < pacc_n1;\n    \
+                 const long long pacc_hyc{a} = pacc_c_v[pacc_hyr{a}] + pacc_hyo{a} * pacc_rp;\n    \
+                 const int pacc_hys{a} = pacc_si{a}_v[pacc_hyr{a}] + pacc_hyo{a} * pacc_sw{a};\n    \
+                 {ty} pacc_hy{a} = ({ty})0;\n    \
+                 if (pacc_zb < pacc_ze) {{"
+            );
+            for dz in t.dlo..=t.dhi {
+                let _ = writeln!(
+                    self.out,
+                    "        if (pacc_hyv{a}) pacc_hy{a} = {src}[(pacc_zb - pacc_base + ({dz})) * pacc_pl + pacc_hyc{a}];"
+                );
+                if dz < t.dhi {
+                    let _ = writeln!(
+                        self.out,
+                        "        if (pacc_hyv{a}) pacc_sm{a}[pacc_so{a}_{} + pacc_hys{a}] = pacc_hy{a};",
+                        dz - t.dlo
+                    );
+                }
+            }
+            let _ = writeln!(self.out, "    }}");
+        }
+    }
+
+    /// Each step (3D, after the rows' stores): the y-halo cell of plane `z + dhi` into the
+    /// ring, and the next step's cell into the register.
+    pub(super) fn stage_y_step(&mut self, s: &Stage) {
+        let z = self.loop_vars[0].clone();
+        for t in s.tiles.iter().filter(|t| t.lo[0] + t.hi[0] > 0) {
+            let a = t.array;
+            let src = super::cuda::c_ident(&self.f.arrays[a].name.to_string());
+            let _ = writeln!(
+                self.out,
+                "        if (pacc_hyv{a}) pacc_sm{a}[pacc_so{a}_{} + pacc_hys{a}] = pacc_hy{a};\n        \
+                 if (pacc_hyv{a} && {z} + 1 < pacc_ze) pacc_hy{a} = {src}[pacc_zo + ({}) * pacc_pl + pacc_hyc{a}];",
+                t.dhi - t.dlo,
+                t.dhi + 1
+            );
+        }
+    }
+
+    /// Each step of the rows form: store plane `z + dhi` of the row's cells (centre and x
+    /// halo), then start loading the next step's; the y-halo cell and the barrier follow the
+    /// row loop.
+    pub(super) fn stage_row_step(&mut self, s: &Stage, m: &March) {
+        let z = self.loop_vars[0].clone();
+        for t in &s.tiles {
+            let centre = self.stage_centre(t, m);
+            self.stage_store_along(s, t, t.dhi - t.dlo, centre.as_deref(), "        ", true);
+            let g = format!("pacc_at + ({}) * pacc_pl", t.dhi + 1);
+            let _ = writeln!(self.out, "        if ({z} + 1 < pacc_ze) {{");
+            self.stage_load_along(s, t, &g, centre.as_deref(), "            ", true);
+            let _ = writeln!(self.out, "        }}");
+        }
+    }
+
     /// Turns each ring by one plane: the tile read at the lowest offset becomes the spare.
     pub(super) fn stage_rotate(&mut self, s: &Stage) {
         for t in &s.tiles {
@@ -303,12 +476,24 @@ impl Gen<'_> {
     /// Loads the thread's cells of the plane whose thread-column element is at flat index `g`
     /// into its registers (the centre only when no queue holds it).
     fn stage_load(&mut self, s: &Stage, t: &Tile, g: &str, centre: Option<&str>, ind: &str) {
+        self.stage_load_along(s, t, g, centre, ind, false)
+    }
+
+    fn stage_load_along(
+        &mut self,
+        s: &Stage,
+        t: &Tile,
+        g: &str,
+        centre: Option<&str>,
+        ind: &str,
+        x_only: bool,
+    ) {
         let a = t.array;
         let src = super::cuda::c_ident(&self.f.arrays[a].name.to_string());
         if centre.is_none() {
             let _ = writeln!(self.out, "{ind}if (pacc_in) pacc_hc{a} = {src}[{g}];");
         }
-        for h in self.halos(s, t) {
+        for h in self.halos_along(s, t, x_only) {
             let k = h.key;
             let _ = writeln!(
                 self.out,
@@ -320,11 +505,23 @@ impl Gen<'_> {
 
     /// Stores the thread's cells into ring tile `slot`.
     fn stage_store(&mut self, s: &Stage, t: &Tile, slot: i64, centre: Option<&str>, ind: &str) {
+        self.stage_store_along(s, t, slot, centre, ind, false)
+    }
+
+    fn stage_store_along(
+        &mut self,
+        s: &Stage,
+        t: &Tile,
+        slot: i64,
+        centre: Option<&str>,
+        ind: &str,
+        x_only: bool,
+    ) {
         let a = t.array;
         let dst = format!("pacc_sm{a}[pacc_so{a}_{slot} + pacc_si{a}");
         let c = centre.map_or(format!("pacc_hc{a}"), str::to_string);
         let _ = writeln!(self.out, "{ind}if (pacc_in) {dst}] = {c};");
-        for h in self.halos(s, t) {
+        for h in self.halos_along(s, t, x_only) {
             let k = h.key;
             let _ = writeln!(
                 self.out,
@@ -336,6 +533,12 @@ impl Gen<'_> {
 
     /// The in-plane axes along which tile `t` has a halo.
     fn halos(&self, s: &Stage, t: &Tile) -> Vec<Halo> {
+        self.halos_along(s, t, false)
+    }
+
+    /// As [`Gen::halos`], or only the x halo (`x_only`: a row's cells in the rows form, where
+    /// the y halo is the thread's).
+    fn halos_along(&self, s: &Stage, t: &Tile, x_only: bool) -> Vec<Halo> {
         let lv = &self.loop_vars;
         let a = t.array;
         let mut out = Vec::new();
@@ -359,7 +562,7 @@ impl Gen<'_> {
                 tile_stride: String::new(),
             });
         }
-        if s.ndim == 3 && t.lo[0] + t.hi[0] > 0 {
+        if s.ndim == 3 && !x_only && t.lo[0] + t.hi[0] > 0 {
             out.push(Halo {
                 axis: "y",
                 key: "hy",
@@ -455,7 +658,7 @@ mod tests {
         assert_eq!(
             s.condition(),
             "PACC_STAGE && PACC_BX >= 8 && PACC_BY >= 8 && \
-             2 * (PACC_BX + 8) * (PACC_BY + 8) * 4 + 4096 <= 49152"
+             2 * (PACC_BX + 8) * (PACC_BY * PACC_RY + 8) * 4 + 4096 <= 49152"
         );
         let s2 = Stage {
             ndim: 2,

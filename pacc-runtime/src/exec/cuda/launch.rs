@@ -105,7 +105,9 @@ pub(crate) fn geometry(
             let by = if ndim == 3 { by } else { 1 };
             let func = module.function(&kd.name)?;
             let per_sm = driver::max_active_blocks_per_sm(func, bx * by).map_or(1, |n| n.max(1));
-            let (gx, gy) = plane(bx, by);
+            // A 3D block covers `by` rows of threads, each computing `ry` rows.
+            let rows = if ndim == 3 { tuning.rows() } else { 1 };
+            let (gx, gy) = plane(bx, by * rows);
             Ok(Geometry {
                 func,
                 marching: true,
@@ -151,7 +153,9 @@ pub(crate) fn occupancy_guard(
     program: &crate::program::Program,
     tuning: &MarchTuning,
 ) -> Result<Option<(MarchTuning, String)>, Error> {
-    if tuning.minb.is_some() {
+    // Several rows per thread take registers by design (four rows of `propagate`: 128, one
+    // block per SM, the fastest shape at 512³); capping them would spill.
+    if tuning.minb.is_some() || tuning.rows() > 1 {
         return Ok(None);
     }
     for kd in &program.kernels {
