@@ -207,19 +207,7 @@ impl Gen<'_> {
     pub(super) fn stage_prologue(&mut self, s: &Stage, m: &March) {
         for t in &s.tiles {
             let a = t.array;
-            let ty = self.f.arrays[a].elem.cuda_name();
-            let name = super::cuda::c_ident(&self.f.arrays[a].name.to_string());
-            let area = s.area(t);
-            let ring = t.ring();
-            let _ = writeln!(
-                self.out,
-                "    // `{name}` in shared memory: a ring of {ring} tiles (planes z{} ..= z{} and the next).\n    \
-                 __shared__ {ty} pacc_sm{a}[{ring} * {area}];\n    \
-                 const int pacc_sw{a} = {};",
-                signed(t.dlo),
-                signed(t.dhi),
-                Stage::width(t)
-            );
+            self.stage_tile(s, t);
             let si = if s.ndim == 3 {
                 format!(
                     "(pacc_ty + {}) * pacc_sw{a} + pacc_tx + {}",
@@ -229,39 +217,8 @@ impl Gen<'_> {
                 format!("pacc_tx + {}", t.lo[1])
             };
             let _ = writeln!(self.out, "    const int pacc_si{a} = {si};");
-            let slots: Vec<String> = (0..ring)
-                .map(|j| format!("pacc_so{a}_{j} = {j} * {area}"))
-                .collect();
-            let _ = writeln!(self.out, "    int {};", slots.join(", "));
-            for h in self.halos(s, t) {
-                let _ = writeln!(
-                    self.out,
-                    "    // The {axis}-halo cell this thread loads (offset 0: none).\n    \
-                     const int pacc_{k}o{a} = {tid} < {lo} ? -{lo} : ({tid} >= {extent} - {hi} ? {hi} : 0);\n    \
-                     const bool pacc_{k}v{a} = pacc_{k}o{a} != 0 && {other}{v} + pacc_{k}o{a} >= 0 && {v} + pacc_{k}o{a} < {n};\n    \
-                     {ty} pacc_{k}{a} = ({ty})0;",
-                    axis = h.axis,
-                    k = h.key,
-                    tid = h.tid,
-                    lo = h.lo,
-                    hi = h.hi,
-                    extent = h.extent,
-                    other = h.other,
-                    v = h.var,
-                    n = h.n,
-                );
-            }
-            let centre = self.stage_centre(t, m);
-            let _ = writeln!(self.out, "    {ty} pacc_hc{a} = ({ty})0;");
-            let _ = writeln!(self.out, "    if (pacc_zb < pacc_ze) {{");
-            for dz in t.dlo..t.dhi {
-                let g = format!("(pacc_zb - pacc_base + ({dz})) * pacc_pl + pacc_c");
-                self.stage_load(s, t, &g, None, "        ");
-                self.stage_store(s, t, dz - t.dlo, None, "        ");
-            }
-            let g = format!("(pacc_zb - pacc_base + ({})) * pacc_pl + pacc_c", t.dhi);
-            self.stage_load(s, t, &g, centre.as_deref(), "        ");
-            let _ = writeln!(self.out, "    }}");
+            self.stage_slots(s, t);
+            self.stage_cells(s, t, m, "    ", false);
         }
     }
 
@@ -299,7 +256,7 @@ impl Gen<'_> {
                 "    const int pacc_si{a} = (pacc_ty + pacc_r * PACC_BY + {}) * pacc_sw{a} + pacc_tx + {};",
                 t.lo[0], t.lo[1]
             );
-            self.stage_cells(s, t, m, "    ");
+            self.stage_cells(s, t, m, "    ", true);
         }
     }
 
@@ -346,19 +303,24 @@ impl Gen<'_> {
         let _ = writeln!(self.out, "    int {};", slots.join(", "));
     }
 
-    /// The x-halo cell of the thread (or row), the centre register, and the first step's planes.
-    fn stage_cells(&mut self, s: &Stage, t: &Tile, m: &March, ind: &str) {
+    /// The halo cells of the thread (`x_only`: of the row), the centre register, and the first
+    /// step's planes.
+    fn stage_cells(&mut self, s: &Stage, t: &Tile, m: &March, ind: &str, x_only: bool) {
         let a = t.array;
         let ty = self.f.arrays[a].elem.cuda_name();
-        if let Some(h) = self.halos_along(s, t, true).into_iter().next() {
+        for h in self.halos_along(s, t, x_only) {
             let _ = writeln!(
                 self.out,
-                "{ind}// The x-halo cell this thread loads (offset 0: none).\n{ind}\
-                 const int pacc_hxo{a} = pacc_tx < {lo} ? -{lo} : (pacc_tx >= PACC_BX - {hi} ? {hi} : 0);\n{ind}\
-                 const bool pacc_hxv{a} = pacc_hxo{a} != 0 && {other}{v} + pacc_hxo{a} >= 0 && {v} + pacc_hxo{a} < {n};\n{ind}\
-                 {ty} pacc_hx{a} = ({ty})0;",
+                "{ind}// The {axis}-halo cell this thread loads (offset 0: none).\n{ind}\
+                 const int pacc_{k}o{a} = {tid} < {lo} ? -{lo} : ({tid} >= {extent} - {hi} ? {hi} : 0);\n{ind}\
+                 const bool pacc_{k}v{a} = pacc_{k}o{a} != 0 && {other}{v} + pacc_{k}o{a} >= 0 && {v} + pacc_{k}o{a} < {n};\n{ind}\
+                 {ty} pacc_{k}{a} = ({ty})0;",
+                axis = h.axis,
+                k = h.key,
+                tid = h.tid,
                 lo = h.lo,
                 hi = h.hi,
+                extent = h.extent,
                 other = h.other,
                 v = h.var,
                 n = h.n,
@@ -370,11 +332,11 @@ impl Gen<'_> {
         let inner = format!("{ind}    ");
         for dz in t.dlo..t.dhi {
             let g = format!("(pacc_zb - pacc_base + ({dz})) * pacc_pl + pacc_c");
-            self.stage_load_along(s, t, &g, None, &inner, true);
-            self.stage_store_along(s, t, dz - t.dlo, None, &inner, true);
+            self.stage_load_along(s, t, &g, None, &inner, x_only);
+            self.stage_store_along(s, t, dz - t.dlo, None, &inner, x_only);
         }
         let g = format!("(pacc_zb - pacc_base + ({})) * pacc_pl + pacc_c", t.dhi);
-        self.stage_load_along(s, t, &g, centre.as_deref(), &inner, true);
+        self.stage_load_along(s, t, &g, centre.as_deref(), &inner, x_only);
         let _ = writeln!(self.out, "{ind}}}");
     }
 
@@ -532,12 +494,8 @@ impl Gen<'_> {
     }
 
     /// The in-plane axes along which tile `t` has a halo.
-    fn halos(&self, s: &Stage, t: &Tile) -> Vec<Halo> {
-        self.halos_along(s, t, false)
-    }
-
-    /// As [`Gen::halos`], or only the x halo (`x_only`: a row's cells in the rows form, where
-    /// the y halo is the thread's).
+    /// (`x_only`: only the x halo, a row's cells in the rows form, where the y halo is the
+    /// thread's.)
     fn halos_along(&self, s: &Stage, t: &Tile, x_only: bool) -> Vec<Halo> {
         let lv = &self.loop_vars;
         let a = t.array;
