@@ -329,7 +329,13 @@ mod tests {
         let r = MarchTuning::parse("ry=4").unwrap();
         assert_eq!((r.rows(), r.describe()), (4, "ry=4".to_string()));
         assert!(r.source(staged).starts_with("#define PACC_RY 4\n"));
-        assert!(MarchTuning::parse("ry=9").is_err() && MarchTuning::parse("ry=0").is_err());
+        for bad in ["ry=9", "ry=0"] {
+            let e = MarchTuning::parse(bad).unwrap_err().to_string();
+            assert!(
+                e.contains("out of range") && e.contains("ry=N (rows per thread in 3D, 1..=8)"),
+                "{e}"
+            );
+        }
         assert!(MarchTuning::row_forms(
             "#ifndef PACC_RY\n#define PACC_RY 1\n#endif\n"
         ));

@@ -259,15 +259,7 @@ impl Options {
             o.kernel_form = v.parse()?;
         }
         if let Ok(v) = std::env::var("PACC_PAD_ROWS") {
-            o.unpadded_rows = match v.as_str() {
-                "0" | "false" | "no" => true,
-                "1" | "true" | "yes" => false,
-                _ => {
-                    return Err(Error::Option(format!(
-                        "PACC_PAD_ROWS={v}: expected 1 (pad device rows to 128 bytes, the default) or 0"
-                    )))
-                }
-            };
+            o.unpadded_rows = !pad_rows(&v)?;
         }
         if let Ok(v) = std::env::var("PACC_COMPRESS") {
             let l = parse_list(&v).map_err(|m| Error::Option(format!("PACC_COMPRESS={v}: {m}")))?;
@@ -463,6 +455,17 @@ fn reason(e: Error) -> String {
     }
 }
 
+/// `PACC_PAD_ROWS`: whether device rows are padded.
+fn pad_rows(v: &str) -> Result<bool, Error> {
+    match v {
+        "1" | "true" | "yes" => Ok(true),
+        "0" | "false" | "no" => Ok(false),
+        _ => Err(Error::Option(format!(
+            "PACC_PAD_ROWS={v}: expected 1 (pad device rows to 128 bytes, the default) or 0"
+        ))),
+    }
+}
+
 fn env_usize(key: &str) -> Result<Option<usize>, Error> {
     match std::env::var(key) {
         Ok(v) => v.parse().map(Some).map_err(|_| {
@@ -477,6 +480,23 @@ fn env_usize(key: &str) -> Result<Option<usize>, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pad_rows_parses_and_refuses_clearly() {
+        assert!(pad_rows("1").unwrap() && pad_rows("yes").unwrap());
+        assert!(!pad_rows("0").unwrap() && !pad_rows("false").unwrap());
+        match pad_rows("off") {
+            Err(Error::Option(m)) => {
+                assert!(
+                    m.contains("PACC_PAD_ROWS=off") && m.contains("expected 1"),
+                    "{m}"
+                )
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(Options::new().row_padding(false).unpadded_rows);
+        assert!(!Options::new().unpadded_rows);
+    }
 
     #[test]
     fn kernel_form_parses_and_refuses_clearly() {

@@ -135,19 +135,25 @@ mod cuda_rates {
                 compress: Vec::new(),
             },
         )?;
-        let o = Options {
-            fma: opts.fma,
-            kernel_form: opts.kernel_form,
-            march: opts.march,
-            unpadded_rows: opts.unpadded_rows,
-            ..Options::default()
-        };
+        let o = kernel_options(opts);
         // The first run compiles and warms up; the second is timed.
         cuda::execute(program, &plan, &slab.invocation(program, inv, steps), &o)?;
         let out = cuda::execute(program, &plan, &slab.invocation(program, inv, steps), &o)?;
         let rates = rates_from(program, &out);
         rate_cache().insert(key, rates.clone());
         Ok(rates)
+    }
+
+    /// The settings of `opts` that a kernel's rate depends on (the rest of [`Key`]), and
+    /// defaults for everything else.
+    fn kernel_options(opts: &Options) -> Options {
+        Options {
+            fma: opts.fma,
+            kernel_form: opts.kernel_form,
+            march: opts.march,
+            unpadded_rows: opts.unpadded_rows,
+            ..Options::default()
+        }
     }
 
     /// Each candidate compile-time shape with every kernel's points per second, timed as
@@ -163,11 +169,8 @@ mod cuda_rates {
             .iter()
             .filter_map(|&c| {
                 let o = Options {
-                    fma: opts.fma,
-                    kernel_form: opts.kernel_form,
                     march: Some(c),
-                    unpadded_rows: opts.unpadded_rows,
-                    ..Options::default()
+                    ..kernel_options(opts)
                 };
                 measure_kernel_rates(program, inv, &o).ok().map(|r| (c, r))
             })

@@ -107,6 +107,14 @@ impl March {
     }
 }
 
+/// The block's segment of planes, `pacc_zb .. pacc_ze`, from grid index `seg_idx`.
+fn segment(seg_idx: &str) -> String {
+    format!(
+        "    const long long pacc_zb = pacc_z0 + (long long){seg_idx} * pacc_seg;\n    \
+         const long long pacc_ze = pacc_zb + pacc_seg < pacc_z1 ? pacc_zb + pacc_seg : pacc_z1;\n"
+    )
+}
+
 fn off_name(dz: i64) -> String {
     match dz {
         0 => "0".into(),
@@ -228,7 +236,8 @@ impl Gen<'_> {
         self.advance_ahead(march);
         self.prefetch_l2(march);
         if let Some(s) = stage {
-            self.stage_step(s, march);
+            self.stage_step(s, march, false);
+            self.out.push_str("        __syncthreads();\n");
         }
         self.compute(n, march, stage, reds);
         if let Some(s) = stage {
@@ -270,11 +279,11 @@ impl Gen<'_> {
             self.out,
             "    const int pacc_tx = threadIdx.x;\n    \
              const int pacc_ty = threadIdx.y;\n    \
-             const long long {x} = (long long)blockIdx.x * PACC_BX + pacc_tx;\n    \
-             const long long pacc_zb = pacc_z0 + (long long)blockIdx.z * pacc_seg;\n    \
-             const long long pacc_ze = pacc_zb + pacc_seg < pacc_z1 ? pacc_zb + pacc_seg : pacc_z1;\n    \
-             const long long pacc_pl = pacc_n1 * pacc_rp;"
+             const long long {x} = (long long)blockIdx.x * PACC_BX + pacc_tx;"
         );
+        self.out.push_str(&segment("blockIdx.z"));
+        self.out
+            .push_str("    const long long pacc_pl = pacc_n1 * pacc_rp;\n");
         self.reduction_accumulators(reds, true, "    ");
         if let Some(s) = stage {
             self.stage_tiles(s);
@@ -284,7 +293,7 @@ impl Gen<'_> {
             let _ = writeln!(self.out, "    {ty} {name}_v[PACC_RY];");
         }
         // Row prologue: coordinates, queues, registers loaded ahead, the row's tile cells.
-        self.row_loop("    ", &[], &vars, |g| {
+        self.row_loop("    ", None, &vars, |g| {
             g.row_coordinates(n);
             g.fill_queues(march);
             g.fill_ahead(march);
@@ -300,49 +309,46 @@ impl Gen<'_> {
             "    #pragma unroll PACC_UNROLL\n    for (long long {z} = pacc_zb; {z} < pacc_ze; ++{z}) {{\n        \
              const long long pacc_zo = ({z} - pacc_base) * pacc_pl;"
         );
-        let at = ["const long long pacc_at = pacc_zo + pacc_c;"];
-        self.row_loop("        ", &at, &vars, |g| {
+        let at = Some("const long long pacc_at = pacc_zo + pacc_c;");
+        self.row_loop("        ", at, &vars, |g| {
             g.advance_queues(march);
             g.advance_ahead(march);
             g.prefetch_l2(march);
             if let Some(s) = stage {
-                g.stage_row_step(s, march);
+                g.stage_step(s, march, true);
             }
         });
         if let Some(s) = stage {
             self.stage_y_step(s);
             self.out.push_str("        __syncthreads();\n");
         }
-        self.row_loop("        ", &at, &vars, |g| g.compute(n, march, stage, reds));
+        self.row_loop("        ", at, &vars, |g| g.compute(n, march, stage, reds));
         if let Some(s) = stage {
             self.stage_rotate(s);
         }
         let _ = writeln!(self.out, "    }}");
     }
 
-    /// One unrolled loop over the thread's rows at indentation `ind`: the row's variables copied
-    /// in (except in the prologue, which declares them), `pre`, the code `body` writes (indented
-    /// one level further), and the variables copied back.
+    /// One unrolled loop over the thread's rows at indentation `ind`: the row's variables and
+    /// `pre` (`None` in the prologue, whose body declares them), the code `body` writes
+    /// (indented one level further), and the variables copied back.
     fn row_loop(
         &mut self,
         ind: &str,
-        pre: &[&str],
+        pre: Option<&str>,
         vars: &[(String, String)],
         body: impl FnOnce(&mut Self),
     ) {
-        let prologue = pre.is_empty();
         let _ = writeln!(
             self.out,
             "{ind}#pragma unroll\n{ind}for (int pacc_r = 0; pacc_r < PACC_RY; ++pacc_r) {{"
         );
         let saved = std::mem::take(&mut self.out);
-        if !prologue {
+        if let Some(pre) = pre {
             for (ty, name) in vars {
                 let _ = writeln!(self.out, "{ind}{ty} {name} = {name}_v[pacc_r];");
             }
-            for p in pre {
-                let _ = writeln!(self.out, "{ind}{p}");
-            }
+            let _ = writeln!(self.out, "{ind}{pre}");
         }
         body(self);
         for (_, name) in vars {
@@ -436,20 +442,18 @@ impl Gen<'_> {
         } else {
             ("blockIdx.y", format!("{x} < pacc_n1"), "pacc_rp", x.clone())
         };
+        w.push_str(&segment(seg_idx));
         let _ = writeln!(
             w,
-            "    const long long pacc_zb = pacc_z0 + (long long){seg_idx} * pacc_seg;\n    \
-             const long long pacc_ze = pacc_zb + pacc_seg < pacc_z1 ? pacc_zb + pacc_seg : pacc_z1;\n    \
-             const long long pacc_pl = {pl};\n    \
+            "    const long long pacc_pl = {pl};\n    \
              const long long pacc_c = {c};\n    \
              const bool pacc_in = {inside};"
         );
-        let mut guard = vec!["pacc_in".to_string()];
-        for (axis, (v, r)) in lv.iter().zip(&n.ranges).enumerate().skip(1) {
-            guard.push(format!("{v} >= {}", self.bound(r.lo, axis)));
-            guard.push(format!("{v} < {}", self.bound(r.hi, axis)));
-        }
-        let _ = writeln!(w, "    const bool pacc_xy = {};", guard.join(" && "));
+        let _ = writeln!(
+            w,
+            "    const bool pacc_xy = {};",
+            self.in_plane_guard(n, lv)
+        );
         self.out.push_str(&w);
     }
 

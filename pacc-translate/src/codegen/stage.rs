@@ -222,20 +222,21 @@ impl Gen<'_> {
         }
     }
 
-    /// Each step: store plane `z + dhi`, whose values the registers hold since the step before
-    /// (the centre may come from the register queue), start loading the next step's, then the
-    /// step's one barrier. The loads' latency is hidden behind a whole step.
-    pub(super) fn stage_step(&mut self, s: &Stage, m: &March) {
+    /// Each step: store plane `z + dhi` of the thread's cells (`x_only`: of the row, whose
+    /// y-halo cell is the thread's), whose values the registers hold since the step before (the
+    /// centre may come from the register queue), and start loading the next step's. The loads'
+    /// latency is hidden behind a whole step; the caller places the step's one barrier after
+    /// every store.
+    pub(super) fn stage_step(&mut self, s: &Stage, m: &March, x_only: bool) {
         let z = self.loop_vars[0].clone();
         for t in &s.tiles {
             let centre = self.stage_centre(t, m);
-            self.stage_store(s, t, t.dhi - t.dlo, centre.as_deref(), "        ");
+            self.stage_store(s, t, t.dhi - t.dlo, centre.as_deref(), "        ", x_only);
             let g = format!("pacc_at + ({}) * pacc_pl", t.dhi + 1);
             let _ = writeln!(self.out, "        if ({z} + 1 < pacc_ze) {{");
-            self.stage_load(s, t, &g, centre.as_deref(), "            ");
+            self.stage_load(s, t, &g, centre.as_deref(), "            ", x_only);
             let _ = writeln!(self.out, "        }}");
         }
-        let _ = writeln!(self.out, "        __syncthreads();");
     }
 
     /// The tiles and the ring's tile offsets, which every row of a thread shares (3D).
@@ -267,10 +268,11 @@ impl Gen<'_> {
             let a = t.array;
             let ty = self.f.arrays[a].elem.cuda_name().to_string();
             v.push(("int".to_string(), format!("pacc_si{a}")));
-            if t.lo[1] + t.hi[1] > 0 {
-                v.push(("int".to_string(), format!("pacc_hxo{a}")));
-                v.push(("bool".to_string(), format!("pacc_hxv{a}")));
-                v.push((ty.clone(), format!("pacc_hx{a}")));
+            for h in self.halos(s, t, true) {
+                let k = h.key;
+                v.push(("int".to_string(), format!("pacc_{k}o{a}")));
+                v.push(("bool".to_string(), format!("pacc_{k}v{a}")));
+                v.push((ty.clone(), format!("pacc_{k}{a}")));
             }
             v.push((ty, format!("pacc_hc{a}")));
         }
@@ -308,7 +310,7 @@ impl Gen<'_> {
     fn stage_cells(&mut self, s: &Stage, t: &Tile, m: &March, ind: &str, x_only: bool) {
         let a = t.array;
         let ty = self.f.arrays[a].elem.cuda_name();
-        for h in self.halos_along(s, t, x_only) {
+        for h in self.halos(s, t, x_only) {
             let _ = writeln!(
                 self.out,
                 "{ind}// The {axis}-halo cell this thread loads (offset 0: none).\n{ind}\
@@ -332,11 +334,11 @@ impl Gen<'_> {
         let inner = format!("{ind}    ");
         for dz in t.dlo..t.dhi {
             let g = format!("(pacc_zb - pacc_base + ({dz})) * pacc_pl + pacc_c");
-            self.stage_load_along(s, t, &g, None, &inner, x_only);
-            self.stage_store_along(s, t, dz - t.dlo, None, &inner, x_only);
+            self.stage_load(s, t, &g, None, &inner, x_only);
+            self.stage_store(s, t, dz - t.dlo, None, &inner, x_only);
         }
         let g = format!("(pacc_zb - pacc_base + ({})) * pacc_pl + pacc_c", t.dhi);
-        self.stage_load_along(s, t, &g, centre.as_deref(), &inner, x_only);
+        self.stage_load(s, t, &g, centre.as_deref(), &inner, x_only);
         let _ = writeln!(self.out, "{ind}}}");
     }
 
@@ -397,21 +399,6 @@ impl Gen<'_> {
         }
     }
 
-    /// Each step of the rows form: store plane `z + dhi` of the row's cells (centre and x
-    /// halo), then start loading the next step's; the y-halo cell and the barrier follow the
-    /// row loop.
-    pub(super) fn stage_row_step(&mut self, s: &Stage, m: &March) {
-        let z = self.loop_vars[0].clone();
-        for t in &s.tiles {
-            let centre = self.stage_centre(t, m);
-            self.stage_store_along(s, t, t.dhi - t.dlo, centre.as_deref(), "        ", true);
-            let g = format!("pacc_at + ({}) * pacc_pl", t.dhi + 1);
-            let _ = writeln!(self.out, "        if ({z} + 1 < pacc_ze) {{");
-            self.stage_load_along(s, t, &g, centre.as_deref(), "            ", true);
-            let _ = writeln!(self.out, "        }}");
-        }
-    }
-
     /// Turns each ring by one plane: the tile read at the lowest offset becomes the spare.
     pub(super) fn stage_rotate(&mut self, s: &Stage) {
         for t in &s.tiles {
@@ -437,11 +424,8 @@ impl Gen<'_> {
 
     /// Loads the thread's cells of the plane whose thread-column element is at flat index `g`
     /// into its registers (the centre only when no queue holds it).
-    fn stage_load(&mut self, s: &Stage, t: &Tile, g: &str, centre: Option<&str>, ind: &str) {
-        self.stage_load_along(s, t, g, centre, ind, false)
-    }
-
-    fn stage_load_along(
+    /// (`x_only`: the row's cells in the rows form.)
+    fn stage_load(
         &mut self,
         s: &Stage,
         t: &Tile,
@@ -455,7 +439,7 @@ impl Gen<'_> {
         if centre.is_none() {
             let _ = writeln!(self.out, "{ind}if (pacc_in) pacc_hc{a} = {src}[{g}];");
         }
-        for h in self.halos_along(s, t, x_only) {
+        for h in self.halos(s, t, x_only) {
             let k = h.key;
             let _ = writeln!(
                 self.out,
@@ -466,11 +450,8 @@ impl Gen<'_> {
     }
 
     /// Stores the thread's cells into ring tile `slot`.
-    fn stage_store(&mut self, s: &Stage, t: &Tile, slot: i64, centre: Option<&str>, ind: &str) {
-        self.stage_store_along(s, t, slot, centre, ind, false)
-    }
-
-    fn stage_store_along(
+    /// (`x_only`: the row's cells in the rows form.)
+    fn stage_store(
         &mut self,
         s: &Stage,
         t: &Tile,
@@ -483,7 +464,7 @@ impl Gen<'_> {
         let dst = format!("pacc_sm{a}[pacc_so{a}_{slot} + pacc_si{a}");
         let c = centre.map_or(format!("pacc_hc{a}"), str::to_string);
         let _ = writeln!(self.out, "{ind}if (pacc_in) {dst}] = {c};");
-        for h in self.halos_along(s, t, x_only) {
+        for h in self.halos(s, t, x_only) {
             let k = h.key;
             let _ = writeln!(
                 self.out,
@@ -496,7 +477,7 @@ impl Gen<'_> {
     /// The in-plane axes along which tile `t` has a halo.
     /// (`x_only`: only the x halo, a row's cells in the rows form, where the y halo is the
     /// thread's.)
-    fn halos_along(&self, s: &Stage, t: &Tile, x_only: bool) -> Vec<Halo> {
+    fn halos(&self, s: &Stage, t: &Tile, x_only: bool) -> Vec<Halo> {
         let lv = &self.loop_vars;
         let a = t.array;
         let mut out = Vec::new();

@@ -80,12 +80,13 @@ pub(crate) fn choose(
     if !program.row_pitch || !aligned.padded() || !pad {
         return (flat, None);
     }
+    let extra = aligned.extra_bytes(plan);
     let why_not = if plan.compression.iter().any(Option::is_some) {
         Some("the codec reads and writes whole planes".to_string())
-    } else if aligned.extra_bytes(plan) > spare {
+    } else if extra > spare {
         Some(format!(
             "they would need {} more bytes of device memory than are free",
-            aligned.extra_bytes(plan) - spare
+            extra - spare
         ))
     } else {
         None
