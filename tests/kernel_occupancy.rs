@@ -1,6 +1,7 @@
 //! The occupancy guard: when nobody sets `minb`, no marching kernel runs with one thread block
 //! per SM (a memory-bound kernel then cannot keep enough loads in flight); an explicit `minb`
-//! is kept as asked. Skips, saying why, where there is no CUDA device.
+//! is kept as asked. The guard watches the scalar forms; the vector forms ask for two blocks
+//! per SM themselves. Skips, saying why, where there is no CUDA device.
 
 use ndarray::Array3;
 use pacc::models::acoustic;
@@ -34,7 +35,12 @@ fn sponge_run(march: Option<&str>) -> Option<Report> {
 
 #[test]
 fn unset_minb_never_leaves_one_block_per_sm() {
-    for march in [None, Some("stage=0"), Some("stage=1,unroll=1")] {
+    for march in [
+        None,
+        Some("vx=1"),
+        Some("stage=0"),
+        Some("stage=1,unroll=1"),
+    ] {
         let Some(r) = sponge_run(march) else { return };
         for k in r.kernels.iter().filter(|k| k.form != "plain") {
             assert!(k.blocks_per_sm >= 2, "{march:?}: {k}\n{r}");
@@ -44,10 +50,10 @@ fn unset_minb_never_leaves_one_block_per_sm() {
 
 #[test]
 fn explicit_minb_is_kept_and_the_guard_says_when_it_acts() {
-    let Some(asked) = sponge_run(Some("minb=1")) else {
+    let Some(asked) = sponge_run(Some("minb=1,vx=1")) else {
         return;
     };
-    let Some(default) = sponge_run(None) else {
+    let Some(default) = sponge_run(Some("vx=1")) else {
         return;
     };
     let one_block = asked.kernels[0].blocks_per_sm == 1;
@@ -60,5 +66,15 @@ fn explicit_minb_is_kept_and_the_guard_says_when_it_acts() {
     assert!(
         !asked.adjustments.iter().any(|a| a.contains("since `")),
         "{asked}"
+    );
+    // The vector form (the default in 3D) is left alone.
+    let Some(vector) = sponge_run(None) else {
+        return;
+    };
+    assert_eq!(vector.kernels[0].form, "vector", "{vector}");
+    assert!(vector.kernels[0].blocks_per_sm >= 2, "{vector}");
+    assert!(
+        !vector.adjustments.iter().any(|a| a.contains("since `")),
+        "{vector}"
     );
 }

@@ -1,6 +1,7 @@
-//! The staged marching kernels (in-plane reads from shared memory) give the serial function's
-//! bits on a CUDA device, in every tile shape, and fall back to the L1 form when the halo is
-//! wider than the block. Programs with asymmetric and diagonal in-plane reads, reads at several
+//! The staged marching kernels (in-plane reads from shared memory) and the vector forms (4
+//! points along x per thread) give the serial function's bits on a CUDA device, in every tile
+//! shape, and fall back to the L1 form when the halo is wider than the block (to the scalar
+//! forms when the rows are no whole number of vectors). Programs with asymmetric and diagonal in-plane reads, reads at several
 //! axis-0 offsets, two nests, a reduction, 2D and 3D, f32 and f64, on shapes no tile divides.
 //! Skips, saying why, where there is no device.
 
@@ -86,12 +87,16 @@ fn field3<T: From<f32>>(n: (usize, usize, usize), k: f32) -> Array3<T> {
     })
 }
 
-/// The tile shapes: the L1 form, the default staged block, a tall and a narrow tile, no
-/// unrolling; `None` is the translator's default.
+/// The tile shapes: the default (the vector form in 3D), the L1 form, the default staged block,
+/// a tall and a narrow tile, no unrolling; vector blocks of odd sizes.
 fn tunings() -> Vec<(Option<MarchTuning>, &'static str)> {
     let t = |s: &str| Some(MarchTuning::parse(s).unwrap());
     vec![
-        (None, "staged"),
+        (None, "vector"),
+        (t("vx=4,bx=3,by=5"), "vector"),
+        (t("bx=32,by=8,unroll=2"), "vector"),
+        (t("vx=4,minb=1"), "vector"),
+        (t("vx=1"), "staged"),
         (t("stage=0"), "l1"),
         (t("stage=1"), "staged"),
         (t("stage=1,bx=32,by=16"), "staged"),
@@ -145,6 +150,7 @@ fn staged_asymmetric_and_diagonal_3d_f32_equal_serial() {
             else {
                 return;
             };
+            // 70 columns: the vector form needs the padded rows (96).
             assert_eq!(form(&r), expect, "{t:?} {scheme:?}: {:?}", r.kernels);
             assert_eq!(a1, a2, "{t:?} {scheme:?}");
             assert_eq!(b1, b2, "{t:?} {scheme:?}");
@@ -168,13 +174,15 @@ fn staged_diagonal_3d_f64_two_nests_equal_serial() {
         else {
             return;
         };
+        // Diagonal reads are never staged: the vector form reads them through the L1 too.
+        let want = if expect == "vector" { "vector" } else { "l1" };
         assert_eq!(
             form(&r),
-            "l1",
+            want,
             "{t:?} ({expect} if it were a star): {:?}",
             r.kernels
         );
-        assert_eq!(r.kernels[1].form, "l1", "{:?}", r.kernels);
+        assert_eq!(r.kernels[1].form, want, "{:?}", r.kernels);
         assert_eq!(p1, p2, "{t:?}");
         assert_eq!(w1, w2, "{t:?}");
     }
@@ -210,6 +218,23 @@ fn staged_2d_rows_equal_serial() {
 }
 
 #[test]
+fn rows_of_no_whole_vector_run_the_scalar_forms() {
+    // 70 columns in the host's layout: the vector form's 16-byte accesses do not fit the rows,
+    // so the default falls back to the staged form, with the same bits.
+    let n = (23, 37, 70);
+    let c: Array3<f32> = field3(n, 0.5);
+    let (mut a1, mut b1) = (field3::<f32>(n, 0.0), Array3::<f32>::zeros(n));
+    asym3d::serial(&mut a1, &mut b1, &c, 3);
+    let (mut a2, mut b2) = (field3::<f32>(n, 0.0), Array3::<f32>::zeros(n));
+    let o = opts(None, Scheme::RegionSharing).row_padding(false);
+    let Some((_, r)) = on_cuda(|| asym3d::run(&mut a2, &mut b2, &c, 3, &o)) else {
+        return;
+    };
+    assert_eq!(form(&r), "staged", "{:?}", r.kernels);
+    assert_eq!((a1, b1), (a2, b2));
+}
+
+#[test]
 fn the_staged_source_names_its_condition() {
     // CPU-side: the generated source holds both forms, the staged one behind PACC_STAGE and a
     // shared-memory budget, with one barrier per plane.
@@ -230,4 +255,19 @@ fn the_staged_source_names_its_condition() {
     // diag3d reads `p` diagonally in the plane: no staged form at all.
     let d = diag3d::CUDA_SOURCE;
     assert_eq!(d.matches("#if PACC_STAGE").count(), 0, "{d}");
+    // 3D nests have vector forms: asym3d stages `a` (y halo 3, x halo within one vector), but
+    // not `c`; diag3d's two nests have theirs with no tile; 2D nests have none.
+    assert!(
+        src.contains("#if PACC_VX == 4 && PACC_VBX >= 2 && PACC_VBY >= 3 && "),
+        "{src}"
+    );
+    assert!(src.contains("pacc_asym3d_k0_vec("), "{src}");
+    assert!(
+        src.contains("__shared__ __align__(16) float pacc_vm0["),
+        "{src}"
+    );
+    assert!(!src.contains("pacc_vm2["), "{src}");
+    assert_eq!(d.matches("_vec(").count(), 2, "{d}");
+    assert!(!d.contains("__shared__ __align__(16)"), "{d}");
+    assert!(!r.contains("_vec("), "{r}");
 }

@@ -7,6 +7,7 @@
 //! from the tuner, which times [`MarchTuning::candidates`] on a slab of the call's arrays.
 
 use crate::error::Error;
+use crate::program::{VECTOR_BLOCK, VECTOR_WIDTH};
 
 /// Overrides of the marching kernels' compile-time shape. Unset fields keep the translator's
 /// defaults.
@@ -36,6 +37,11 @@ pub struct MarchTuning {
     /// covers `by * ry` rows, and the loop control, addresses, halo cell and barrier of a step
     /// serve `ry` points.
     pub ry: Option<u32>,
+    /// Points along x per thread of a 3D kernel (`PACC_VX`): 4 runs the vector form
+    /// ([`VECTOR_SUFFIX`](crate::program::VECTOR_SUFFIX)) wherever the source has one and the
+    /// rows allow it, the default; 1 runs the scalar forms (where `stage`, `prefetch` and `ry`
+    /// apply). `bx`, `by`, `unroll` and `minb` shape whichever form a kernel runs.
+    pub vx: Option<u32>,
 }
 
 /// Threads per SM of an H100 class device, which the candidates' occupancy targets divide.
@@ -65,15 +71,16 @@ impl MarchTuning {
     }
 
     /// `PACC_MARCH` syntax: comma-separated `bx=N`, `by=N`, `unroll=N`, `minb=N`, `stage=0|1`,
-    /// `prefetch=N`, `ry=N`.
+    /// `prefetch=N`, `ry=N`, `vx=1|4`.
     pub fn parse(v: &str) -> Result<MarchTuning, Error> {
         let bad = |what: &str| {
             Error::Option(format!(
                 "PACC_MARCH=`{v}`: {what}; expected comma-separated bx=N, by=N (threads, \
                  bx * by <= 1024), unroll=N (1..=8), minb=N (blocks per SM, 1..=32), \
                  stage=0|1 (in-plane reads through the L1 cache or from shared memory), \
-                 prefetch=N (planes ahead asked of the L2, 0..=16) and ry=N (rows per thread \
-                 in 3D, 1..=8)"
+                 prefetch=N (planes ahead asked of the L2, 0..=16), ry=N (rows per thread \
+                 in 3D, 1..=8) and vx=1|4 (points along x per thread in 3D: 4 is the vector \
+                 form)"
             ))
         };
         let mut t = MarchTuning::default();
@@ -93,11 +100,17 @@ impl MarchTuning {
                 "stage" if n <= 1 => t.stage = Some(n),
                 "prefetch" if n <= 16 => t.prefetch = Some(n),
                 "ry" if (1..=8).contains(&n) => t.ry = Some(n),
+                "vx" if n == 1 || n as usize == VECTOR_WIDTH => t.vx = Some(n),
                 _ => return Err(bad("unknown key or value out of range")),
             }
         }
         if t.bx.unwrap_or(1) * t.by.unwrap_or(1) > 1024 {
             return Err(bad("more than 1024 threads per block"));
+        }
+        if t.vector_only_scalar_keys() {
+            return Err(bad(
+                "stage, prefetch and ry shape the scalar forms: add vx=1 to run those",
+            ));
         }
         Ok(t)
     }
@@ -112,6 +125,7 @@ impl MarchTuning {
             ("stage", self.stage),
             ("prefetch", self.prefetch),
             ("ry", self.ry),
+            ("vx", self.vx),
         ];
         f.iter()
             .filter_map(|(k, v)| v.map(|v| format!("{k}={v}")))
@@ -130,7 +144,60 @@ impl MarchTuning {
     /// A source with 3D kernels (`rows`, see [`MarchTuning::row_forms`]) adds two and four rows
     /// per thread in the default form: fewer instructions per point, at 1.16x for `propagate`
     /// at 512³ with four rows (128 registers, one block per SM) on the H100.
-    pub fn candidates(block: [u32; 2], staged: Option<bool>, rows: bool) -> Vec<MarchTuning> {
+    ///
+    /// A source with vector forms (`vector`, see [`MarchTuning::vector_forms`]) runs them by
+    /// default, so the list starts with their shapes (the default 16 x 16 threads with two
+    /// blocks per SM, one block per SM, 32 x 8, and 32 x 16 with one block), then the scalar
+    /// forms' default, four rows per thread and the other in-plane form, each with `vx=1`.
+    pub fn candidates(
+        block: [u32; 2],
+        staged: Option<bool>,
+        rows: bool,
+        vector: bool,
+    ) -> Vec<MarchTuning> {
+        if !vector {
+            return Self::scalar_candidates(block, staged, rows);
+        }
+        let scalar = MarchTuning {
+            vx: Some(1),
+            ..MarchTuning::default()
+        };
+        let mut out = vec![
+            MarchTuning::default(),
+            MarchTuning {
+                minb: Some(1),
+                ..MarchTuning::default()
+            },
+            MarchTuning {
+                bx: Some(32),
+                by: Some(8),
+                ..MarchTuning::default()
+            },
+            MarchTuning {
+                bx: Some(32),
+                by: Some(16),
+                minb: Some(1),
+                ..MarchTuning::default()
+            },
+            scalar,
+        ];
+        if rows {
+            out.push(MarchTuning {
+                ry: Some(4),
+                ..scalar
+            });
+        }
+        if let Some(staged) = staged {
+            out.push(MarchTuning {
+                stage: Some(u32::from(!staged)),
+                ..scalar
+            });
+        }
+        out
+    }
+
+    /// [`MarchTuning::candidates`] of a source without vector forms.
+    fn scalar_candidates(block: [u32; 2], staged: Option<bool>, rows: bool) -> Vec<MarchTuning> {
         let threads = (block[0] * block[1]).max(1);
         let minb = |per_sm: u32| (per_sm / threads).clamp(1, 32);
         let mut out = vec![MarchTuning::default()];
@@ -205,6 +272,7 @@ impl MarchTuning {
             return source.into();
         }
         let mut s = String::new();
+        // The shape keys apply to the scalar and the vector forms alike (`PACC_V*`).
         let defs = [
             ("PACC_BX", self.bx),
             ("PACC_BY", self.by),
@@ -213,6 +281,12 @@ impl MarchTuning {
             ("PACC_STAGE", self.stage),
             ("PACC_PREFETCH", self.prefetch),
             ("PACC_RY", self.ry),
+            // Scalar forms only: the vector forms need not be compiled.
+            ("PACC_VX", self.vx.or((!self.vector()).then_some(1))),
+            ("PACC_VBX", self.bx),
+            ("PACC_VBY", self.by),
+            ("PACC_VUNROLL", self.unroll),
+            ("PACC_VMINB", self.minb),
         ];
         for (name, v) in defs {
             if let Some(v) = v {
@@ -226,6 +300,39 @@ impl MarchTuning {
     /// The thread block, `default` where not overridden.
     pub fn block(&self, [bx, by]: [u32; 2]) -> [u32; 2] {
         [self.bx.unwrap_or(bx), self.by.unwrap_or(by)]
+    }
+
+    /// Whether 3D kernels run their vector forms where they have one: `vx=4`, or `vx` unset
+    /// and none of the keys that shape only the scalar forms (`stage`, `prefetch`, `ry`) set.
+    pub fn vector(&self) -> bool {
+        match self.vx {
+            Some(v) => v != 1,
+            None => self.stage.is_none() && self.prefetch.is_none() && self.ry.is_none(),
+        }
+    }
+
+    /// These overrides for a kernel that has no vector form: its scalar forms, shaped alike.
+    pub fn scalar(&self) -> MarchTuning {
+        MarchTuning {
+            vx: Some(1),
+            ..*self
+        }
+    }
+
+    /// The thread block of a vector form, [`VECTOR_BLOCK`] where not overridden.
+    pub fn vector_block(&self) -> [u32; 2] {
+        self.block(VECTOR_BLOCK)
+    }
+
+    /// Whether keys that only shape the scalar forms are set while the vector form would run.
+    fn vector_only_scalar_keys(&self) -> bool {
+        self.vx.is_some_and(|v| v != 1)
+            && (self.stage.is_some() || self.prefetch.is_some() || self.ry.is_some())
+    }
+
+    /// Whether `source` has vector forms (3D marching kernels compiled with `PACC_VX`).
+    pub fn vector_forms(source: &str) -> bool {
+        source.contains(crate::program::VECTOR_SUFFIX) && source.contains("#define PACC_VX ")
     }
 }
 
@@ -257,12 +364,15 @@ mod tests {
             minb: Some(3),
             ..MarchTuning::default()
         };
-        assert_eq!(t.source(src), format!("#define PACC_MINB 3\n{src}"));
+        assert_eq!(
+            t.source(src),
+            format!("#define PACC_MINB 3\n#define PACC_VMINB 3\n{src}")
+        );
     }
 
     #[test]
     fn candidates_target_resident_threads() {
-        let c = MarchTuning::candidates([64, 8], Some(true), false);
+        let c = MarchTuning::candidates([64, 8], Some(true), false, false);
         let got: Vec<_> = c.iter().map(|t| (t.unroll, t.minb, t.stage)).collect();
         assert_eq!(c[4].prefetch, Some(2));
         assert_eq!(c.iter().filter(|t| t.prefetch.is_some()).count(), 1);
@@ -280,7 +390,7 @@ mod tests {
             ]
         );
         // A block of 1024 threads: one per SM is the default, two is the most.
-        let c = MarchTuning::candidates([256, 4], Some(false), false);
+        let c = MarchTuning::candidates([256, 4], Some(false), false, false);
         let got: Vec<_> = c.iter().map(|t| (t.unroll, t.minb, t.stage)).collect();
         assert_eq!(
             got,
@@ -294,14 +404,73 @@ mod tests {
             ]
         );
         // No staged form (every in-plane read diagonal, say): no stage candidates.
-        let c = MarchTuning::candidates([64, 8], None, false);
+        let c = MarchTuning::candidates([64, 8], None, false, false);
         assert_eq!(c.len(), 5);
         assert!(c.iter().all(|t| t.stage.is_none()));
         // 3D kernels: two and four rows per thread, after the prefetch candidate.
-        let c = MarchTuning::candidates([64, 8], Some(true), true);
+        let c = MarchTuning::candidates([64, 8], Some(true), true, false);
         let rows: Vec<_> = c.iter().map(|t| t.rows()).collect();
         assert_eq!(rows, [1, 1, 1, 1, 1, 2, 4, 1, 1]);
         assert_eq!(c[6].describe(), "ry=4");
+        assert!(c.iter().all(|t| t.vx.is_none()));
+    }
+
+    #[test]
+    fn vector_sources_time_vector_shapes_first_then_the_scalar_forms() {
+        let c = MarchTuning::candidates([64, 8], Some(true), true, true);
+        let d: Vec<_> = c.iter().map(MarchTuning::describe).collect();
+        assert_eq!(
+            d,
+            [
+                "",
+                "minb=1",
+                "bx=32,by=8",
+                "bx=32,by=16,minb=1",
+                "vx=1",
+                "ry=4,vx=1",
+                "stage=0,vx=1"
+            ]
+        );
+        let vec: Vec<_> = c.iter().map(MarchTuning::vector).collect();
+        assert_eq!(vec, [true, true, true, true, false, false, false]);
+        // Without staged or row forms only the scalar default joins.
+        assert_eq!(MarchTuning::candidates([64, 8], None, false, true).len(), 5);
+    }
+
+    #[test]
+    fn vx_selects_the_form_and_refuses_scalar_keys_with_the_vector_form() {
+        // Unset: the vector form, unless a key of the scalar forms asks for them.
+        assert!(MarchTuning::default().vector());
+        assert!(MarchTuning::parse("bx=32").unwrap().vector());
+        assert!(!MarchTuning::parse("ry=4").unwrap().vector());
+        assert!(!MarchTuning::parse("stage=0").unwrap().vector());
+        assert!(!MarchTuning::parse("vx=1").unwrap().vector());
+        assert!(MarchTuning::parse("vx=4,minb=1").unwrap().vector());
+        let e = MarchTuning::parse("vx=4,ry=2").unwrap_err().to_string();
+        assert!(e.contains("add vx=1"), "{e}");
+        let e = MarchTuning::parse("vx=2").unwrap_err().to_string();
+        assert!(e.contains("vx=1|4"), "{e}");
+        // The scalar keys leave the vector forms out of the compile; shape keys serve both.
+        let src = "#ifndef PACC_VX\n#define PACC_VX 4\n#endif\n";
+        assert!(MarchTuning::parse("ry=4")
+            .unwrap()
+            .source(src)
+            .contains("#define PACC_VX 1\n"));
+        let s = MarchTuning::parse("bx=32,by=8")
+            .unwrap()
+            .source(src)
+            .into_owned();
+        assert!(
+            s.contains("#define PACC_BX 32\n") && s.contains("#define PACC_VBX 32\n"),
+            "{s}"
+        );
+        assert_eq!(s.matches("#define PACC_VX ").count(), 1, "{s}");
+        assert_eq!(MarchTuning::default().vector_block(), [16, 16]);
+        assert_eq!(MarchTuning::parse("by=8").unwrap().vector_block(), [16, 8]);
+        assert!(MarchTuning::vector_forms(
+            "#define PACC_VX 4\n void k0_vec("
+        ));
+        assert!(!MarchTuning::vector_forms("#define PACC_RY 1\n"));
     }
 
     #[test]

@@ -217,6 +217,20 @@ pub enum Stage {
 /// Suffix of the plain (one thread per point) form of a marching kernel in the CUDA source.
 pub const PLAIN_SUFFIX: &str = "_plain";
 
+/// Suffix of the vector form of a 3D marching kernel in the CUDA source: each thread computes
+/// [`VECTOR_WIDTH`] consecutive points along x. The source compiles it under `#if PACC_VX ==
+/// VECTOR_WIDTH` and only where its tiles fit, so a module may lack it; the runtime then
+/// launches the scalar form.
+pub const VECTOR_SUFFIX: &str = "_vec";
+
+/// Points along x each thread of a vector form computes. Its loads move this many elements at
+/// once, so the rows of the device buffers must be a multiple of it long.
+pub const VECTOR_WIDTH: usize = 4;
+
+/// The vector forms' default thread block `[x, y]` (threads; a block covers
+/// `x * VECTOR_WIDTH` columns).
+pub const VECTOR_BLOCK: [u32; 2] = [16, 16];
+
 /// Elements of each reduction's per-block buffer in a kernel's shared memory: one per thread
 /// (a block has at most 1024 threads). The translator sizes the buffer with it; the runtime
 /// counts it when it reads a kernel's static shared memory.

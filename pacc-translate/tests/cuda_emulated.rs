@@ -1,9 +1,9 @@
 //! The generated marching kernels, run on the CPU: every CUDA thread of a block is a host
 //! thread, `__syncthreads()` a barrier, blocks run one after another (so `__shared__` statics
-//! are the block's shared memory). Each form (staged and L1, one to three rows per thread)
-//! must write the plain kernel's bits, with rows padded (`pacc_rp` > `n2`) and a segment
-//! boundary inside the planes. Catches wrong indices, guards and ring turns without a GPU.
-//! Skipped, saying why, when `g++` is absent.
+//! are the block's shared memory). Each form (staged and L1, one to three rows per thread, and
+//! the vector form) must write the plain kernel's bits, with rows padded (`pacc_rp` > `n2`) and
+//! a segment boundary inside the planes. Catches wrong indices, guards and ring turns without a
+//! GPU. Skipped, saying why, when `g++` is absent.
 
 const SRC: &str = r#"
 #[pacc::pipeline]
@@ -28,24 +28,20 @@ fn emu(a: &mut Array3<f32>, b: &mut Array3<f32>, c: &Array3<f32>, steps: usize) 
 }
 "#;
 
+mod shim;
+
+/// The thread model: a host thread per CUDA thread, a barrier per block.
 const SHIM: &str = r#"
 #include <barrier>
-#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <functional>
 #include <thread>
 #include <vector>
-#define __global__
-#define __shared__ static
-#define __launch_bounds__(...)
-#define __restrict__ __restrict
-struct pacc_dim3 { unsigned int x, y, z; };
 static pacc_dim3 blockIdx, blockDim, gridDim;
 static thread_local pacc_dim3 threadIdx;
 static std::barrier<>* pacc_bar;
 static inline void __syncthreads() { pacc_bar->arrive_and_wait(); }
-using std::min; using std::max; using std::abs;
 "#;
 
 /// Runs every block of a launch, each with one host thread per CUDA thread.
@@ -79,12 +75,20 @@ int main() {
     launch({(unsigned)((NX + 7) / 8), (unsigned)((NY + 3) / 4), (unsigned)(z1 - z0)}, {8, 4, 1}, [&] {
         pacc_emu_k0_plain(z0, z1, z0, z1, 0, NZ, NY, NX, RP, 0, a.data(), b1.data(), c.data(), r1.data());
     });
-    // Marching: segments of 4 planes, PACC_RY rows per thread.
+    // Marching: segments of 4 planes, PACC_RY rows per thread, or the vector form (PACC_VEC):
+    // 4 columns per thread.
     const long long seg = 4, nseg = (z1 - z0 + seg - 1) / seg;
+#if PACC_VEC
+    launch({(unsigned)((NX + 4 * PACC_VBX - 1) / (4 * PACC_VBX)), (unsigned)((NY + PACC_VBY - 1) / PACC_VBY), (unsigned)nseg},
+           {PACC_VBX, PACC_VBY, 1}, [&] {
+        pacc_emu_k0_vec(z0, z1, z0, z1, 0, NZ, NY, NX, RP, 0, seg, a.data(), b2.data(), c.data(), r2.data());
+    });
+#else
     launch({(unsigned)((NX + PACC_BX - 1) / PACC_BX), (unsigned)((NY + PACC_BY * PACC_RY - 1) / (PACC_BY * PACC_RY)), (unsigned)nseg},
            {PACC_BX, PACC_BY, 1}, [&] {
         pacc_emu_k0(z0, z1, z0, z1, 0, NZ, NY, NX, RP, 0, seg, a.data(), b2.data(), c.data(), r2.data());
     });
+#endif
     long long differ = 0, written = 0;
     for (long long i = 0; i < N; ++i) {
         differ += std::memcmp(&b1[i], &b2[i], sizeof(float)) != 0;
@@ -114,23 +118,166 @@ fn marching_forms_write_the_plain_kernels_bits_on_the_cpu() {
     let e = pacc_translate::expand_file(SRC, None).unwrap().remove(0);
     let dir = std::env::temp_dir().join(format!("pacc-cuda-emulated-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    // (PACC_STAGE, PACC_RY, PACC_BX, PACC_BY): the staged and the L1 form, one to three rows.
-    for (stage, ry, bx, by) in [
-        (1, 1, 8, 4),
-        (1, 2, 8, 4),
-        (1, 3, 4, 4),
-        (0, 1, 8, 4),
-        (0, 3, 8, 2),
+    // (PACC_STAGE, PACC_RY, PACC_BX, PACC_BY, vector form): the staged and the L1 form, one to
+    // three rows; the vector form with blocks of 2 x 4 and 3 x 3 threads (8 and 12 columns, so
+    // the 21 columns end inside a block and inside a vector).
+    for (stage, ry, bx, by, vec) in [
+        (1, 1, 8, 4, false),
+        (1, 2, 8, 4, false),
+        (1, 3, 4, 4, false),
+        (0, 1, 8, 4, false),
+        (0, 3, 8, 2, false),
+        (1, 1, 2, 4, true),
+        (1, 1, 3, 3, true),
     ] {
-        let name = format!("s{stage}-ry{ry}-{bx}x{by}");
-        let defs = format!(
-            "#define PACC_STAGE {stage}\n#define PACC_RY {ry}\n#define PACC_BX {bx}\n#define PACC_BY {by}\n"
-        );
+        let name = format!("s{stage}-ry{ry}-{bx}x{by}-v{}", u8::from(vec));
+        let defs = if vec {
+            format!("#define PACC_VEC 1\n#define PACC_VBX {bx}\n#define PACC_VBY {by}\n")
+        } else {
+            format!(
+                "#define PACC_VEC 0\n#define PACC_STAGE {stage}\n#define PACC_RY {ry}\n#define PACC_BX {bx}\n#define PACC_BY {by}\n"
+            )
+        };
         let cpp = dir.join(format!("{name}.cpp"));
-        std::fs::write(&cpp, format!("{defs}{SHIM}\n{}\n{HARNESS}", e.cuda)).unwrap();
+        std::fs::write(
+            &cpp,
+            format!("{defs}{}{SHIM}\n{}\n{HARNESS}", shim::CUDA_TYPES, e.cuda),
+        )
+        .unwrap();
         let exe = dir.join(&name);
         let out = std::process::Command::new("g++")
-            .args(["-std=c++20", "-O1", "-pthread", "-w", "-o"])
+            .args([
+                "-std=c++20",
+                "-O1",
+                "-fno-strict-aliasing",
+                "-pthread",
+                "-w",
+                "-o",
+            ])
+            .arg(&exe)
+            .arg(&cpp)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{name}: g++ failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let run = std::process::Command::new(&exe).output().unwrap();
+        let said = String::from_utf8_lossy(&run.stdout);
+        assert!(run.status.success(), "{name}: {said}");
+        assert!(said.contains("differ 0 "), "{name}: {said}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// f64, diagonal in-plane reads (through the L1 in the vector form), a gathered store, and a
+/// conditional write (stored point by point).
+const SRC2: &str = r#"
+#[pacc::pipeline]
+fn emu2(p: &mut Array3<f64>, q: &mut Array3<f64>, w: &Array3<f64>, steps: usize) {
+    let (nz, ny, nx) = p.dim();
+    for _t in 0..steps {
+        for z in 1..nz - 1 {
+            for y in 1..ny - 1 {
+                for x in 1..nx - 2 {
+                    let d = p[[z, y + 1, x + 1]] - p[[z, y - 1, x - 1]] + p[[z + 1, y - 1, x]];
+                    q[[z, y, x]] = w[[z, y, x]] * d + p[[z, y, x + 2]];
+                }
+            }
+        }
+        for z in 1..nz - 1 {
+            for y in 1..ny - 1 {
+                for x in 1..nx - 2 {
+                    if q[[z, y, x]] > 0.0 {
+                        p[[z, y, x]] = q[[z, y, x]];
+                    } else {
+                        p[[z, y, x]] = -0.5 * q[[z, y, x]];
+                    }
+                }
+            }
+        }
+    }
+}
+"#;
+
+const HARNESS2: &str = r#"
+static void launch(pacc_dim3 grid, pacc_dim3 block, const std::function<void()>& k) {
+    gridDim = grid; blockDim = block;
+    const unsigned nt = block.x * block.y;
+    for (unsigned bz = 0; bz < grid.z; ++bz)
+    for (unsigned by = 0; by < grid.y; ++by)
+    for (unsigned bx = 0; bx < grid.x; ++bx) {
+        blockIdx = {bx, by, bz};
+        std::barrier<> bar(nt);
+        pacc_bar = &bar;
+        std::vector<std::thread> ts;
+        for (unsigned t = 0; t < nt; ++t)
+            ts.emplace_back([&, t] { threadIdx = {t % block.x, t / block.x, 0}; k(); });
+        for (auto& t : ts) t.join();
+    }
+}
+
+int main() {
+    const long long NZ = 9, NY = 10, NX = 19, RP = 20, N = NZ * NY * RP;
+    std::vector<double> p1(N), w(N), q1(N, 0.0);
+    for (long long i = 0; i < N; ++i) {
+        p1[i] = (double)((i * 13) % 31) * 0.05 - 0.7;
+        w[i] = 0.3 + (double)((i * 5) % 7) * 0.1;
+    }
+    std::vector<double> p2 = p1, q2 = q1;
+    const long long z0 = 1, z1 = NZ - 1, seg = 3, nseg = (z1 - z0 + seg - 1) / seg;
+    for (int k = 0; k < 2; ++k) {
+        launch({(unsigned)((NX + 7) / 8), (unsigned)((NY + 3) / 4), (unsigned)(z1 - z0)}, {8, 4, 1}, [&] {
+            if (k == 0) pacc_emu2_k0_plain(z0, z1, z0, z1, 0, NZ, NY, NX, RP, 0, p1.data(), q1.data(), w.data());
+            else pacc_emu2_k1_plain(z0, z1, z0, z1, 0, NZ, NY, NX, RP, 0, p1.data(), q1.data(), w.data());
+        });
+        launch({(unsigned)((NX + 4 * PACC_VBX - 1) / (4 * PACC_VBX)), (unsigned)((NY + PACC_VBY - 1) / PACC_VBY), (unsigned)nseg},
+               {PACC_VBX, PACC_VBY, 1}, [&] {
+            if (k == 0) pacc_emu2_k0_vec(z0, z1, z0, z1, 0, NZ, NY, NX, RP, 0, seg, p2.data(), q2.data(), w.data());
+            else pacc_emu2_k1_vec(z0, z1, z0, z1, 0, NZ, NY, NX, RP, 0, seg, p2.data(), q2.data(), w.data());
+        });
+    }
+    long long differ = 0, changed = 0;
+    for (long long i = 0; i < N; ++i) {
+        differ += std::memcmp(&p1[i], &p2[i], sizeof(double)) != 0;
+        differ += std::memcmp(&q1[i], &q2[i], sizeof(double)) != 0;
+        changed += q1[i] != 0.0;
+    }
+    std::printf("differ %lld changed %lld\n", differ, changed);
+    return differ == 0 && changed > 500 ? 0 : 1;
+}
+"#;
+
+#[test]
+fn the_vector_form_serves_diagonals_conditional_writes_and_f64_on_the_cpu() {
+    if !gxx() {
+        eprintln!("skipping the emulated kernels: g++ is not installed");
+        return;
+    }
+    let e = pacc_translate::expand_file(SRC2, None).unwrap().remove(0);
+    assert!(e.cuda.contains("pacc_emu2_k0_vec(") && e.cuda.contains("pacc_emu2_k1_vec("));
+    let dir = std::env::temp_dir().join(format!("pacc-cuda-emulated2-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (bx, by) in [(2, 3), (4, 2)] {
+        let name = format!("vec-{bx}x{by}");
+        let defs = format!("#define PACC_VBX {bx}\n#define PACC_VBY {by}\n");
+        let cpp = dir.join(format!("{name}.cpp"));
+        std::fs::write(
+            &cpp,
+            format!("{defs}{}{SHIM}\n{}\n{HARNESS2}", shim::CUDA_TYPES, e.cuda),
+        )
+        .unwrap();
+        let exe = dir.join(&name);
+        let out = std::process::Command::new("g++")
+            .args([
+                "-std=c++20",
+                "-O1",
+                "-fno-strict-aliasing",
+                "-pthread",
+                "-w",
+                "-o",
+            ])
             .arg(&exe)
             .arg(&cpp)
             .output()

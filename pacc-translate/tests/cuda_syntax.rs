@@ -2,17 +2,11 @@
 //! slips without a CUDA toolkit. Skipped, saying why, when `g++` is absent.
 
 mod programs;
+mod shim;
 
 const SHIM: &str = r#"
-#include <cmath>
-#define __global__
-#define __shared__ static
-#define __launch_bounds__(...)
-#define __restrict__ __restrict
-struct pacc_dim3 { unsigned int x, y, z; };
 static pacc_dim3 blockIdx, threadIdx, blockDim, gridDim;
 static inline void __syncthreads() {}
-using std::min; using std::max; using std::abs;
 "#;
 
 fn check(name: &str, cuda: &str) {
@@ -27,7 +21,7 @@ fn check(name: &str, cuda: &str) {
     let dir = std::env::temp_dir().join(format!("pacc-cuda-syntax-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join(format!("{name}.cpp"));
-    std::fs::write(&file, format!("{SHIM}\n{cuda}")).unwrap();
+    std::fs::write(&file, format!("{}{SHIM}\n{cuda}", shim::CUDA_TYPES)).unwrap();
     let out = std::process::Command::new("g++")
         .args([
             "-fsyntax-only",

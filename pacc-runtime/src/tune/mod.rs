@@ -84,7 +84,8 @@ pub fn pick_march(
     };
     let forms = MarchTuning::stage_forms(&program.cuda_source);
     let rows = MarchTuning::row_forms(&program.cuda_source);
-    let candidates = MarchTuning::candidates(block, forms, rows);
+    let vector = MarchTuning::vector_forms(&program.cuda_source);
+    let candidates = MarchTuning::candidates(block, forms, rows, vector);
     let timed = measure_march_candidates(program, inv, opts, &candidates);
     let rates: Vec<Vec<f64>> = timed.iter().map(|(_, r)| r.clone()).collect();
     let Some(best) = fastest_kernels(program, shape, &rates) else {
@@ -99,6 +100,7 @@ pub fn pick_march(
         d => d,
     };
     let form = match forms {
+        _ if vector && t.vector() => "vector form (4 points along x per thread)",
         None => "L1 form (no nest has in-plane reads to stage)",
         Some(d) if t.stage.map_or(d, |s| s == 1) => {
             "staged form (in-plane reads from shared memory)"

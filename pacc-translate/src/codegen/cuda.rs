@@ -93,6 +93,8 @@ pub(super) struct Gen<'a> {
     pub(super) march: Option<super::march::March>,
     /// In the body of a staged marching kernel: the arrays whose in-plane reads the tiles serve.
     pub(super) stage: Option<super::stage::Stage>,
+    /// In the body of a vector form: the registers and tiles that serve reads and writes.
+    pub(super) vector: Option<super::vector::Vector>,
 }
 
 /// The complete CUDA source of the program.
@@ -127,6 +129,19 @@ pub fn source(f: &Func, an: &Analysis, elems: &[pacc_runtime::program::Elem]) ->
             "// Rows of the plane each thread of a 3D marching kernel computes (ty, ty + BY, ..).\n\
              #ifndef PACC_RY\n#define PACC_RY 1\n#endif\n",
         );
+        let [vbx, vby] = pacc_runtime::program::VECTOR_BLOCK;
+        let _ = writeln!(
+            s,
+            "// The vector forms (`_vec`): {w} points along x per thread (PACC_VX={w}; 1 leaves them out),\n\
+             // their thread block, blocks per SM and unrolling.\n\
+             #ifndef PACC_VX\n#define PACC_VX {w}\n#endif\n\
+             #ifndef PACC_VBX\n#define PACC_VBX {vbx}\n#endif\n\
+             #ifndef PACC_VBY\n#define PACC_VBY {vby}\n#endif\n\
+             #ifndef PACC_VMINB\n#define PACC_VMINB 2\n#endif\n\
+             #ifndef PACC_VUNROLL\n#define PACC_VUNROLL 1\n#endif",
+            w = pacc_runtime::program::VECTOR_WIDTH,
+        );
+        s.push_str(&super::vector::helpers());
     }
     for (i, n) in f.nests().enumerate() {
         let mut g = Gen::new(f, an, elems);
@@ -134,6 +149,13 @@ pub fn source(f: &Func, an: &Analysis, elems: &[pacc_runtime::program::Elem]) ->
         g.marching_kernel(i, n, an);
         s.push('\n');
         s.push_str(&g.out);
+        let mut g = Gen::new(f, an, elems);
+        g.loop_vars = n.vars.iter().map(|v| c_ident(&v.to_string())).collect();
+        g.vector_kernel(i, n, an);
+        if !g.out.is_empty() {
+            s.push('\n');
+            s.push_str(&g.out);
+        }
         let mut g = Gen::new(f, an, elems);
         g.kernel(i, n, an);
         s.push('\n');
@@ -225,7 +247,7 @@ fn method_c(name: &str, t: Ty) -> Option<&'static str> {
 }
 
 /// `a op b` for a reduction operator.
-fn combine(op: ReduceOp, t: Ty, a: &str, b: &str) -> String {
+pub(super) fn combine(op: ReduceOp, t: Ty, a: &str, b: &str) -> String {
     match op {
         ReduceOp::Sum => format!("{a} + {b}"),
         ReduceOp::Min => format!("{}({a}, {b})", method_c("min", t).unwrap_or("fmin")),
@@ -259,6 +281,7 @@ impl<'a> Gen<'a> {
             point_at: None,
             march: None,
             stage: None,
+            vector: None,
         }
     }
 
@@ -632,11 +655,14 @@ impl<'a> Gen<'a> {
                 KStmt::Write { access, op, value } => {
                     let a = &self.f.arrays[access.array];
                     let t = Ty::from_elem(a.elem);
-                    let target = format!(
-                        "{}[{}]",
-                        c_ident(&a.name.to_string()),
-                        self.index(&access.offsets)
-                    );
+                    let gathered = self.vector.as_ref().and_then(|v| v.write(access.array));
+                    let target = gathered.unwrap_or_else(|| {
+                        format!(
+                            "{}[{}]",
+                            c_ident(&a.name.to_string()),
+                            self.index(&access.offsets)
+                        )
+                    });
                     let v = self.expr(value, Some(t));
                     let rhs = match op {
                         None => v,
@@ -722,6 +748,13 @@ impl<'a> Gen<'a> {
             KExprKind::Scalar(i) => name(&self.f.scalars[*i].name),
             KExprKind::Reduction(i) => name(&self.f.reductions[*i].name),
             KExprKind::Read(a) => {
+                if let Some(r) = self
+                    .vector
+                    .as_ref()
+                    .and_then(|v| v.read(a.array, &a.offsets))
+                {
+                    return r;
+                }
                 if let Some(r) = self
                     .march
                     .as_ref()

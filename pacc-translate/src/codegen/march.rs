@@ -567,11 +567,11 @@ impl Gen<'_> {
         }
     }
 
-    fn elem_c(&self, array: usize) -> &'static str {
+    pub(super) fn elem_c(&self, array: usize) -> &'static str {
         self.f.arrays[array].elem.cuda_name()
     }
 
-    fn array_c(&self, array: usize) -> String {
+    pub(super) fn array_c(&self, array: usize) -> String {
         super::cuda::c_ident(&self.f.arrays[array].name.to_string())
     }
 }

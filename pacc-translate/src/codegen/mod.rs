@@ -5,4 +5,5 @@ pub mod cuda;
 pub mod march;
 pub mod program;
 pub mod stage;
+pub mod vector;
 pub mod wrapper;

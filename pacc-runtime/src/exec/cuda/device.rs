@@ -101,6 +101,12 @@ pub(crate) struct Module {
 }
 
 impl Module {
+    /// The function `name`, or `None` when the module does not define it (a form its source
+    /// compiles only under some macros).
+    pub fn try_function(&self, name: &str) -> Option<Function> {
+        self.function(name).ok()
+    }
+
     pub fn function(&self, name: &str) -> Result<Function, Error> {
         let mut f = self.funcs.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(x) = f.get(name) {

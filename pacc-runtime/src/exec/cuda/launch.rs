@@ -7,7 +7,9 @@ use crate::error::Error;
 use crate::invocation::ScalarValue;
 pub(crate) use crate::march::MarchTuning;
 use crate::options::KernelForm;
-use crate::program::{KernelDecl, Launch, PLAIN_SUFFIX, REDUCTION_SLOTS};
+use crate::program::{
+    KernelDecl, Launch, PLAIN_SUFFIX, REDUCTION_SLOTS, VECTOR_SUFFIX, VECTOR_WIDTH,
+};
 use crate::report::KernelStats;
 use std::ffi::c_void;
 
@@ -60,6 +62,8 @@ impl Args {
 pub(crate) struct Geometry {
     pub func: Function,
     pub marching: bool,
+    /// The vector form: each thread computes [`VECTOR_WIDTH`] points along x.
+    pub vector: bool,
     pub bx: u32,
     pub by: u32,
     /// Thread blocks covering one plane (x, and y in 3D).
@@ -71,12 +75,15 @@ pub(crate) struct Geometry {
     pub reach: usize,
 }
 
-/// The function and geometry of `kd` for arrays of `shape`: the marching form unless the kernel
-/// has none or `form` asks for the plain one.
+/// The function and geometry of `kd` for arrays of `shape` whose device rows are `pitch`
+/// elements apart: the marching form unless the kernel has none or `form` asks for the plain
+/// one; in 3D its vector form where the module has one, `tuning` does not ask for the scalar
+/// forms and every row starts on a whole vector.
 pub(crate) fn geometry(
     module: &Module,
     kd: &KernelDecl,
     shape: &[usize],
+    pitch: usize,
     form: KernelForm,
     sms: usize,
     tuning: &MarchTuning,
@@ -99,6 +106,27 @@ pub(crate) fn geometry(
         .max()
         .unwrap_or(0);
     match (kd.launch, form) {
+        (Launch::Marching { .. }, KernelForm::Marching)
+            if ndim == 3 && tuning.vector() && pitch % VECTOR_WIDTH == 0 =>
+        {
+            let Some(func) = module.try_function(&format!("{}{VECTOR_SUFFIX}", kd.name)) else {
+                return geometry(module, kd, shape, pitch, form, sms, &tuning.scalar());
+            };
+            let [bx, by] = tuning.vector_block();
+            let per_sm = driver::max_active_blocks_per_sm(func, bx * by).map_or(1, |n| n.max(1));
+            let (gx, gy) = plane(bx * VECTOR_WIDTH as u32, by);
+            Ok(Geometry {
+                func,
+                marching: true,
+                vector: true,
+                bx,
+                by,
+                gx,
+                gy,
+                resident: per_sm * sms.max(1),
+                reach,
+            })
+        }
         (Launch::Marching { block }, KernelForm::Marching) => {
             let [bx, by] = tuning.block(block);
             // A 2D marching kernel indexes threads along x only.
@@ -111,6 +139,7 @@ pub(crate) fn geometry(
             Ok(Geometry {
                 func,
                 marching: true,
+                vector: false,
                 bx,
                 by,
                 gx,
@@ -130,6 +159,7 @@ pub(crate) fn geometry(
             Ok(Geometry {
                 func,
                 marching: false,
+                vector: false,
                 bx,
                 by,
                 gx,
@@ -162,6 +192,11 @@ pub(crate) fn occupancy_guard(
         let Launch::Marching { block } = kd.launch else {
             continue;
         };
+        // A vector form asks for two blocks per SM itself (`PACC_VMINB`).
+        let vec_name = format!("{}{VECTOR_SUFFIX}", kd.name);
+        if tuning.vector() && module.try_function(&vec_name).is_some() {
+            continue;
+        }
         let [bx, by] = tuning.block(block);
         let threads = bx * by;
         if 2 * threads > 2048 {
@@ -216,6 +251,7 @@ impl Geometry {
             .sum();
         let form = match (self.marching, shared_bytes as usize > reduction_bytes) {
             (false, _) => "plain",
+            _ if self.vector => "vector",
             (true, true) => "staged",
             (true, false) => "l1",
         };
@@ -439,7 +475,11 @@ mod tests {
     fn marching_source_gets_the_overrides_first() {
         let t = MarchTuning::parse("by=4").unwrap();
         let s = t.source("#ifndef PACC_BY\n#define PACC_BY 8\n#endif\n");
-        assert!(s.starts_with("#define PACC_BY 4\n#ifndef PACC_BY"), "{s}");
+        // The scalar and the vector forms' macros alike.
+        assert!(
+            s.starts_with("#define PACC_BY 4\n#define PACC_VBY 4\n#ifndef PACC_BY"),
+            "{s}"
+        );
         assert_eq!(MarchTuning::default().source("x"), "x");
     }
 }

@@ -161,6 +161,7 @@ fn execute_serialized(
     let pad = !opts.unpadded_rows;
     let placed = prepare::place(&ctx, program, plan, inv, &compiled.geoms, pad, &mut notes)?;
     let plan = placed.plan;
+    let compiled = compiled.for_rows(program, &plan.shape, placed.rows, opts)?;
     let mut res = prepare::allocate(&ctx, program, &plan, inv, &compiled.geoms, placed.rows)?;
     let setup_s = t_start.elapsed().as_secs_f64() - placed.register_s;
 

@@ -24,6 +24,10 @@ use std::time::Instant;
 pub(super) struct Compiled {
     /// Per kernel: its function and launch shape.
     pub geoms: Vec<Geometry>,
+    /// The program's module and the shape it was compiled with, for [`Compiled::for_rows`].
+    module: Arc<Module>,
+    tuning: launch::MarchTuning,
+    sms: usize,
     /// Why the kernels were compiled with another shape than asked (the occupancy guard).
     pub note: Option<String>,
     /// Per point statement.
@@ -69,11 +73,9 @@ pub(super) fn compile(
     })?;
     let internal = device::module(ctx, "pacc_internal", device::INTERNAL_SOURCE, false)?;
     let sms = driver::sm_count(ctx);
-    let geoms = program
-        .kernels
-        .iter()
-        .map(|k| launch::geometry(&module, k, &plan.shape, opts.kernel_form, sms, &tuning))
-        .collect::<Result<Vec<_>, _>>()?;
+    // The rows are chosen later (`place`); until then, the host's.
+    let pitch = *plan.shape.last().unwrap_or(&1);
+    let geoms = geometries(&module, program, &plan.shape, pitch, opts, &tuning, sms)?;
     let pfuncs = program
         .points
         .iter()
@@ -86,12 +88,50 @@ pub(super) fn compile(
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Compiled {
         geoms,
+        module,
+        tuning,
+        sms,
         note,
         pfuncs,
         rfuncs,
         copy: internal.function("pacc_copy")?,
         copy_blocks: (sms * 8) as u32,
     })
+}
+
+/// Every kernel's function and launch shape for device rows `pitch` elements apart.
+fn geometries(
+    module: &Module,
+    program: &Program,
+    shape: &[usize],
+    pitch: usize,
+    opts: &Options,
+    tuning: &launch::MarchTuning,
+    sms: usize,
+) -> Result<Vec<Geometry>, Error> {
+    program
+        .kernels
+        .iter()
+        .map(|k| launch::geometry(module, k, shape, pitch, opts.kernel_form, sms, tuning))
+        .collect()
+}
+
+impl Compiled {
+    /// The launch shapes for the rows the run settled on: padded rows may admit a vector form
+    /// that the host's rows did not (whose length is no multiple of the vector).
+    pub fn for_rows(
+        mut self,
+        program: &Program,
+        shape: &[usize],
+        rows: Rows,
+        opts: &Options,
+    ) -> Result<Compiled, Error> {
+        if rows.pitch != rows.len {
+            let (md, t) = (&self.module, &self.tuning);
+            self.geoms = geometries(md, program, shape, rows.pitch, opts, t, self.sms)?;
+        }
+        Ok(self)
+    }
 }
 
 /// The internal kernel folding partials of `op` over `elem` (see `device::INTERNAL_SOURCE`).
@@ -524,6 +564,7 @@ mod tests {
         let geoms = [Geometry {
             func: std::ptr::null_mut(),
             marching: false,
+            vector: false,
             bx: 32,
             by: 8,
             gx: 1,

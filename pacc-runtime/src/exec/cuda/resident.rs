@@ -79,10 +79,12 @@ impl<'a> Steps<'a> {
     ) -> Result<Self, Error> {
         let shape = inv.arrays[0].shape().to_vec();
         let sms = driver::sm_count(ctx);
+        // Whole-domain buffers keep the host's rows.
+        let pitch = *shape.last().unwrap_or(&1);
         let geoms = program
             .kernels
             .iter()
-            .map(|k| launch::geometry(md, k, &shape, opts.kernel_form, sms, tuning))
+            .map(|k| launch::geometry(md, k, &shape, pitch, opts.kernel_form, sms, tuning))
             .collect::<Result<Vec<_>, _>>()?;
         let pfuncs = program
             .points
