@@ -171,8 +171,8 @@ fn marching_forms_write_the_plain_kernels_bits_on_the_cpu() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// f64, diagonal in-plane reads (through the L1 in the vector form), a gathered store, and a
-/// conditional write (stored point by point).
+/// f64, diagonal in-plane reads (through the L1 in the vector form, beside a staged array), a
+/// gathered store, and a conditional write (stored point by point).
 const SRC2: &str = r#"
 #[pacc::pipeline]
 fn emu2(p: &mut Array3<f64>, q: &mut Array3<f64>, w: &Array3<f64>, steps: usize) {
@@ -182,7 +182,7 @@ fn emu2(p: &mut Array3<f64>, q: &mut Array3<f64>, w: &Array3<f64>, steps: usize)
             for y in 1..ny - 1 {
                 for x in 1..nx - 2 {
                     let d = p[[z, y + 1, x + 1]] - p[[z, y - 1, x - 1]] + p[[z + 1, y - 1, x]];
-                    q[[z, y, x]] = w[[z, y, x]] * d + p[[z, y, x + 2]];
+                    q[[z, y, x]] = w[[z, y, x + 1]] * d + p[[z, y, x + 2]] + w[[z, y, x]];
                 }
             }
         }
@@ -190,7 +190,7 @@ fn emu2(p: &mut Array3<f64>, q: &mut Array3<f64>, w: &Array3<f64>, steps: usize)
             for y in 1..ny - 1 {
                 for x in 1..nx - 2 {
                     if q[[z, y, x]] > 0.0 {
-                        p[[z, y, x]] = q[[z, y, x]];
+                        p[[z, y, x]] = q[[z, y, x]] + 0.5 * w[[z, y - 1, x]];
                     } else {
                         p[[z, y, x]] = -0.5 * q[[z, y, x]];
                     }

@@ -129,6 +129,12 @@ pub fn source(f: &Func, an: &Analysis, elems: &[pacc_runtime::program::Elem]) ->
             "// Rows of the plane each thread of a 3D marching kernel computes (ty, ty + BY, ..).\n\
              #ifndef PACC_RY\n#define PACC_RY 1\n#endif\n",
         );
+    }
+    let vector = f
+        .nests()
+        .enumerate()
+        .any(|(k, n)| super::vector::has_vector_form(f, an, k, n));
+    if vector {
         let [vbx, vby] = pacc_runtime::program::VECTOR_BLOCK;
         let _ = writeln!(
             s,

@@ -2,13 +2,14 @@
 //!
 //! The scalar forms give each thread one column and spend most of their instructions on
 //! addresses, guards and one shared-memory load per in-plane neighbour: on an H100 the staged
-//! `propagate` kernel issued about 130 instructions per point, of which 33 are the stencil's
-//! arithmetic, and ran issue-bound at 74-79% of the device's copy rate. In the vector form a
-//! thread computes [`VECTOR_WIDTH`] consecutive points along x: every load and tile store moves
-//! a 16-byte (f32) vector, a y neighbour row is one shared load for all the thread's points and
-//! an x neighbour comes from the vectors left and right of the thread's own, so the overheads
-//! are shared four ways (about 73 instructions per point; 164 against 150 Gpt/s for
-//! `propagate` at 512³, `benches/results/2026-11-26-h100-fusion/`).
+//! `propagate` kernel issued 3.86 warp instructions (123 thread instructions) per point, of
+//! which 33 are the stencil's arithmetic, and ran issue-bound at 74-79% of the device's copy
+//! rate. In the vector form a thread computes [`VECTOR_WIDTH`] consecutive points along x:
+//! every load and tile store moves a 16-byte (f32) vector, a y neighbour row is one shared load
+//! for all the thread's points and an x neighbour comes from the vectors left and right of the
+//! thread's own, so the overheads are shared four ways (2.83 warp instructions per point; 158.8
+//! against 140.5 Gpt/s for `propagate` at 512³, 85% of the copy rate,
+//! `benches/results/2026-11-26-h100-fusion/`).
 //!
 //! Arrays read at in-plane offsets in their own plane only, along the axes, at most one vector
 //! away along x, are staged in a double-buffered tile; other in-plane reads go through the L1
@@ -236,11 +237,22 @@ pub fn helpers() -> String {
     )
 }
 
+/// Whether nest `k` of `f` has a vector form: 3D, with an array to stage.
+pub fn has_vector_form(f: &crate::ir::Func, an: &Analysis, k: usize, n: &Nest) -> bool {
+    f.ndim == 3
+        && !Vector::of(n, &an.writes[k], |a| f.arrays[a].elem.size())
+            .tiles
+            .is_empty()
+}
+
 impl Gen<'_> {
-    /// The vector form of nest `k` under its `#if`, or nothing for a 2D nest.
+    /// The vector form of nest `k` under its `#if`, or nothing for a 2D nest or one with no
+    /// array to stage: the vector form pays through its shared loads, and without them the four
+    /// points' registers cost more than the vector loads save (Himeno's diagonals on the H100:
+    /// 37.4 against 42.8 Gpt/s for the L1 form, `benches/results/2026-11-26-h100-fusion/`).
     pub(super) fn vector_kernel(&mut self, k: usize, n: &Nest, an: &Analysis) {
         let f = self.f;
-        if f.ndim != 3 {
+        if !has_vector_form(f, an, k, n) {
             return;
         }
         let mut v = Vector::of(n, &an.writes[k], |a| f.arrays[a].elem.size());
@@ -420,9 +432,7 @@ impl Gen<'_> {
         for t in &v.tiles {
             self.vector_tile_step(v, t);
         }
-        if !v.tiles.is_empty() {
-            self.out.push_str("        __syncthreads();\n");
-        }
+        self.out.push_str("        __syncthreads();\n");
         self.vector_points(n, v, reds);
         for (&a, c) in &v.march.cached {
             for dz in c.lo..c.hi {
