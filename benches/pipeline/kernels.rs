@@ -115,6 +115,7 @@ pub fn acoustic() -> Program {
         compress: Vec::new(),
         cuda_source: ACOUSTIC_CU.into(),
         row_pitch: false,
+        fusion: Default::default(),
     }
 }
 
@@ -235,5 +236,6 @@ pub fn himeno() -> Program {
         compress: Vec::new(),
         cuda_source: HIMENO_CU.into(),
         row_pitch: false,
+        fusion: Default::default(),
     }
 }

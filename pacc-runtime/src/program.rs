@@ -217,6 +217,70 @@ pub enum Stage {
 /// Suffix of the plain (one thread per point) form of a marching kernel in the CUDA source.
 pub const PLAIN_SUFFIX: &str = "_plain";
 
+/// The translator's fused forms: kernels that advance several time steps of the whole step
+/// body per launch (docs/internals.md §3), and why a step count has none.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Fusion {
+    pub kernels: Vec<FusedDecl>,
+    /// `(steps, why)` for each step count the translator tried and could not fuse.
+    pub refused: Vec<(usize, String)>,
+}
+
+impl Fusion {
+    /// The kernel fusing `steps` steps, or why there is none.
+    pub fn get(&self, steps: usize) -> Result<&FusedDecl, String> {
+        if let Some(k) = self.kernels.iter().find(|k| k.steps == steps) {
+            return Ok(k);
+        }
+        Err(match self.refused.iter().find(|(s, _)| *s == steps) {
+            Some((_, why)) => why.clone(),
+            None => {
+                let have: Vec<String> = self.kernels.iter().map(|k| k.steps.to_string()).collect();
+                if have.is_empty() {
+                    "the program has no fused form".to_string()
+                } else {
+                    format!("the translator fuses {} steps only", have.join(" or "))
+                }
+            }
+        })
+    }
+}
+
+/// A kernel that advances `steps` steps of the step body per launch. It reads every array's
+/// input at the group's start and writes the last version of each array the group writes to an
+/// output buffer of its own (neighbouring blocks still read the old values), whole planes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FusedDecl {
+    /// The CUDA function, compiled when the source is built with `PACC_FUSE` = `steps`.
+    pub name: String,
+    pub steps: usize,
+    /// Arrays (names at the group's start) whose last version leaves the kernel, in the order
+    /// of the output parameters that follow the program's arrays.
+    pub outputs: Vec<usize>,
+    /// Reads of each array's input over the group, relative to the planes written: the planes
+    /// an output plane depends on across all the steps.
+    pub reads: Vec<ReadDecl>,
+    /// The default thread block `[x, y]` (the runtime launches with the same values).
+    pub block: [u32; 2],
+    /// The block's columns beyond the output tile, `[[y below, y above], [x below, x above]]`
+    /// (2D: y is zero): a block writes `block - below - above` columns.
+    pub halo: [[u32; 2]; 2],
+    /// What the serial loop does with the reductions inside the group, in order: the kernel
+    /// writes the partials of each `Reduce` in turn.
+    pub events: Vec<ReduceEvent>,
+    /// Point statements applied inside; their coordinates follow the slices.
+    pub points: Vec<usize>,
+}
+
+/// A reduction event inside a fused group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ReduceEvent {
+    /// `Program::resets[i]`.
+    Reset(usize),
+    /// The next partials of the kernel, of reduction `r`.
+    Reduce(usize),
+}
+
 /// Suffix of the vector form of a 3D marching kernel in the CUDA source: each thread computes
 /// [`VECTOR_WIDTH`] consecutive points along x. The source compiles it under `#if PACC_VX ==
 /// VECTOR_WIDTH` and only where its tiles fit, so a module may lack it; the runtime then
@@ -271,6 +335,9 @@ pub struct Program {
     /// parameter keep unpadded buffers.
     #[serde(default)]
     pub row_pitch: bool,
+    /// The fused forms of the step body (the translator's programs; empty otherwise).
+    #[serde(default)]
+    pub fusion: Fusion,
 }
 
 impl Program {

@@ -144,6 +144,7 @@ fn program(c: Case, elem: Elem) -> Program {
         compress: Vec::new(),
         cuda_source: String::new(),
         row_pitch: false,
+        fusion: Default::default(),
     }
 }
 

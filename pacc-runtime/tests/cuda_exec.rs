@@ -363,6 +363,7 @@ fn jacobi_program() -> Program {
         compress: Vec::new(),
         cuda_source: JACOBI_CU.into(),
         row_pitch: false,
+        fusion: Default::default(),
     }
 }
 

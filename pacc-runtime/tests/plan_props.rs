@@ -68,6 +68,7 @@ fn acoustic(r: i64) -> Program {
         compress: Vec::new(),
         cuda_source: String::new(),
         row_pitch: false,
+        fusion: Default::default(),
     }
 }
 
@@ -295,6 +296,7 @@ fn random_program(reaches: Vec<(i64, i64)>, swap: bool, reduce: bool) -> Program
         compress: Vec::new(),
         cuda_source: String::new(),
         row_pitch: false,
+        fusion: Default::default(),
     }
 }
 

@@ -308,6 +308,7 @@ fn program(s: &Spec, elem: Elem) -> Program {
         compress: Vec::new(),
         cuda_source: String::new(),
         row_pitch: false,
+        fusion: Default::default(),
     }
 }
 

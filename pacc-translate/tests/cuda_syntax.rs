@@ -67,6 +67,20 @@ fn generated_cuda_parses() {
                     &format!("#define PACC_STAGE {stage}\n#define PACC_RY 4\n{}", e.cuda),
                 );
             }
+            // The fused forms, compiled only when asked for (blocks wide enough for 3 steps).
+            for s in [2, 3] {
+                assert!(
+                    e.cuda.contains(&format!("_f{s}(")),
+                    "{name}: no fused form of {s} steps"
+                );
+                check(
+                    &format!("{name}-fused{s}"),
+                    &format!(
+                        "#define PACC_FUSE {s}\n#define PACC_FBX 64\n#define PACC_FBY 32\n{}",
+                        e.cuda
+                    ),
+                );
+            }
         }
     }
 }

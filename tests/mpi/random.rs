@@ -209,6 +209,7 @@ fn describe(
         compress: vec![],
         cuda_source: String::new(),
         row_pitch: false,
+        fusion: Default::default(),
     };
     let written: Vec<bool> = (0..narrays)
         .map(|a| p.is_written(a) || (swap && a < 2 && (p.is_written(0) || p.is_written(1))))

@@ -80,6 +80,7 @@ fn empty_program(name: &str, ndim: usize) -> Program {
         compress: Vec::new(),
         cuda_source: String::new(),
         row_pitch: false,
+        fusion: Default::default(),
     }
 }
 

@@ -144,6 +144,7 @@ pub fn heat_program_with(periodic: bool) -> Program {
         compress: Vec::new(),
         cuda_source: format!("#define PER {}\n{HEAT_CU}", periodic as i32),
         row_pitch: false,
+        fusion: Default::default(),
     }
 }
 

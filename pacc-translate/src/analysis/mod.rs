@@ -1,6 +1,7 @@
 //! Analyses over the IR: read reach and halo, array roles, races, types.
 
 pub mod compress;
+pub mod fuse;
 pub mod race;
 pub mod reach;
 pub mod roles;

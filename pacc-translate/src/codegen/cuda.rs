@@ -95,6 +95,9 @@ pub(super) struct Gen<'a> {
     pub(super) stage: Option<super::stage::Stage>,
     /// In the body of a vector form: the registers and tiles that serve reads and writes.
     pub(super) vector: Option<super::vector::Vector>,
+    /// In an invocation of a fused kernel: the queues, tiles and loads that serve its reads,
+    /// and the registers its writes go to.
+    pub(super) fused: Option<super::fuse::FuseCtx>,
 }
 
 /// The complete CUDA source of the program.
@@ -149,6 +152,22 @@ pub fn source(f: &Func, an: &Analysis, elems: &[pacc_runtime::program::Elem]) ->
         );
         s.push_str(&super::vector::helpers());
     }
+    let fused: Vec<crate::analysis::fuse::FusePlan> = super::fuse::FUSE_STEPS
+        .iter()
+        .filter_map(|&steps| crate::analysis::fuse::FusePlan::of(f, an, steps).ok())
+        .collect();
+    if !fused.is_empty() {
+        let [fbx, fby] = super::fuse::default_block(f.ndim);
+        let _ = writeln!(
+            s,
+            "// The fused forms (`_f<s>`, s steps per launch): compiled for PACC_FUSE = s; their thread\n\
+             // block and blocks per SM.\n\
+             #ifndef PACC_FUSE\n#define PACC_FUSE 0\n#endif\n\
+             #ifndef PACC_FBX\n#define PACC_FBX {fbx}\n#endif\n\
+             #ifndef PACC_FBY\n#define PACC_FBY {fby}\n#endif\n\
+             #ifndef PACC_FMINB\n#define PACC_FMINB 1\n#endif"
+        );
+    }
     for (i, n) in f.nests().enumerate() {
         let mut g = Gen::new(f, an, elems);
         g.loop_vars = n.vars.iter().map(|v| c_ident(&v.to_string())).collect();
@@ -170,6 +189,12 @@ pub fn source(f: &Func, an: &Analysis, elems: &[pacc_runtime::program::Elem]) ->
     for (i, p) in f.points().enumerate() {
         let mut g = Gen::new(f, an, elems);
         g.point(i, p);
+        s.push('\n');
+        s.push_str(&g.out);
+    }
+    for p in &fused {
+        let mut g = Gen::new(f, an, elems);
+        g.fused_kernel(p, an);
         s.push('\n');
         s.push_str(&g.out);
     }
@@ -288,6 +313,7 @@ impl<'a> Gen<'a> {
             march: None,
             stage: None,
             vector: None,
+            fused: None,
         }
     }
 
@@ -661,7 +687,10 @@ impl<'a> Gen<'a> {
                 KStmt::Write { access, op, value } => {
                     let a = &self.f.arrays[access.array];
                     let t = Ty::from_elem(a.elem);
-                    let gathered = self.vector.as_ref().and_then(|v| v.write(access.array));
+                    let gathered = match &self.fused {
+                        Some(ctx) => Some(ctx.write(access.array)),
+                        None => self.vector.as_ref().and_then(|v| v.write(access.array)),
+                    };
                     let target = gathered.unwrap_or_else(|| {
                         format!(
                             "{}[{}]",
@@ -731,7 +760,7 @@ impl<'a> Gen<'a> {
     }
 
     /// C for an expression; `want` fixes the type of literals the context leaves open.
-    fn expr(&self, e: &KExpr, want: Option<Ty>) -> String {
+    pub(super) fn expr(&self, e: &KExpr, want: Option<Ty>) -> String {
         let name = |id: &syn::Ident| c_ident(&id.to_string());
         match &e.kind {
             KExprKind::Float(d, suf) => {
@@ -754,6 +783,9 @@ impl<'a> Gen<'a> {
             KExprKind::Scalar(i) => name(&self.f.scalars[*i].name),
             KExprKind::Reduction(i) => name(&self.f.reductions[*i].name),
             KExprKind::Read(a) => {
+                if let Some(ctx) = &self.fused {
+                    return ctx.read(a.array, &a.offsets);
+                }
                 if let Some(r) = self
                     .vector
                     .as_ref()
@@ -778,11 +810,14 @@ impl<'a> Gen<'a> {
                 let array = name(&self.f.arrays[a.array].name);
                 format!("{array}[{}]", self.index(&a.offsets))
             }
-            KExprKind::PointRead(a) => format!(
-                "{}[{}]",
-                name(&self.f.arrays[*a].name),
-                self.point_at.clone().unwrap_or_default()
-            ),
+            KExprKind::PointRead(a) => match &self.fused {
+                Some(ctx) => self.fused_point_read(ctx, *a),
+                None => format!(
+                    "{}[{}]",
+                    name(&self.f.arrays[*a].name),
+                    self.point_at.clone().unwrap_or_default()
+                ),
+            },
             KExprKind::SliceRead(s, i) => format!(
                 "{}[{}]",
                 name(&self.f.slices[*s].name),

@@ -2,6 +2,7 @@
 
 pub mod cpu;
 pub mod cuda;
+pub mod fuse;
 pub mod march;
 pub mod program;
 pub mod stage;

@@ -94,6 +94,55 @@ pub fn build(f: &Func, an: &Analysis, cuda: String) -> Program {
         compress: an.compress.clone(),
         cuda_source: cuda,
         row_pitch: true,
+        fusion: fusion(f, an),
+    }
+}
+
+/// The fused forms the translator generates (`codegen/fuse.rs`), or why a step count has none.
+pub fn fusion(f: &Func, an: &Analysis) -> Fusion {
+    let mut out = Fusion::default();
+    for &steps in &crate::codegen::fuse::FUSE_STEPS {
+        match crate::analysis::fuse::FusePlan::of(f, an, steps) {
+            Ok(p) => out.kernels.push(fused_decl(f, an, &p)),
+            Err(why) => out.refused.push((steps, why)),
+        }
+    }
+    out
+}
+
+fn fused_decl(f: &Func, an: &Analysis, p: &crate::analysis::fuse::FusePlan) -> FusedDecl {
+    let mut events = Vec::new();
+    for inv in &p.invs {
+        events.extend(inv.resets_before.iter().map(|&r| ReduceEvent::Reset(r)));
+        events.extend(
+            an.reductions[inv.nest]
+                .iter()
+                .map(|&r| ReduceEvent::Reduce(r)),
+        );
+    }
+    events.extend(p.resets_after.iter().map(|&r| ReduceEvent::Reset(r)));
+    let u = |v: i64| v.max(0) as u32;
+    let h = p.block_halo;
+    FusedDecl {
+        name: crate::codegen::fuse::fused_name(f, p.steps),
+        steps: p.steps,
+        outputs: p.outputs.iter().map(|&(s, _)| s).collect(),
+        reads: p
+            .input_reach
+            .iter()
+            .enumerate()
+            .filter_map(|(a, r)| {
+                r.as_ref().map(|(lo, hi)| ReadDecl {
+                    array: a,
+                    lo: lo.clone(),
+                    hi: hi.clone(),
+                })
+            })
+            .collect(),
+        block: crate::codegen::fuse::default_block(f.ndim),
+        halo: [[u(h[0][0]), u(h[0][1])], [u(h[1][0]), u(h[1][1])]],
+        events,
+        points: crate::codegen::fuse::folded_points(p),
     }
 }
 
@@ -233,6 +282,7 @@ pub fn tokens(p: &Program, cuda: TokenStream) -> TokenStream {
         quote!((#a, #r))
     });
     let compress = quote!(::std::vec::Vec::from([#(#compress),*]));
+    let fusion = fusion_tokens(&p.fusion);
     quote! {
         ::pacc::runtime::Program {
             name: #name,
@@ -251,6 +301,50 @@ pub fn tokens(p: &Program, cuda: TokenStream) -> TokenStream {
             compress: #compress,
             cuda_source: #cuda,
             row_pitch: true,
+            fusion: #fusion,
         }
     }
+}
+
+/// The constructor expression of a program's fused forms.
+fn fusion_tokens(fu: &Fusion) -> TokenStream {
+    let ty = |n: &str| path(&format!("{P}::{n}"));
+    let (fd, rdl, ev, fus) = (
+        ty("FusedDecl"),
+        ty("ReadDecl"),
+        ty("ReduceEvent"),
+        ty("Fusion"),
+    );
+    let kernels = fu.kernels.iter().map(|k| {
+        let n = string(&k.name);
+        let steps = k.steps;
+        let outputs = &k.outputs;
+        let reads = list(k.reads.iter().map(|r| {
+            let (a, lo, hi) = (r.array, i64s(&r.lo), i64s(&r.hi));
+            quote!(#rdl { array: #a, lo: #lo, hi: #hi })
+        }));
+        let [bx, by] = k.block;
+        let [[a, b], [c, d]] = k.halo;
+        let events = list(k.events.iter().map(|e| match e {
+            ReduceEvent::Reset(i) => quote!(#ev::Reset(#i)),
+            ReduceEvent::Reduce(r) => quote!(#ev::Reduce(#r)),
+        }));
+        let points = &k.points;
+        quote!(#fd {
+            name: #n,
+            steps: #steps,
+            outputs: ::std::vec::Vec::from([#(#outputs),*]),
+            reads: #reads,
+            block: [#bx, #by],
+            halo: [[#a, #b], [#c, #d]],
+            events: #events,
+            points: ::std::vec::Vec::from([#(#points),*]),
+        })
+    });
+    let kernels = list(kernels);
+    let refused = list(fu.refused.iter().map(|(s, why)| {
+        let w = string(why);
+        quote!((#s, #w))
+    }));
+    quote!(#fus { kernels: #kernels, refused: #refused })
 }

@@ -547,6 +547,7 @@ mod tests {
             compress: Vec::new(),
             cuda_source: String::new(),
             row_pitch: false,
+            fusion: Default::default(),
         }
     }
 

@@ -1,0 +1,315 @@
+//! The generated fused kernels (s steps per launch), run on the CPU as `cuda_emulated.rs` runs
+//! the marching kernels: a host thread per CUDA thread, a barrier per `__syncthreads()`. Each
+//! must leave in its output buffers the bits that s launches of the plain kernels (and the
+//! point statements, and the swaps) leave, on shapes no tile divides, with several segments,
+//! asymmetric reaches, a point statement, two nests with a reduction reset every step, and 2D
+//! f64. Skipped, saying why, when `g++` is absent.
+
+mod shim;
+
+/// Asymmetric reaches on every axis, a leap-frog swap and a source term at a point.
+const LEAP: &str = r#"
+#[pacc::pipeline]
+fn leap(prev: &mut Array3<f32>, cur: &mut Array3<f32>, vel: &Array3<f32>, w: &[f32], sz: usize, sy: usize, sx: usize, steps: usize) {
+    let (nz, ny, nx) = cur.dim();
+    for t in 0..steps {
+        for z in 2..nz - 2 {
+            for y in 2..ny - 1 {
+                for x in 1..nx - 2 {
+                    prev[[z, y, x]] = 2.0 * cur[[z, y, x]] - prev[[z, y, x]]
+                        + vel[[z, y, x]] * (cur[[z - 2, y, x]] + cur[[z + 1, y, x]] + cur[[z, y - 2, x]]
+                            + cur[[z, y + 1, x]] + cur[[z, y, x - 1]] + cur[[z, y, x + 2]] - 6.0 * cur[[z, y, x]]);
+                }
+            }
+        }
+        prev[[sz, sy, sx]] += vel[[sz, sy, sx]] * w[t];
+        std::mem::swap(prev, cur);
+    }
+}
+"#;
+
+/// Himeno's shape: diagonal reads, a reduction reset every step, a copy nest, a scratch array.
+const HIM: &str = r#"
+#[pacc::pipeline(scratch(w2))]
+fn him(p: &mut Array3<f32>, a: &Array3<f32>, w2: &mut Array3<f32>, steps: usize) -> f32 {
+    let (nz, ny, nx) = p.dim();
+    let mut gosa: f32 = 0.0;
+    for _n in 0..steps {
+        gosa = 0.0;
+        for z in 1..nz - 1 {
+            for y in 1..ny - 1 {
+                for x in 1..nx - 1 {
+                    let s0 = p[[z + 1, y + 1, x]] - p[[z - 1, y - 1, x]] + p[[z, y + 1, x - 1]]
+                        + p[[z, y, x + 1]] + a[[z, y, x]] * p[[z - 1, y, x]];
+                    let ss = (0.25 * s0 - p[[z, y, x]]) * a[[z, y, x]];
+                    gosa += ss * ss;
+                    w2[[z, y, x]] = p[[z, y, x]] + 0.8 * ss;
+                }
+            }
+        }
+        for z in 1..nz - 1 {
+            for y in 1..ny - 1 {
+                for x in 1..nx - 1 {
+                    p[[z, y, x]] = w2[[z, y, x]];
+                }
+            }
+        }
+    }
+    gosa
+}
+"#;
+
+/// 2D, f64, asymmetric reaches, an `if` in the body.
+const HEAT2: &str = r#"
+#[pacc::pipeline]
+fn heat2(a: &mut Array2<f64>, b: &mut Array2<f64>, k: f64, steps: usize) {
+    let (ny, nx) = a.dim();
+    for _t in 0..steps {
+        for y in 1..ny - 2 {
+            for x in 2..nx - 1 {
+                let d = a[[y - 1, x]] + a[[y + 2, x]] + a[[y, x - 2]] + a[[y, x + 1]] - 4.0 * a[[y, x]];
+                if d > 0.0 {
+                    b[[y, x]] = a[[y, x]] + k * d;
+                } else {
+                    b[[y, x]] = a[[y, x]] + 0.5 * k * d;
+                }
+            }
+        }
+        std::mem::swap(a, b);
+    }
+}
+"#;
+
+/// The thread model, as in `cuda_emulated.rs`.
+const MODEL: &str = r#"
+#include <barrier>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <thread>
+#include <vector>
+static pacc_dim3 blockIdx, blockDim, gridDim;
+static thread_local pacc_dim3 threadIdx;
+static std::barrier<>* pacc_bar;
+static inline void __syncthreads() { pacc_bar->arrive_and_wait(); }
+static void launch(pacc_dim3 grid, pacc_dim3 block, const std::function<void()>& k) {
+    gridDim = grid; blockDim = block;
+    const unsigned nt = block.x * block.y;
+    for (unsigned bz = 0; bz < grid.z; ++bz)
+    for (unsigned by = 0; by < grid.y; ++by)
+    for (unsigned bx = 0; bx < grid.x; ++bx) {
+        blockIdx = {bx, by, bz};
+        std::barrier<> bar(nt);
+        pacc_bar = &bar;
+        std::vector<std::thread> ts;
+        for (unsigned t = 0; t < nt; ++t)
+            ts.emplace_back([&, t] { threadIdx = {t % block.x, t / block.x, 0}; k(); });
+        for (auto& t : ts) t.join();
+    }
+}
+template <class T> static long long differ(const std::vector<T>& a, const std::vector<T>& b, long long nx, long long rp) {
+    long long d = 0;
+    for (size_t i = 0; i < a.size(); ++i)
+        if ((long long)(i % rp) < nx) d += std::memcmp(&a[i], &b[i], sizeof(T)) != 0;
+    return d;
+}
+"#;
+
+const LEAP_MAIN: &str = r#"
+int main() {
+    const long long NZ = 14, NY = 12, NX = 19, RP = 20, N = NZ * NY * RP, SEG = 5;
+    std::vector<float> p0(N), c0(N), vel(N), w(16);
+    for (long long i = 0; i < N; ++i) {
+        p0[i] = (float)((i * 7) % 29) * 0.03f;
+        c0[i] = (float)((i * 11) % 23) * 0.02f;
+        vel[i] = 0.05f + (float)((i * 3) % 5) * 0.01f;
+    }
+    for (int i = 0; i < 16; ++i) w[i] = 0.1f * (float)(i + 1);
+    const long long SZ = 6, SY = 7, SX = 9;
+    std::vector<float> P = p0, C = c0;
+    float *pp = P.data(), *pc = C.data();
+    for (int s = 0; s < PACC_FUSE; ++s) {
+        launch({(unsigned)((NX + 7) / 8), (unsigned)((NY + 3) / 4), (unsigned)(NZ - 4)}, {8, 4, 1}, [&] {
+            pacc_leap_k0_plain(2, NZ - 2, 2, NZ - 2, 0, NZ, NY, NX, RP, s, pp, pc, vel.data(), w.data());
+        });
+        launch({1, 1, 1}, {1, 1, 1}, [&] {
+            pacc_leap_p0(0, NZ, NY, NX, RP, s, SZ, SY, SX, pp, pc, vel.data(), w.data());
+        });
+        std::swap(pp, pc);
+    }
+    std::vector<float> O0(N, -7.0f), O1(N, -7.0f);
+    const long long TX = PACC_FBX - HX, TY = PACC_FBY - HY;
+    launch({(unsigned)((NX + TX - 1) / TX), (unsigned)((NY + TY - 1) / TY), (unsigned)((NZ + SEG - 1) / SEG)},
+           {PACC_FBX, PACC_FBY, 1}, [&] {
+        FUSED(0, NZ, 0, NZ, 0, NZ, NY, NX, RP, 0, SEG, p0.data(), c0.data(), vel.data(), O0.data(), O1.data(),
+              w.data(), SZ, SY, SX);
+    });
+    const long long d = differ(P, O0, NX, RP) + differ(C, O1, NX, RP);
+    std::printf("differ %lld source %g\n", d, (double)P[(SZ * NY + SY) * RP + SX]);
+    return d == 0 ? 0 : 1;
+}
+"#;
+
+const HIM_MAIN: &str = r#"
+int main() {
+    const long long NZ = 13, NY = 11, NX = 17, RP = 20, N = NZ * NY * RP, SEG = 4;
+    std::vector<float> p0(N), a(N), w0(N, 0.0f);
+    for (long long i = 0; i < N; ++i) {
+        p0[i] = (float)((i * 13) % 31) * 0.05f - 0.7f;
+        a[i] = 0.3f + (float)((i * 5) % 7) * 0.1f;
+    }
+    std::vector<float> P = p0, W = w0;
+    std::vector<double> r(4096, 0.0);
+    double last = 0;
+    for (int s = 0; s < PACC_FUSE; ++s) {
+        std::fill(r.begin(), r.end(), 0.0);
+        launch({(unsigned)((NX + 7) / 8), (unsigned)((NY + 3) / 4), (unsigned)(NZ - 2)}, {8, 4, 1}, [&] {
+            pacc_him_k0_plain(1, NZ - 1, 1, NZ - 1, 0, NZ, NY, NX, RP, s, P.data(), a.data(), W.data(), r.data());
+        });
+        last = 0;
+        for (double v : r) last += v;
+        launch({(unsigned)((NX + 7) / 8), (unsigned)((NY + 3) / 4), (unsigned)(NZ - 2)}, {8, 4, 1}, [&] {
+            pacc_him_k1_plain(1, NZ - 1, 1, NZ - 1, 0, NZ, NY, NX, RP, s, P.data(), a.data(), W.data());
+        });
+    }
+    std::vector<float> O0(N, -7.0f), O1(N, -7.0f);
+    std::vector<std::vector<double>> red(PACC_FUSE, std::vector<double>(4096, 0.0));
+    const long long TX = PACC_FBX - HX, TY = PACC_FBY - HY;
+    launch({(unsigned)((NX + TX - 1) / TX), (unsigned)((NY + TY - 1) / TY), (unsigned)((NZ + SEG - 1) / SEG)},
+           {PACC_FBX, PACC_FBY, 1}, [&] {
+        FUSED(0, NZ, 0, NZ, 0, NZ, NY, NX, RP, 0, SEG, p0.data(), a.data(), w0.data(), O0.data(), O1.data(),
+              REDS);
+    });
+    double got = 0;
+    for (double v : red[PACC_FUSE - 1]) got += v;
+    // p is slot 0, w2 slot 2: outputs in slot order.
+    const long long d = differ(P, O0, NX, RP) + differ(W, O1, NX, RP);
+    std::printf("differ %lld gosa %.9g %.9g\n", d, last, got);
+    return d == 0 && std::fabs(got - last) <= 1e-5 * std::fabs(last) && last > 0 ? 0 : 1;
+}
+"#;
+
+const HEAT2_MAIN: &str = r#"
+int main() {
+    const long long NY = 23, NX = 37, RP = 40, N = NY * RP, SEG = 6;
+    std::vector<double> a0(N), b0(N, 0.0);
+    for (long long i = 0; i < N; ++i) a0[i] = (double)((i * 17) % 19) * 0.1 - 0.9;
+    std::vector<double> A = a0, B = b0;
+    double *pa = A.data(), *pb = B.data();
+    const double k = 0.2;
+    for (int s = 0; s < PACC_FUSE; ++s) {
+        launch({(unsigned)((NX + 7) / 8), (unsigned)(NY - 3), 1}, {8, 1, 1}, [&] {
+            pacc_heat2_k0_plain(1, NY - 2, 1, NY - 2, 0, NY, NX, 1, RP, s, pa, pb, k);
+        });
+        std::swap(pa, pb);
+    }
+    std::vector<double> O0(N, -7.0), O1(N, -7.0);
+    const long long TX = PACC_FBX - HX;
+    launch({(unsigned)((NX + TX - 1) / TX), (unsigned)((NY + SEG - 1) / SEG), 1}, {PACC_FBX, 1, 1}, [&] {
+        FUSED(0, NY, 0, NY, 0, NY, NX, 1, RP, 0, SEG, a0.data(), b0.data(), O0.data(), O1.data(), k);
+    });
+    const long long d = differ(A, O0, NX, RP) + differ(B, O1, NX, RP);
+    std::printf("differ %lld\n", d);
+    return d == 0 ? 0 : 1;
+}
+"#;
+
+fn gxx() -> bool {
+    std::process::Command::new("g++")
+        .arg("--version")
+        .output()
+        .is_ok()
+}
+
+/// The block's extent beyond the output tile, from the kernel's comment: `(x, y)`.
+fn halo(cuda: &str, s: usize) -> (i64, i64) {
+    let head = format!("// Fused form: {s} steps per launch");
+    let line = cuda
+        .lines()
+        .find(|l| l.starts_with(&head))
+        .unwrap_or_else(|| panic!("no fused form of {s} steps:\n{cuda}"));
+    let num = |key: &str| -> i64 {
+        let rest = &line[line.find(key).unwrap() + key.len()..];
+        let part: String = rest
+            .chars()
+            .take_while(|c| *c != ',' && *c != '.')
+            .collect();
+        part.split('/')
+            .map(|v| v.trim().parse::<i64>().unwrap())
+            .sum()
+    };
+    (num(" x "), num(" y "))
+}
+
+fn run(name: &str, src: &str, main: &str, fused: &str, extra: &str, s: usize, block: (u32, u32)) {
+    let e = pacc_translate::expand_file(src, None).unwrap().remove(0);
+    let (hx, hy) = halo(&e.cuda, s);
+    let dir = std::env::temp_dir().join(format!("pacc-fused-{name}-{s}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let defs = format!(
+        "#define PACC_FUSE {s}\n#define PACC_FBX {}\n#define PACC_FBY {}\n#define HX {hx}\n#define HY {hy}\n#define FUSED {fused}{s}\n{extra}",
+        block.0, block.1
+    );
+    let cpp = dir.join(format!("{name}.cpp"));
+    let code = format!("{defs}{}{MODEL}\n{}\n{main}", shim::CUDA_TYPES, e.cuda);
+    std::fs::write(&cpp, code).unwrap();
+    let exe = dir.join(name);
+    let out = std::process::Command::new("g++")
+        .args([
+            "-std=c++20",
+            "-O1",
+            "-fno-strict-aliasing",
+            "-pthread",
+            "-w",
+            "-o",
+        ])
+        .arg(&exe)
+        .arg(&cpp)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{name} s={s}: g++ failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = std::process::Command::new(&exe).output().unwrap();
+    let said = String::from_utf8_lossy(&r.stdout);
+    assert!(r.status.success(), "{name} s={s}: {said}");
+    assert!(said.contains("differ 0"), "{name} s={s}: {said}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn fused_leapfrog_with_a_source_equals_the_plain_steps() {
+    if !gxx() {
+        eprintln!("skipping the emulated fused kernels: g++ is not installed");
+        return;
+    }
+    for (s, block) in [(2, (10, 9)), (3, (16, 12))] {
+        run("leap", LEAP, LEAP_MAIN, "pacc_leap_f", "", s, block);
+    }
+}
+
+#[test]
+fn fused_himeno_shape_equals_the_plain_steps_and_its_reductions() {
+    if !gxx() {
+        eprintln!("skipping the emulated fused kernels: g++ is not installed");
+        return;
+    }
+    for (s, block) in [(2, (7, 6)), (3, (9, 8))] {
+        let reds: Vec<String> = (0..s).map(|i| format!("red[{i}].data()")).collect();
+        let extra = format!("#define REDS {}\n", reds.join(", "));
+        run("him", HIM, HIM_MAIN, "pacc_him_f", &extra, s, block);
+    }
+}
+
+#[test]
+fn fused_2d_f64_equals_the_plain_steps() {
+    if !gxx() {
+        eprintln!("skipping the emulated fused kernels: g++ is not installed");
+        return;
+    }
+    for (s, block) in [(2, (16, 1)), (3, (24, 1))] {
+        run("heat2", HEAT2, HEAT2_MAIN, "pacc_heat2_f", "", s, block);
+    }
+}
