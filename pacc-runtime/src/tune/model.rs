@@ -110,6 +110,8 @@ pub struct TuneInputs {
     pub chunk_candidates: Vec<usize>,
     /// Candidate block steps (empty: the default list).
     pub step_candidates: Vec<usize>,
+    /// Whether the plans keep read-only arrays in a ring ([`PlanOptions::read_only_ring`]).
+    pub read_only_ring: bool,
 }
 
 impl TuneInputs {
@@ -132,6 +134,7 @@ impl TuneInputs {
             block_steps: None,
             chunk_candidates: Vec::new(),
             step_candidates: Vec::new(),
+            read_only_ring: true,
         }
     }
 }
@@ -277,6 +280,17 @@ fn extra_device_bytes(program: &Program, plan: &Plan) -> u64 {
 const CHUNKS: [usize; 15] = [1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 24, 32, 48, 64, 128];
 const STEPS: [usize; 12] = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64];
 
+/// The block steps the tuner weighs for a run of `steps` steps: the default list up to the
+/// run's steps, and the run's steps (every step in one block: resident with one chunk).
+pub fn block_step_candidates(steps: usize) -> Vec<usize> {
+    let steps = steps.max(1);
+    let mut v: Vec<usize> = STEPS.iter().copied().filter(|&k| k <= steps).collect();
+    if !v.contains(&steps) {
+        v.push(steps);
+    }
+    v
+}
+
 // ---- Overlapped tiling -----------------------------------------------------------------------
 
 /// Whether `c` chunks of `k` block steps are worth planning: redundant work beyond twice the
@@ -387,20 +401,12 @@ impl Search<'_> {
         }
     }
 
-    /// Block steps to try: the fixed one, the caller's list, or the default list up to the
-    /// run's steps, and the run's steps (every step in one block: resident with one chunk).
+    /// Block steps to try: the fixed one, the caller's list, or [`block_step_candidates`].
     fn step_list(&self) -> Vec<usize> {
         match self.inputs.block_steps {
             Some(k) => vec![k],
             None if !self.inputs.step_candidates.is_empty() => self.inputs.step_candidates.clone(),
-            None => {
-                let steps = self.steps;
-                let mut v: Vec<usize> = STEPS.iter().copied().filter(|&k| k <= steps).collect();
-                if !v.contains(&steps) {
-                    v.push(steps);
-                }
-                v
-            }
+            None => block_step_candidates(self.steps),
         }
     }
 
@@ -417,6 +423,7 @@ impl Search<'_> {
                 scheme: self.inputs.scheme,
                 buffer_sets: self.inputs.sets(),
                 compress: Vec::new(),
+                read_only_ring: self.inputs.read_only_ring,
             },
         )
     }
@@ -776,6 +783,7 @@ mod tests {
                 scheme: Scheme::RegionSharing,
                 buffer_sets: 3,
                 compress: Vec::new(),
+                read_only_ring: true,
             },
         )
         .unwrap();
@@ -799,6 +807,7 @@ mod tests {
                 scheme: Scheme::RegionSharing,
                 buffer_sets: 3,
                 compress: Vec::new(),
+                read_only_ring: true,
             },
         )
         .unwrap()

@@ -661,6 +661,7 @@ pub fn naive_plan(
                                 planes: planes.clone(),
                                 owned: own.clone(),
                                 args: binding.clone(),
+                                ring_base: None,
                             },
                             &mut ops,
                         );
@@ -707,6 +708,7 @@ pub fn naive_plan(
                             step,
                             plane,
                             args: binding.clone(),
+                            ring_base: None,
                         },
                         stream: 0,
                         deps: vec![],
@@ -765,5 +767,6 @@ pub fn naive_plan(
         ops,
         final_binding: binding,
         compression: Vec::new(),
+        ring: None,
     }
 }

@@ -153,6 +153,8 @@ fn replan(
                 .iter()
                 .map(|c| c.map(|c| c.rate.bits()))
                 .collect(),
+            // A plan without a ring was asked for none, or had no array to put there.
+            read_only_ring: plan.ring.is_some(),
         },
     )
 }
@@ -334,7 +336,8 @@ pub(super) struct Resources {
     pub slices: Vec<DeviceBuf>,
     /// `[set][array]`: pinned staging buffers (staged-copy only).
     pub staging: Vec<Vec<PinnedHost>>,
-    /// `[set][array]`: device buffers of `buffer_planes` planes.
+    /// `[set][array]`: device buffers of `buffer_planes` planes, then (`[ring.set]`) the
+    /// ring's of `ring.planes` (empty where `Plan::has_buffer` says there is none).
     pub dev: Vec<Vec<DeviceBuf>>,
     /// The layout of a plane in `dev`.
     pub rows: Rows,
@@ -363,13 +366,24 @@ pub(super) fn allocate(
     rows: Rows,
 ) -> Result<Resources, Error> {
     let pbytes: Vec<usize> = plan.elem_sizes.iter().map(|e| e * plan.plane_len).collect();
-    let mut dev: Vec<Vec<DeviceBuf>> = Vec::with_capacity(plan.buffer_sets);
-    for s in 0..plan.buffer_sets {
+    let ring = plan.ring.as_ref().map(|r| r.set);
+    let sets = plan.buffer_sets + usize::from(ring.is_some());
+    let mut dev: Vec<Vec<DeviceBuf>> = Vec::with_capacity(sets);
+    for s in 0..sets {
         let mut v = Vec::with_capacity(pbytes.len());
         for (a, e) in plan.elem_sizes.iter().enumerate() {
-            let what = format!("buffer set {s} of `{}`", program.arrays[a].name);
-            let bytes = e * rows.plane_len() * plan.buffer_planes;
-            v.push(DeviceBuf::new(ctx, bytes, &what)?);
+            let what = match ring {
+                Some(r) if r == s => format!("the ring of `{}`", program.arrays[a].name),
+                _ => format!("buffer set {s} of `{}`", program.arrays[a].name),
+            };
+            // Arrays in the ring have no buffer in the chunks' sets, and the others none in
+            // the ring: empty buffers, never allocated.
+            let planes = if plan.has_buffer(s, a) {
+                plan.buffer_len(s)
+            } else {
+                0
+            };
+            v.push(DeviceBuf::new(ctx, e * rows.plane_len() * planes, &what)?);
         }
         dev.push(v);
     }
@@ -519,6 +533,7 @@ mod tests {
             scheme: Scheme::RegionSharing,
             buffer_sets: 3,
             compress: Vec::new(),
+            read_only_ring: true,
         };
         let plan = crate::plan::build(&p, &[256, 16, 16], 4, &[], &opts).unwrap();
         let geoms = [Geometry {

@@ -378,6 +378,26 @@ impl Submit<'_, '_> {
         Ok(())
     }
 
+    /// The array pointers of a kernel or point statement of set `set` at `base`. Kernels
+    /// index every array as `(z - base)` planes from its pointer; for an array in the ring,
+    /// whose slot 0 holds plane `ring_base`, the pointer is the ring's plane `base - ring_base`,
+    /// so the same index lands in the ring (`validate` checked `ring_base <= base`).
+    fn array_ptrs(
+        &self,
+        args: &[usize],
+        set: usize,
+        base: usize,
+        ring_base: Option<usize>,
+    ) -> Vec<u64> {
+        let ring = self.plan.ring.as_ref().map(|r| r.set);
+        args.iter()
+            .map(|&p| match (ring, ring_base) {
+                (Some(r), Some(rb)) if self.plan.in_ring(p) => self.dev_ptr(p, r, rb, base),
+                _ => self.res.dev[set][p].ptr,
+            })
+            .collect()
+    }
+
     /// Kernel op `i`, then one combine launch per reduction into the op's result slots.
     unsafe fn kernel(&mut self, i: usize, op: &Op, st: Stream) -> Result<(), Error> {
         let OpKind::Kernel {
@@ -388,6 +408,7 @@ impl Submit<'_, '_> {
             ref planes,
             ref owned,
             ref args,
+            ring_base,
         } = op.kind
         else {
             return Err(Error::Internal("not a kernel operation".into()));
@@ -395,7 +416,7 @@ impl Submit<'_, '_> {
         let kd = &self.program.kernels[kernel];
         let g = &self.compiled.geoms[kernel];
         let nred = kd.reductions.len();
-        let ptrs: Vec<u64> = args.iter().map(|&p| self.res.dev[set][p].ptr).collect();
+        let ptrs = self.array_ptrs(args, set, base, ring_base);
         let sptrs: Vec<u64> = self.res.slices.iter().map(|s| s.ptr).collect();
         let partials = self.res.scratch[op.stream].ptr;
         let ka = KernelArgs {
@@ -444,12 +465,13 @@ impl Submit<'_, '_> {
             base,
             step,
             ref args,
+            ring_base,
             ..
         } = op.kind
         else {
             return Err(Error::Internal("not a point operation".into()));
         };
-        let ptrs: Vec<u64> = args.iter().map(|&p| self.res.dev[set][p].ptr).collect();
+        let ptrs = self.array_ptrs(args, set, base, ring_base);
         let sptrs: Vec<u64> = self.res.slices.iter().map(|s| s.ptr).collect();
         let ka = KernelArgs {
             owned: (0, 0),
