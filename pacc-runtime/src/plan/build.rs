@@ -99,6 +99,20 @@ pub fn build(
         compression,
         ring,
     };
+    emit_blocks(&mut plan, program, &geometry, &placed);
+    derive_dependencies(program, &mut plan);
+    Ok(plan)
+}
+
+/// Every block's operations and geometry, chunk `i` of the run (counting through the blocks)
+/// on buffer set `i mod buffer_sets`.
+fn emit_blocks(
+    plan: &mut Plan,
+    program: &Program,
+    geometry: &[BlockTiles],
+    placed: &[Vec<RingChunk>],
+) {
+    let (k, steps, sets) = (plan.block_steps, plan.steps, plan.buffer_sets);
     let ret = returned(program);
     let mut seq = 0usize;
     let nblocks = geometry.len();
@@ -111,23 +125,11 @@ pub fn build(
             last: b + 1 == nblocks,
         };
         let ring = placed.get(b).map(Vec::as_slice);
-        emit_block(
-            &mut plan,
-            b,
-            first_step,
-            block,
-            &chunk_sets,
-            ring,
-            &ret,
-            pos,
-        );
+        emit_block(plan, b, first_step, block, &chunk_sets, ring, &ret, pos);
         plan.blocks.push(BlockGeom {
             first_step,
             steps: (steps - first_step).min(k),
-            chunks: block
-                .chunks
-                .iter()
-                .zip(&chunk_sets)
+            chunks: (block.chunks.iter().zip(&chunk_sets))
                 .map(|(c, &set)| ChunkGeom {
                     owned: c.owned.clone(),
                     window: c.window.clone(),
@@ -136,8 +138,6 @@ pub fn build(
                 .collect(),
         });
     }
-    derive_dependencies(program, &mut plan);
-    Ok(plan)
 }
 
 fn validate(

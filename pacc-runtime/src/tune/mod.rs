@@ -24,8 +24,8 @@ pub use measure::{
 };
 pub use model::{
     block_step_candidates, choose, choose_scheme, fastest_kernels, plane_points, plane_rate,
-    predict, useful_points, Candidate, LinkRates, Prediction, Rates, TuneChoice, TuneInputs,
-    AUTO_SCHEMES,
+    predict, roofline_rates, useful_points, Candidate, LinkRates, Prediction, Rates, TuneChoice,
+    TuneInputs, AUTO_SCHEMES, KERNEL_BANDWIDTH_SHARE,
 };
 
 use crate::march::MarchTuning;

@@ -62,9 +62,12 @@ mod trace;
 pub use codec_rate::{measure_codec, CodecRates};
 pub use device::{available, prefer_device, DeviceInfo};
 #[cfg(feature = "bench")]
-pub use extra::{lock_host, managed_fits, run_managed, HostLock, ManagedOutput};
-pub use memory::PinnedArray;
-pub use probe::{device_memory_budget, free_memory, set_device_memory_limit, time_link, LinkTimes};
+pub use extra::{managed_fits, run_managed, ManagedOutput};
+pub use memory::{lock_host, HostLock, PinnedArray};
+pub use probe::{
+    device_memory_budget, device_memory_limit, free_memory, set_device_memory_limit, time_link,
+    LinkTimes,
+};
 #[cfg(feature = "bench")]
 pub use resident::{measure_dtod, ResidentOutput};
 pub use trace::{trace_json, write_trace};
