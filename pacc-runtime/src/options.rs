@@ -85,6 +85,12 @@ pub struct Options {
     /// Copy the wavefront's read-only arrays from chunk to chunk with the staircase
     /// (`PACC_RING=0`) instead of keeping them in the ring (see [`Options::read_only_ring`]).
     pub no_ring: bool,
+    /// Threads page-locking the user's arrays on the CUDA backend (`PACC_PIN_THREADS`; unset:
+    /// `exec::cuda::DEFAULT_PIN_THREADS`).
+    pub pin_threads: Option<usize>,
+    /// Page-lock every piece of the user's arrays before the first operation
+    /// (`PACC_PIN_OVERLAP=0`) instead of beside the run's first transfers and kernels.
+    pub pin_upfront: bool,
     /// Called as time steps complete (see [`Options::on_progress`]).
     pub on_progress: Option<OnProgress>,
     /// Where settings came from, for error hints (see [`Options::set_by`]); a setting not
@@ -215,7 +221,8 @@ impl Options {
 
     /// Options from `PACC_BACKEND`, `PACC_CHUNKS`, `PACC_BLOCK_STEPS`, `PACC_SCHEME`,
     /// `PACC_FMA` (0/1), `PACC_TRACE`, `PACC_KERNELS` (`marching` or `plain`), `PACC_PAD_ROWS`
-    /// (1/0), `PACC_RING` (1/0), and for checkpoints:
+    /// (1/0), `PACC_RING` (1/0), `PACC_PIN_THREADS`, `PACC_PIN_OVERLAP` (1/0), and for
+    /// checkpoints:
     ///
     /// - `PACC_CHECKPOINT_DIR=DIR`: checkpoint to `DIR` every `PACC_CHECKPOINT_EVERY` blocks
     ///   (default [`DEFAULT_CHECKPOINT_EVERY`]);
@@ -263,6 +270,11 @@ impl Options {
         }
         if let Ok(v) = std::env::var("PACC_PAD_ROWS") {
             o.unpadded_rows = !pad_rows(&v)?;
+        }
+        o.pin_threads = env_usize("PACC_PIN_THREADS")?;
+        if let Ok(v) = std::env::var("PACC_PIN_OVERLAP") {
+            let on = "page-lock the arrays beside the run's first transfers, the default";
+            o.pin_upfront = !switch("PACC_PIN_OVERLAP", &v, on)?;
         }
         if let Ok(v) = std::env::var("PACC_RING") {
             let on = "keep the wavefront's read-only arrays in one device buffer each, the default";
@@ -362,6 +374,16 @@ impl Options {
     /// 2.4 GB per step across HBM for Himeno's coefficients at 1200^3.
     pub fn read_only_ring(mut self, on: bool) -> Self {
         self.no_ring = !on;
+        self
+    }
+
+    /// How the CUDA backend page-locks the user's arrays for direct and shared transfers:
+    /// `threads` threads register them piece by piece (default 4), and with `overlap` (the
+    /// default) the run's first transfers and kernels go ahead as soon as the pieces they touch
+    /// are registered; without it every piece is registered before the first operation.
+    pub fn page_locking(mut self, threads: usize, overlap: bool) -> Self {
+        self.pin_threads = Some(threads.max(1));
+        self.pin_upfront = !overlap;
         self
     }
 
@@ -527,6 +549,10 @@ mod tests {
         }
         assert!(Options::new().read_only_ring(false).no_ring);
         assert!(!Options::new().no_ring);
+        let o = Options::new().page_locking(0, false);
+        assert_eq!((o.pin_threads, o.pin_upfront), (Some(1), true));
+        let o = Options::new();
+        assert_eq!((o.pin_threads, o.pin_upfront), (None, false));
     }
 
     #[test]

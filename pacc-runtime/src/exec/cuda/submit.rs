@@ -3,6 +3,7 @@
 //! never blocks while submitting; at the end it waits for every stream. On an error, whatever
 //! was enqueued is drained before returning, so nothing writes the user's arrays afterwards.
 
+use super::defer::Deferral;
 use super::driver::{self, Stream};
 use super::launch::{self, Args, KernelArgs};
 use super::prepare::{Compiled, Resources};
@@ -47,7 +48,7 @@ pub(super) fn submit(
         ],
         slot: 0,
         op_slot: vec![usize::MAX; plan.ops.len()],
-        recorded: 0,
+        recorded: vec![false; plan.ops.len()],
         counter: StepCounter::new(plan, on_progress),
     };
     // SAFETY: raw driver calls on buffers we allocated with the sizes the plan gives; host
@@ -81,8 +82,8 @@ struct Submit<'a, 'i> {
     /// Next free reduction result slot.
     slot: usize,
     op_slot: Vec<usize>,
-    /// Operations whose end event has been recorded (a prefix of the plan).
-    recorded: usize,
+    /// Per operation, whether its end event has been recorded.
+    recorded: Vec<bool>,
     /// Steps done, reported as each block's kernels complete (`crate::progress`).
     counter: StepCounter,
 }
@@ -98,35 +99,103 @@ impl Submit<'_, '_> {
         for &s in &streams[1..] {
             driver::stream_wait(s, origin)?;
         }
-        for (i, op) in plan.ops.iter().enumerate() {
-            fault::hit(Site::of(&op.kind), || {
-                format!(
-                    "plan operation {i}, {} of block {} chunk {}",
-                    op.kind.describe(self.program),
-                    op.block,
-                    op.chunk
-                )
-            })?;
-            let st = self.res.streams.0[op.stream];
-            for &d in &op.deps {
-                if plan.ops[d].stream != op.stream {
-                    driver::stream_wait(st, self.res.end(d))?;
+        if let Some(p) = self.res.pinning.as_mut().filter(|p| !p.overlap) {
+            p.pinner.wait_all()?;
+        }
+        // While the arrays are being page-locked, writes to them wait (`defer.rs`).
+        let pinning = self.res.pinning.as_ref();
+        let mut defer = Deferral::new(plan, pinning.is_some_and(|p| !p.pinner.all_registered()));
+        for i in 0..plan.ops.len() {
+            if !defer.offer(plan, i) {
+                continue;
+            }
+            self.enqueue(i, tracker)?;
+            let pinned = |s: &Self| {
+                s.res
+                    .pinning
+                    .as_ref()
+                    .is_none_or(|p| p.pinner.all_registered())
+            };
+            if defer.holding() && pinned(self) {
+                for j in defer.release() {
+                    self.enqueue(j, tracker)?;
                 }
             }
-            driver::event_record(self.res.start(i), st)?;
-            // From here on the operation may execute.
-            tracker.started(plan, i);
-            self.op(i, op, st)?;
-            driver::event_record(self.res.end(i), st)?;
-            self.recorded = i + 1;
         }
-        // Progress while the device works: each watched kernel's end, in plan order.
-        for i in self.counter.watched(plan) {
-            driver::event_sync(self.res.end(i), "waiting for a kernel")?;
-            self.counter.finished(plan, i);
+        if defer.holding() {
+            if let Some(p) = self.res.pinning.as_mut() {
+                p.pinner.wait_all()?;
+            }
+            for j in defer.release() {
+                self.enqueue(j, tracker)?;
+            }
         }
+        self.wait_and_unregister()?;
         for &s in &self.res.streams.0 {
             driver::stream_sync(s, "running the plan (stream synchronize)")?;
+        }
+        Ok(())
+    }
+
+    /// Enqueues operation `i` once the pieces of the user's arrays it touches are page-locked,
+    /// after waits for its dependencies on other streams, between its start and end events.
+    ///
+    /// # Safety
+    /// See [`submit`].
+    unsafe fn enqueue(&mut self, i: usize, tracker: &mut Tracker) -> Result<(), Error> {
+        let plan = self.plan;
+        let op = &plan.ops[i];
+        if let Some(p) = self.res.pinning.as_mut() {
+            p.pinner.wait(&p.plan.needs[i])?;
+        }
+        fault::hit(Site::of(&op.kind), || {
+            format!(
+                "plan operation {i}, {} of block {} chunk {}",
+                op.kind.describe(self.program),
+                op.block,
+                op.chunk
+            )
+        })?;
+        let st = self.res.streams.0[op.stream];
+        for &d in &op.deps {
+            if plan.ops[d].stream != op.stream {
+                driver::stream_wait(st, self.res.end(d))?;
+            }
+        }
+        driver::event_record(self.res.start(i), st)?;
+        // From here on the operation may execute.
+        tracker.started(plan, i);
+        self.op(i, op, st)?;
+        driver::event_record(self.res.end(i), st)?;
+        self.recorded[i] = true;
+        Ok(())
+    }
+
+    /// While the device works: reports progress as each watched kernel ends, and unregisters
+    /// each piece of the user's arrays once the last operation touching it has ended, in plan
+    /// order, so that little is left to unregister when the last operation ends.
+    ///
+    /// # Safety
+    /// See [`submit`].
+    unsafe fn wait_and_unregister(&mut self) -> Result<(), Error> {
+        let plan = self.plan;
+        let mut waits: Vec<(usize, Option<usize>)> = self
+            .counter
+            .watched(plan)
+            .into_iter()
+            .map(|i| (i, None))
+            .collect();
+        if let Some(p) = &self.res.pinning {
+            let last = p.plan.pieces.iter().enumerate();
+            waits.extend(last.map(|(id, piece)| (piece.last, Some(id))));
+        }
+        waits.sort_by_key(|w| w.0);
+        for (i, piece) in waits {
+            driver::event_sync(self.res.end(i), "waiting for an operation")?;
+            match (piece, self.res.pinning.as_mut()) {
+                (Some(id), Some(p)) => p.pinner.unregister(id),
+                _ => self.counter.finished(plan, i),
+            }
         }
         Ok(())
     }
@@ -140,7 +209,7 @@ impl Submit<'_, '_> {
         for &s in &self.res.streams.0 {
             let _ = driver::stream_sync(s, "draining");
         }
-        for i in 0..self.recorded {
+        for i in (0..self.recorded.len()).filter(|&i| self.recorded[i]) {
             if driver::event_done(self.res.end(i)) {
                 tracker.finished(self.plan, i);
             }
