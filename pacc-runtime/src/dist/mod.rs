@@ -48,7 +48,20 @@ pub fn slab(
     steps: usize,
     opts: &crate::options::Options,
 ) -> Result<Slab, crate::error::Error> {
-    let inputs = measured_inputs(program, opts);
+    use mpi::traits::{Communicator as _, CommunicatorCollectives as _};
+    // One rank at a time: ranks sharing a device would otherwise time the link against each
+    // other (and then count the sharing twice). Every rank takes part in every collective
+    // step whatever its options say, so that ranks that disagree get an error, not a hang.
+    let fixed = crate::config::Fixed::of(program, opts)
+        .block_steps
+        .is_some();
+    let mut inputs = None;
+    for r in 0..comm.size() {
+        if r == comm.rank() && !fixed {
+            inputs = measured_inputs(program, opts);
+        }
+        comm.barrier();
+    }
     slab_tuned(
         comm,
         program,
@@ -83,29 +96,31 @@ pub fn slab_tuned(
         .is_some();
     let mut o = opts.clone();
     let mut note = None;
-    if !fixed && steps > 0 && global.first().is_some_and(|&n| n >= ranks) {
-        let ks = crate::tune::block_step_candidates(steps);
-        let mine = inputs
-            .map(|t| tune::rank_costs(program, global, steps, ranks, rank, opts, t, rates, &ks));
-        let seconds: Vec<f64> = match &mine {
-            Some(c) => c.iter().map(|c| c.seconds).collect(),
-            None => vec![f64::INFINITY; ks.len()],
-        };
-        let mut worst = vec![0f64; ks.len()];
-        comm.all_reduce_into(&seconds[..], &mut worst[..], SystemOperation::max());
-        let slowest: Vec<(usize, f64)> = ks.iter().copied().zip(worst).collect();
-        if let Some(k) = tune::agree(&slowest) {
-            o.block_steps = Some(k);
-            let mine = mine.and_then(|c| c.into_iter().find(|c| c.block_steps == k));
-            note = mine.map(|mine| {
-                tune::DistChoice {
-                    block_steps: k,
-                    slowest,
-                    mine,
-                }
-                .summary()
-            });
-        }
+    // The same candidates on every rank (they depend on the steps only); a rank that does not
+    // tune contributes infinite costs, and every rank takes part in the reduction.
+    let ks = crate::tune::block_step_candidates(steps);
+    let tunes = !fixed && steps > 0 && global.first().is_some_and(|&n| n >= ranks);
+    let mine = inputs
+        .filter(|_| tunes)
+        .map(|t| tune::rank_costs(program, global, steps, ranks, rank, opts, t, rates, &ks));
+    let seconds: Vec<f64> = match &mine {
+        Some(c) => c.iter().map(|c| c.seconds).collect(),
+        None => vec![f64::INFINITY; ks.len()],
+    };
+    let mut worst = vec![0f64; ks.len()];
+    comm.all_reduce_into(&seconds[..], &mut worst[..], SystemOperation::max());
+    let slowest: Vec<(usize, f64)> = ks.iter().copied().zip(worst).collect();
+    if let Some(k) = tune::agree(&slowest).filter(|_| tunes) {
+        o.block_steps = Some(k);
+        let mine = mine.and_then(|c| c.into_iter().find(|c| c.block_steps == k));
+        note = mine.map(|mine| {
+            tune::DistChoice {
+                block_steps: k,
+                slowest,
+                mine,
+            }
+            .summary()
+        });
     }
     let mut all = split(program, global, steps, ranks, &o)?;
     let mut slab = all.swap_remove(rank);
