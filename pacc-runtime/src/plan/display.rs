@@ -32,9 +32,18 @@ impl Plan {
         for a in &self.adjustments {
             let _ = writeln!(s, "  adjusted: {a}");
         }
+        let ring = match &self.ring {
+            Some(r) => format!(
+                " + read-only ring {} ({} planes)",
+                mib(self.ring_bytes()),
+                r.planes
+            ),
+            None => String::new(),
+        };
         let _ = writeln!(
             s,
-            "device memory: {} buffer sets x {} = {} ({} planes per buffer, {} elements per plane)",
+            "device memory: {} buffer sets x {}{ring} = {} ({} planes per buffer, {} elements per \
+             plane)",
             self.buffer_sets,
             mib(self.set_bytes()),
             mib(self.device_bytes()),
