@@ -284,3 +284,41 @@ fn plan_counts_kernel_launches_per_block() {
         "{out}"
     );
 }
+
+/// `pacc plan` shows the wavefront's read-only ring (the sponge's `vel` and `damp`), where each
+/// chunk reads it, and leaves it out with `--no-ring`.
+#[test]
+fn plan_shows_the_read_only_ring() {
+    let args = |extra: &'static str| {
+        let mut v = vec![
+            "plan",
+            "src/models/acoustic.rs",
+            "--function",
+            "propagate_sponge",
+            "--shape",
+            "400,64,64",
+            "--chunks",
+            "8",
+            "--block-steps",
+            "4",
+            "--scheme",
+            "wavefront",
+        ];
+        v.extend(extra.split_whitespace());
+        v
+    };
+    let with = pacc(&args(""));
+    assert!(
+        with.contains("read-only ring: vel, damp in one device buffer each"),
+        "{with}"
+    );
+    assert!(with.contains("vel 0.."), "{with}");
+    assert!(with.contains("from host into the ring"), "{with}");
+    assert!(with.contains("reads the ring at base"), "{with}");
+    assert!(with.contains("race check: passed"), "{with}");
+    let without = pacc(&args("--no-ring"));
+    for ring in ["read-only ring", "into the ring", "reads the ring"] {
+        assert!(!without.contains(ring), "{without}");
+    }
+    assert!(without.contains("vel 38..54 from chunk 0"), "{without}");
+}

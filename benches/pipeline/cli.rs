@@ -18,9 +18,9 @@ pub struct Args {
     /// Time steps of the CPU configuration (default: the GPU steps at in-core sizes, 1 out of core).
     #[arg(long)]
     pub cpu_steps: Option<usize>,
-    /// Comma-separated configurations: region-sharing, wavefront, wavefront-compressed,
-    /// direct-map, compressed, staged-copy, in-core, um, um-prefetch, grid, cpu (default: all;
-    /// the table in configs.rs).
+    /// Comma-separated configurations: region-sharing, wavefront, wavefront-staircase (the
+    /// wavefront without the read-only ring), wavefront-compressed, direct-map, compressed,
+    /// staged-copy, in-core, um, um-prefetch, grid, cpu (default: all; the table in configs.rs).
     #[arg(long, value_delimiter = ',')]
     pub configs: Option<Vec<String>>,
     /// Grid-search chunk counts (comma-separated; default per size).

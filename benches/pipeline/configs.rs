@@ -28,13 +28,27 @@ pub const CONFIGS: &[Config] = &[
         name: "region-sharing",
         gpu: true,
         color: (0x1f, 0x77, 0xb4),
-        run: |b| run_tuned(b, "region-sharing", Scheme::RegionSharing, Vec::new()),
+        run: |b| run_tuned(b, "region-sharing", Scheme::RegionSharing, Vec::new(), true),
     },
     Config {
         name: "wavefront",
         gpu: true,
         color: (0xd6, 0x27, 0x28),
-        run: |b| run_tuned(b, "wavefront", Scheme::Wavefront, Vec::new()),
+        run: |b| run_tuned(b, "wavefront", Scheme::Wavefront, Vec::new(), true),
+    },
+    Config {
+        name: "wavefront-staircase",
+        gpu: true,
+        color: (0x8c, 0x56, 0x4b),
+        run: |b| {
+            run_tuned(
+                b,
+                "wavefront-staircase",
+                Scheme::Wavefront,
+                Vec::new(),
+                false,
+            )
+        },
     },
     Config {
         name: "wavefront-compressed",
@@ -46,7 +60,7 @@ pub const CONFIGS: &[Config] = &[
         name: "direct-map",
         gpu: true,
         color: (0x6b, 0xae, 0xd6),
-        run: |b| run_tuned(b, "direct-map", Scheme::DirectMap, Vec::new()),
+        run: |b| run_tuned(b, "direct-map", Scheme::DirectMap, Vec::new(), true),
     },
     Config {
         name: "compressed",
@@ -58,7 +72,7 @@ pub const CONFIGS: &[Config] = &[
         name: "staged-copy",
         gpu: true,
         color: (0x9e, 0xca, 0xe1),
-        run: |b| run_tuned(b, "staged-copy", Scheme::StagedCopy, Vec::new()),
+        run: |b| run_tuned(b, "staged-copy", Scheme::StagedCopy, Vec::new(), true),
     },
     Config {
         name: "in-core",
@@ -94,16 +108,17 @@ pub const CONFIGS: &[Config] = &[
 
 /// The colour of a measured configuration (`compressed-16` is `compressed`'s).
 pub fn color_of(config: &str) -> (u8, u8, u8) {
-    CONFIGS
-        .iter()
-        .find(|c| config == c.name || config.starts_with(&format!("{}-", c.name)))
+    let exact = CONFIGS.iter().find(|c| config == c.name);
+    exact
+        .or_else(|| (CONFIGS.iter()).find(|c| config.starts_with(&format!("{}-", c.name))))
         .map_or((0xbc, 0xbd, 0x22), |c| c.color)
 }
 
 /// One pipeline run at the tuner's choice for `scheme` (or `--at`), compressing per `compress`
 /// (empty: nothing). Compression is invisible to the tuner, so a compressed run uses the choice
-/// for the uncompressed scheme and has no prediction.
-fn run_tuned(b: &mut Bench, name: &str, scheme: Scheme, compress: Vec<Option<f64>>) {
+/// for the uncompressed scheme and has no prediction. `ring: false` copies the wavefront's
+/// read-only arrays with the staircase (`PACC_RING=0`) at the same chunks and block steps.
+fn run_tuned(b: &mut Bench, name: &str, scheme: Scheme, compress: Vec<Option<f64>>, ring: bool) {
     let g = b.gpu.as_ref().expect("GPU configurations run with a GPU");
     let host = (scheme == Scheme::StagedCopy).then_some(g.staging_budget);
     let predicted = compress.iter().all(Option::is_none);
@@ -118,6 +133,7 @@ fn run_tuned(b: &mut Bench, name: &str, scheme: Scheme, compress: Vec<Option<f64
         scheme,
         buffer_sets: scheme.buffer_sets(),
         compress,
+        read_only_ring: ring,
     };
     let g = b.gpu.as_ref().expect("still there");
     let inputs = predicted.then_some(&g.inputs);
@@ -137,7 +153,7 @@ fn run_compressed(b: &mut Bench) {
     let rate = b.args.compress_rate;
     let compress = compressed_arrays(&b.w.program, b.args.compress_arrays.as_deref(), rate);
     let name = format!("compressed-{rate}");
-    run_tuned(b, &name, Scheme::RegionSharing, compress);
+    run_tuned(b, &name, Scheme::RegionSharing, compress, true);
 }
 
 /// The wavefront with the arrays of the `compressed` configuration compressed.
@@ -145,7 +161,7 @@ fn run_wavefront_compressed(b: &mut Bench) {
     let rate = b.args.compress_rate;
     let compress = compressed_arrays(&b.w.program, b.args.compress_arrays.as_deref(), rate);
     let name = format!("wavefront-compressed-{rate}");
-    run_tuned(b, &name, Scheme::Wavefront, compress);
+    run_tuned(b, &name, Scheme::Wavefront, compress, true);
 }
 
 /// Per physical array: the rate of the `compressed` configuration (`names`, or every array the
@@ -185,6 +201,7 @@ fn run_in_core(b: &mut Bench) {
         scheme: Scheme::RegionSharing,
         buffer_sets: 1,
         compress: Vec::new(),
+        read_only_ring: true,
     };
     let g = b.gpu.as_ref().expect("still there");
     let (link, inputs) = (g.link, g.inputs.clone());
@@ -271,6 +288,7 @@ fn grid_point(b: &mut Bench, d: usize, k: usize) -> Option<GridPoint> {
         scheme: Scheme::RegionSharing,
         buffer_sets: 3,
         compress: Vec::new(),
+        read_only_ring: true,
     };
     let g = b.gpu.as_ref().expect("GPU configurations run with a GPU");
     let Some(pred) = g.predict(&b.w.program, &b.w.shape, steps, d, k) else {

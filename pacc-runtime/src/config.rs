@@ -60,6 +60,7 @@ pub fn plan_options(program: &Program, planes: usize, steps: usize, opts: &Optio
         block_steps: f.block_steps(steps),
         scheme,
         buffer_sets: scheme.buffer_sets(),
+        read_only_ring: !opts.no_ring,
         ..PlanOptions::default()
     }
 }

@@ -42,6 +42,10 @@ pub enum Site {
     /// Writing a checkpoint: fires after the array files are written, before the checkpoint is
     /// made current, as a crash or a full disk would.
     Checkpoint,
+    /// Page-locking one piece of the user's arrays (CUDA, direct and shared transfers). The
+    /// hook runs on the calling thread for every piece before the registering threads start;
+    /// the piece it fires for fails instead of being registered.
+    Register,
 }
 
 impl Site {
@@ -58,6 +62,7 @@ impl Site {
             Site::Encode => "compression",
             Site::Decode => "decompression",
             Site::Checkpoint => "checkpoint write",
+            Site::Register => "page-locking",
         }
     }
 }

@@ -37,7 +37,7 @@ pub mod checkpoint;
 pub mod compress;
 #[cfg(feature = "runtime")]
 pub mod config;
-#[cfg(feature = "mpi")]
+#[cfg(feature = "runtime")]
 pub mod dist;
 #[cfg(feature = "runtime")]
 pub mod error;

@@ -82,6 +82,15 @@ pub struct Options {
     /// backend starts every row of a translated program's buffers on 128 bytes (see
     /// [`Options::row_padding`]).
     pub unpadded_rows: bool,
+    /// Copy the wavefront's read-only arrays from chunk to chunk with the staircase
+    /// (`PACC_RING=0`) instead of keeping them in the ring (see [`Options::read_only_ring`]).
+    pub no_ring: bool,
+    /// Threads page-locking the user's arrays on the CUDA backend (`PACC_PIN_THREADS`; unset:
+    /// `exec::cuda::DEFAULT_PIN_THREADS`).
+    pub pin_threads: Option<usize>,
+    /// Page-lock every piece of the user's arrays before the first operation
+    /// (`PACC_PIN_OVERLAP=0`) instead of beside the run's first transfers and kernels.
+    pub pin_upfront: bool,
     /// Called as time steps complete (see [`Options::on_progress`]).
     pub on_progress: Option<OnProgress>,
     /// Where settings came from, for error hints (see [`Options::set_by`]); a setting not
@@ -212,7 +221,8 @@ impl Options {
 
     /// Options from `PACC_BACKEND`, `PACC_CHUNKS`, `PACC_BLOCK_STEPS`, `PACC_SCHEME`,
     /// `PACC_FMA` (0/1), `PACC_TRACE`, `PACC_KERNELS` (`marching` or `plain`), `PACC_PAD_ROWS`
-    /// (1/0), and for checkpoints:
+    /// (1/0), `PACC_RING` (1/0), `PACC_PIN_THREADS`, `PACC_PIN_OVERLAP` (1/0), and for
+    /// checkpoints:
     ///
     /// - `PACC_CHECKPOINT_DIR=DIR`: checkpoint to `DIR` every `PACC_CHECKPOINT_EVERY` blocks
     ///   (default [`DEFAULT_CHECKPOINT_EVERY`]);
@@ -260,6 +270,15 @@ impl Options {
         }
         if let Ok(v) = std::env::var("PACC_PAD_ROWS") {
             o.unpadded_rows = !pad_rows(&v)?;
+        }
+        o.pin_threads = env_usize("PACC_PIN_THREADS")?;
+        if let Ok(v) = std::env::var("PACC_PIN_OVERLAP") {
+            let on = "page-lock the arrays beside the run's first transfers, the default";
+            o.pin_upfront = !switch("PACC_PIN_OVERLAP", &v, on)?;
+        }
+        if let Ok(v) = std::env::var("PACC_RING") {
+            let on = "keep the wavefront's read-only arrays in one device buffer each, the default";
+            o.no_ring = !switch("PACC_RING", &v, on)?;
         }
         if let Ok(v) = std::env::var("PACC_COMPRESS") {
             let l = parse_list(&v).map_err(|m| Error::Option(format!("PACC_COMPRESS={v}: {m}")))?;
@@ -346,6 +365,25 @@ impl Options {
     /// 13-15% on an H100; the host arrays keep their layout either way.
     pub fn row_padding(mut self, on: bool) -> Self {
         self.unpadded_rows = !on;
+        self
+    }
+
+    /// Whether the wavefront keeps arrays that no kernel writes in one device buffer each that
+    /// every chunk reads (default `true`; `PACC_RING=0` turns it off). Off, they are copied
+    /// from chunk to chunk on the device with the written arrays' staircase, which moved
+    /// 2.4 GB per step across HBM for Himeno's coefficients at 1200^3.
+    pub fn read_only_ring(mut self, on: bool) -> Self {
+        self.no_ring = !on;
+        self
+    }
+
+    /// How the CUDA backend page-locks the user's arrays for direct and shared transfers:
+    /// `threads` threads register them piece by piece (default 4), and with `overlap` (the
+    /// default) the run's first transfers and kernels go ahead as soon as the pieces they touch
+    /// are registered; without it every piece is registered before the first operation.
+    pub fn page_locking(mut self, threads: usize, overlap: bool) -> Self {
+        self.pin_threads = Some(threads.max(1));
+        self.pin_upfront = !overlap;
         self
     }
 
@@ -457,12 +495,19 @@ fn reason(e: Error) -> String {
 
 /// `PACC_PAD_ROWS`: whether device rows are padded.
 fn pad_rows(v: &str) -> Result<bool, Error> {
+    switch(
+        "PACC_PAD_ROWS",
+        v,
+        "pad device rows to 128 bytes, the default",
+    )
+}
+
+/// A 0/1 setting of variable `var` (`true`/`false`, `yes`/`no` too); `on` says what 1 does.
+fn switch(var: &str, v: &str, on: &str) -> Result<bool, Error> {
     match v {
         "1" | "true" | "yes" => Ok(true),
         "0" | "false" | "no" => Ok(false),
-        _ => Err(Error::Option(format!(
-            "PACC_PAD_ROWS={v}: expected 1 (pad device rows to 128 bytes, the default) or 0"
-        ))),
+        _ => Err(Error::Option(format!("{var}={v}: expected 1 ({on}) or 0"))),
     }
 }
 
@@ -496,6 +541,18 @@ mod tests {
         }
         assert!(Options::new().row_padding(false).unpadded_rows);
         assert!(!Options::new().unpadded_rows);
+        match switch("PACC_RING", "maybe", "keep the ring") {
+            Err(Error::Option(m)) => {
+                assert_eq!(m, "PACC_RING=maybe: expected 1 (keep the ring) or 0")
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(Options::new().read_only_ring(false).no_ring);
+        assert!(!Options::new().no_ring);
+        let o = Options::new().page_locking(0, false);
+        assert_eq!((o.pin_threads, o.pin_upfront), (Some(1), true));
+        let o = Options::new();
+        assert_eq!((o.pin_threads, o.pin_upfront), (None, false));
     }
 
     #[test]

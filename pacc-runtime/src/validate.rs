@@ -306,6 +306,18 @@ fn plan_fits(program: &Program, plan: &Plan, inv: &Invocation<'_>) -> Result<()>
     if !plan.compression.is_empty() && plan.compression.len() != program.arrays.len() {
         return internal("the plan's compression settings do not match the arrays".into());
     }
+    if let Some(r) = &plan.ring {
+        // The ring holds each array once for every chunk: only arrays nothing writes.
+        let written =
+            (0..program.arrays.len()).any(|a| plan.in_ring(a) && written_physically(program, a));
+        if r.set != plan.buffer_sets || r.arrays.len() != program.arrays.len() || written {
+            return internal(
+                "the plan's ring is not one past the buffer sets, or holds an array the program \
+                 writes"
+                    .into(),
+            );
+        }
+    }
     for (i, op) in plan.ops.iter().enumerate() {
         if let Some(what) = op_fault(program, plan, inv, i, op) {
             return internal(format!("plan operation {i} ({:?}): {what}", op.kind));
@@ -326,39 +338,65 @@ fn op_fault(
     if let Some(d) = op.deps.iter().find(|&&d| d >= i) {
         return Some(format!("depends on operation {d}, which is not earlier"));
     }
+    let ring = plan.ring.as_ref().map(|r| r.set);
     let sets_ok = match &op.kind {
-        OpKind::HtoD { set, .. }
-        | OpKind::DtoH { set, .. }
-        | OpKind::StageIn { set, .. }
-        | OpKind::StageOut { set, .. }
-        | OpKind::Kernel { set, .. }
-        | OpKind::Encode { set, .. }
-        | OpKind::Decode { set, .. }
-        | OpKind::Point { set, .. } => *set < plan.buffer_sets,
+        OpKind::HtoD { set, array, .. }
+        | OpKind::DtoH { set, array, .. }
+        | OpKind::StageIn { set, array, .. }
+        | OpKind::StageOut { set, array, .. }
+        | OpKind::Encode { set, array, .. }
+        | OpKind::Decode { set, array, .. } => plan.has_buffer(*set, *array),
+        OpKind::Kernel { set, ring_base, .. } | OpKind::Point { set, ring_base, .. } => {
+            *set < plan.buffer_sets && ring_base.is_some() == ring.is_some()
+        }
         OpKind::DtoD {
-            from_set, to_set, ..
-        } => *from_set < plan.buffer_sets && *to_set < plan.buffer_sets,
+            array,
+            from_set,
+            to_set,
+            ..
+        } => plan.has_buffer(*from_set, *array) && plan.has_buffer(*to_set, *array),
     };
     if !sets_ok {
-        return Some(format!("buffer set out of 0..{}", plan.buffer_sets));
+        return Some(format!(
+            "names a buffer set the plan has no buffer of for its array (sets 0..{}{})",
+            plan.buffer_sets,
+            ring.map_or(String::new(), |r| format!(", ring {r}"))
+        ));
     }
     compressed_op_fault(program, plan, &op.kind).or_else(|| range_fault(program, plan, inv, op))
 }
 
-/// A plane range inside the host array and inside the buffer window at `base`.
-fn in_window(plan: &Plan, planes: &Range<usize>, base: usize) -> bool {
+/// A plane range inside the host array and inside the window at `base` of set `set`'s buffers.
+fn in_window(plan: &Plan, set: usize, planes: &Range<usize>, base: usize) -> bool {
     planes.is_empty()
         || (planes.start >= base
             && planes.end <= plan.shape[0]
-            && planes.end - base <= plan.buffer_planes)
+            && planes.end - base <= plan.buffer_len(set))
+}
+
+/// A kernel's or point statement's planes inside its chunk's window and, with a ring, inside
+/// the ring's window at `ring_base` (where it reads the ring's arrays).
+fn compute_in_window(
+    plan: &Plan,
+    set: usize,
+    planes: &Range<usize>,
+    base: usize,
+    ring_base: Option<usize>,
+) -> bool {
+    // The executors offset the ring's pointers by `base - ring_base` planes.
+    let ring = match (&plan.ring, ring_base) {
+        (Some(r), Some(rb)) => rb <= base && in_window(plan, r.set, planes, rb),
+        _ => true,
+    };
+    ring && in_window(plan, set, planes, base)
 }
 
 /// An operation's arrays, kernels, steps and planes out of range, or a write to a read-only
 /// host array.
 fn range_fault(program: &Program, plan: &Plan, inv: &Invocation<'_>, op: &Op) -> Option<String> {
     let narrays = program.arrays.len();
-    let out = |array: usize, planes: &Range<usize>, base: usize| {
-        array >= narrays || !in_window(plan, planes, base)
+    let out = |array: usize, set: usize, planes: &Range<usize>, base: usize| {
+        array >= narrays || !in_window(plan, set, planes, base)
     };
     let read_only =
         |array: usize, planes: &Range<usize>| !planes.is_empty() && !inv.arrays[array].writable;
@@ -374,36 +412,37 @@ fn range_fault(program: &Program, plan: &Plan, inv: &Invocation<'_>, op: &Op) ->
     match &op.kind {
         OpKind::Encode {
             array,
+            set,
             base,
             planes,
-            ..
         }
         | OpKind::Decode {
             array,
+            set,
             base,
             planes,
-            ..
         }
         | OpKind::HtoD {
             array,
+            set,
             base,
             planes,
             ..
         }
         | OpKind::StageIn {
             array,
+            set,
             base,
             planes,
-            ..
-        } => out(*array, planes, *base).then(|| range.to_string()),
+        } => out(*array, *set, planes, *base).then(|| range.to_string()),
         OpKind::DtoH {
             array,
+            set,
             base,
             planes,
             to,
-            ..
         } => {
-            if out(*array, planes, *base) {
+            if out(*array, *set, planes, *base) {
                 bad(range)
             } else if *to == HostSide::User && read_only(*array, planes) {
                 bad("writes a read-only host array")
@@ -413,11 +452,11 @@ fn range_fault(program: &Program, plan: &Plan, inv: &Invocation<'_>, op: &Op) ->
         }
         OpKind::StageOut {
             array,
+            set,
             base,
             planes,
-            ..
         } => {
-            if out(*array, planes, *base) {
+            if out(*array, *set, planes, *base) {
                 bad(range)
             } else if read_only(*array, planes) {
                 bad("writes a read-only host array")
@@ -427,34 +466,38 @@ fn range_fault(program: &Program, plan: &Plan, inv: &Invocation<'_>, op: &Op) ->
         }
         OpKind::DtoD {
             array,
+            from_set,
             from_base,
+            to_set,
             to_base,
             planes,
-            ..
-        } => (out(*array, planes, *from_base) || out(*array, planes, *to_base))
+        } => (out(*array, *from_set, planes, *from_base) || out(*array, *to_set, planes, *to_base))
             .then(|| range.to_string()),
         OpKind::Kernel {
             kernel,
+            set,
             base,
             step,
             planes,
             args,
+            ring_base,
             ..
         } => (*kernel >= program.kernels.len()
             || *step >= plan.steps
-            || !in_window(plan, planes, *base)
+            || !compute_in_window(plan, *set, planes, *base, *ring_base)
             || !args_ok(args))
         .then(|| "kernel, step, planes or arguments out of range".to_string()),
         OpKind::Point {
             point,
+            set,
             base,
             step,
             plane,
             args,
-            ..
+            ring_base,
         } => (*point >= program.points.len()
             || *step >= plan.steps
-            || !in_window(plan, &(*plane..*plane + 1), *base)
+            || !compute_in_window(plan, *set, &(*plane..*plane + 1), *base, *ring_base)
             || !args_ok(args))
         .then(|| "point, step, plane or arguments out of range".to_string()),
     }

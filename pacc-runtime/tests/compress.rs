@@ -505,6 +505,7 @@ fn plans_with_compression_have_no_races() {
             scheme: [Scheme::RegionSharing, Scheme::DirectMap, Scheme::Wavefront][pick(3)],
             buffer_sets: 1 + pick(3),
             compress,
+            read_only_ring: true,
         };
         let steps = 1 + pick(14);
         let p = match plan::build(&prog, &shape, steps, &[], &opts) {
@@ -540,6 +541,7 @@ fn compressed_bytes_are_whole_slabs_as_computed_by_hand() {
         scheme: Scheme::RegionSharing,
         buffer_sets: 3,
         compress: vec![Some(16.0), Some(16.0), Some(8.0)],
+        read_only_ring: true,
     };
     let p = plan::build(&prog, &[32, 8, 8], 4, &[], &opts).unwrap();
     race::check(&prog, &p).unwrap();

@@ -628,8 +628,23 @@ fn emulate_heat(
     let (n0, n1, n2) = arr[0].dim();
     let pl = plan.plane_len;
     let bp = plan.buffer_planes;
-    let mut dev = vec![vec![vec![f32::NAN; bp * pl]; 3]; plan.buffer_sets];
-    let mut stg = dev.clone();
+    let mut stg = vec![vec![vec![f32::NAN; bp * pl]; 3]; plan.buffer_sets];
+    // The sets, then the ring (as the executor allocates them).
+    let sets = plan.buffer_sets + usize::from(plan.ring.is_some());
+    let mut dev: Vec<Vec<Vec<f32>>> = (0..sets)
+        .map(|s| {
+            (0..3)
+                .map(|a| {
+                    let planes = if plan.has_buffer(s, a) {
+                        plan.buffer_len(s)
+                    } else {
+                        0
+                    };
+                    vec![f32::NAN; planes * pl]
+                })
+                .collect()
+        })
+        .collect();
     let _ = prog;
     for op in &plan.ops {
         match &op.kind {
@@ -719,10 +734,17 @@ fn emulate_heat(
                 step,
                 planes,
                 args,
+                ring_base,
                 ..
             } => {
                 let t = T0 + *step as i64;
                 let ix = |z: usize, y: usize, x: usize| ((z - base) * n1 + y) * n2 + x;
+                // The coefficient (never written) from the ring, at the ring's base.
+                let (kset, kbase) = match (&plan.ring, ring_base) {
+                    (Some(r), Some(rb)) if plan.in_ring(args[2]) => (r.set, *rb),
+                    _ => (*set, *base),
+                };
+                let kx = |z: usize, y: usize, x: usize| ((z - kbase) * n1 + y) * n2 + x;
                 for z in planes.clone() {
                     if z < 1 || z >= n0 - 1 {
                         continue;
@@ -736,10 +758,10 @@ fn emulate_heat(
                                 (x + 1) % n2,
                             );
                             let a = &dev[*set][args[0]];
-                            let k = &dev[*set][args[2]];
+                            let k = &dev[kset][args[2]];
                             let c = a[ix(z, y, x)];
                             let v = c
-                                + C * k[ix(z, y, x)]
+                                + C * k[kx(z, y, x)]
                                     * (a[ix(z - 1, y, x)]
                                         + a[ix(z + 1, y, x)]
                                         + a[ix(z, ym, x)]
@@ -814,6 +836,87 @@ fn emulated_plan_reading_equals_serial() {
                 );
             }
         }
+    }
+}
+
+/// Wavefront plans of the heat program over 96 planes, with and without the read-only ring, on
+/// two to four buffer sets: rings that hold the whole axis and rings that move their planes
+/// back to slot 0 (at least one plan of each).
+fn ring_plans(prog: &Program, steps: usize, pt: usize) -> Vec<(String, plan::Plan)> {
+    let mut out = Vec::new();
+    let (mut moved, mut whole) = (0, 0);
+    for sets in 2..=4 {
+        for (d, k) in [(4, 2), (6, 3), (8, 5), (3, 7)] {
+            for ring in [true, false] {
+                let o = plan::PlanOptions {
+                    chunks: d,
+                    block_steps: k,
+                    scheme: Scheme::Wavefront,
+                    buffer_sets: sets,
+                    compress: Vec::new(),
+                    read_only_ring: ring,
+                };
+                let p = plan::build(prog, &[96, 13, 37], steps, &[pt], &o).unwrap();
+                plan::race::check(prog, &p).unwrap();
+                assert_eq!(p.ring.is_some(), ring, "the coefficient goes to the ring");
+                if let Some(r) = &p.ring {
+                    let copies = p.ops.iter().any(
+                        |o| matches!(o.kind, plan::OpKind::DtoD { to_set, .. } if to_set == r.set),
+                    );
+                    moved += usize::from(copies);
+                    whole += usize::from(r.planes == 96);
+                }
+                out.push((format!("sets {sets} d={d} k={k} ring {ring}"), p));
+            }
+        }
+    }
+    assert!(
+        moved > 0 && whole > 0,
+        "rings that move {moved}, whole {whole}"
+    );
+    out
+}
+
+#[test]
+fn emulated_ring_plans_equal_serial() {
+    let prog = heat_program();
+    let (steps, pt) = (11, [40, 6, 20]);
+    let mut want = heat_inputs((96, 13, 37));
+    heat_serial(&mut want, steps, pt);
+    for (what, plan) in ring_plans(&prog, steps, pt[0]) {
+        let mut got = heat_inputs((96, 13, 37));
+        emulate_heat(true, &prog, &plan, &mut got, pt);
+        for i in 0..3 {
+            assert_bits_eq3(&got[i], &want[i], &format!("emulated {what} array {i}"));
+        }
+    }
+}
+
+/// The read-only ring on the device: kernels read the coefficient through a pointer offset
+/// into the ring, bit for bit the serial result.
+#[test]
+fn heat3d_wavefront_ring_equals_serial() {
+    let _dev = need_device!();
+    let prog = heat_program();
+    let (steps, pt) = (11, [40, 6, 20]);
+    let mut want = heat_inputs((96, 13, 37));
+    let want_s = heat_serial(&mut want, steps, pt);
+    for (what, plan) in ring_plans(&prog, steps, pt[0]) {
+        let mut got = heat_inputs((96, 13, 37));
+        let [a, b, kk] = &mut got;
+        let arrays = vec![
+            host_array_mut(a, "a").unwrap(),
+            host_array_mut(b, "b").unwrap(),
+            host_array(&*kk, "k").unwrap(),
+        ];
+        let inv = heat_invocation(arrays, pt, steps);
+        let out = cuda::execute(&prog, &plan, &inv, &Options::default())
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert_eq!(out.plan.ring.is_some(), plan.ring.is_some(), "{what}");
+        for i in 0..3 {
+            assert_bits_eq3(&got[i], &want[i], &format!("{what} array {i}"));
+        }
+        assert!(close(out.reductions[0], want_s as f64, 1e-4), "{what}");
     }
 }
 

@@ -61,6 +61,7 @@ fn every_fault_site_keeps_its_promise() {
     let sites = [
         Site::Alloc,
         Site::Compile,
+        Site::Register,
         Site::HtoD,
         Site::DtoD,
         Site::HostCopy,
@@ -144,6 +145,7 @@ fn every_fault_site_keeps_its_promise() {
     for site in [
         Site::Alloc,
         Site::Compile,
+        Site::Register,
         Site::HtoD,
         Site::HostCopy,
         Site::Kernel,
@@ -157,6 +159,76 @@ fn every_fault_site_keeps_its_promise() {
     }
     assert!(outcomes[0] > 0 && outcomes[1] > 0, "{outcomes:?}");
     println!("cuda faults: {outcomes:?} (untouched, consistent, torn); per site {fired:?}");
+}
+
+/// Whether the driver has `p` page-locked.
+fn page_locked(p: *const f32) -> bool {
+    use cudarc::driver::sys;
+    let mut flags = 0u32;
+    // SAFETY: a query; `flags` is a valid output location.
+    let r = unsafe { sys::cuMemHostGetFlags(&mut flags, p as *mut std::ffi::c_void) };
+    r == sys::CUresult::CUDA_SUCCESS
+}
+
+/// A fault while page-locking any piece of the arrays, registered beside the run or before it,
+/// on one thread or several: the error names the fault, the arrays are exactly as passed, and
+/// nothing of them stays page-locked.
+#[test]
+fn a_registration_fault_leaves_the_arrays_untouched_and_unlocked() {
+    let _dev = need_device!();
+    let _ctx = cudarc::driver::CudaContext::new(0).unwrap();
+    let prog = heat_program();
+    let shape = [SHAPE.0, SHAPE.1, SHAPE.2];
+    let initial = heat_inputs(SHAPE);
+    let mut fired = 0;
+    for scheme in [Scheme::RegionSharing, Scheme::Wavefront, Scheme::DirectMap] {
+        for (threads, overlap) in [(1, true), (3, true), (2, false)] {
+            let plan = plan_for(&prog, &shape, STEPS, &[PT[0]], 4, 2, scheme);
+            let opts = Options::default().page_locking(threads, overlap);
+            for nth in positions() {
+                let mut x = heat_inputs(SHAPE);
+                let r = {
+                    let _f = fault::inject(Site::Register, nth);
+                    let [a, b, k] = &mut x;
+                    let host = vec![
+                        host_array_mut(a, "a").unwrap(),
+                        host_array_mut(b, "b").unwrap(),
+                        host_array(&*k, "k").unwrap(),
+                    ];
+                    let inv = heat_invocation(host, PT, STEPS);
+                    cuda::execute(&prog, &plan, &inv, &opts).map(|o| o.report)
+                };
+                let what = format!("{scheme} threads {threads} overlap {overlap} #{nth}");
+                let e = match r {
+                    Ok(report) => {
+                        assert!(same_bits(&x, &serial_after(STEPS)), "{what}");
+                        let note = report
+                            .adjustments
+                            .iter()
+                            .any(|a| a.starts_with("page-locked"));
+                        assert!(note, "{what}: {:?}", report.adjustments);
+                        break;
+                    }
+                    Err(e) => e,
+                };
+                fired += 1;
+                assert!(
+                    matches!(&e, Error::Fault { site: Site::Register, index, .. } if *index == nth),
+                    "{what}: {e}"
+                );
+                assert!(same_bits(&x, &initial), "touched: {what}");
+                for a in &x {
+                    let n = a.len();
+                    let s = a.as_slice().unwrap();
+                    for p in [&s[0], &s[n / 2], &s[n - 1]] {
+                        assert!(!page_locked(p), "{what}: still page-locked");
+                    }
+                }
+            }
+        }
+    }
+    assert!(fired > 0, "no registration fault fired");
+    println!("page-locking faults: {fired}, each left the arrays untouched and unlocked");
 }
 
 /// Four threads run at once, sharing one read-only array (page-locked by each run's

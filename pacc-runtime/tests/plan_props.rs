@@ -79,6 +79,7 @@ fn opts(chunks: usize, block_steps: usize, scheme: Scheme) -> PlanOptions {
         scheme,
         buffer_sets: scheme.buffer_sets(),
         compress: Vec::new(),
+        read_only_ring: true,
     }
 }
 
@@ -323,12 +324,17 @@ proptest! {
         steps in 0usize..9,
         scheme in scheme(),
         sets in 1usize..5,
+        ring in any::<bool>(),
     ) {
         let p = random_program(reaches, swap, reduce);
         let d = d.min(n0);
-        let o = PlanOptions { buffer_sets: sets, ..opts(d, k, scheme) };
+        let o = PlanOptions { buffer_sets: sets, read_only_ring: ring, ..opts(d, k, scheme) };
         let pl = plan::build(&p, &[n0, 9], steps, &[], &o).unwrap();
         race::check(&p, &pl).unwrap();
+        if ring {
+            let off = plan::build(&p, &[n0, 9], steps, &[], &PlanOptions { read_only_ring: false, ..o.clone() }).unwrap();
+            ring_against_staircase(&p, &pl, &off)?;
+        }
         // Loads from the host run one after another, in plan order.
         let loads: Vec<usize> = (0..pl.ops.len())
             .filter(|&i| matches!(pl.ops[i].kind, OpKind::HtoD { .. }))
@@ -382,6 +388,90 @@ proptest! {
             prop_assert_eq!(next, n0);
         }
     }
+}
+
+/// The read-only ring (`on`) against the same plan without it (`off`): only the wavefront has
+/// one, holding exactly the arrays that are read and written under no binding; its arrays are
+/// loaded and copied only within it, each plane loaded at most once per block; the kernels are
+/// the same, and no more bytes cross the link or HBM or sit on the device.
+fn ring_against_staircase(
+    p: &Program,
+    on: &plan::Plan,
+    off: &plan::Plan,
+) -> Result<(), TestCaseError> {
+    prop_assert!(off.ring.is_none());
+    let Some(ring) = &on.ring else {
+        return Ok(());
+    };
+    prop_assert_eq!(on.scheme, Scheme::Wavefront);
+    prop_assert_eq!(ring.set, on.buffer_sets);
+    for a in 0..p.arrays.len() {
+        let read = p
+            .kernels
+            .iter()
+            .any(|k| k.reads.iter().any(|r| r.array == a));
+        let ro = read && !pacc_runtime::binding::written_physically(p, a);
+        prop_assert_eq!(on.in_ring(a), ro, "array {}", a);
+    }
+    let kernels = |pl: &plan::Plan| -> Vec<_> {
+        (pl.ops.iter())
+            .filter_map(|o| match &o.kind {
+                OpKind::Kernel {
+                    kernel,
+                    step,
+                    planes,
+                    owned,
+                    args,
+                    ..
+                } => Some((
+                    o.block,
+                    o.chunk,
+                    *kernel,
+                    *step,
+                    planes.clone(),
+                    owned.clone(),
+                    args.clone(),
+                )),
+                _ => None,
+            })
+            .collect()
+    };
+    prop_assert!(kernels(on) == kernels(off), "the ring changes no kernel");
+    prop_assert!(on.bytes_htod() <= off.bytes_htod());
+    prop_assert_eq!(on.bytes_dtoh(), off.bytes_dtoh());
+    prop_assert!(on.bytes_dtod() <= off.bytes_dtod());
+    prop_assert!(on.device_bytes() <= off.device_bytes());
+    let mut loaded: Vec<(usize, usize, std::ops::Range<usize>)> = Vec::new();
+    for op in &on.ops {
+        match &op.kind {
+            OpKind::HtoD {
+                array, set, planes, ..
+            } if on.in_ring(*array) => {
+                prop_assert_eq!(*set, ring.set);
+                let twice = (loaded.iter()).any(|(b, a, r)| {
+                    *b == op.block && a == array && r.start < planes.end && planes.start < r.end
+                });
+                prop_assert!(
+                    !twice,
+                    "block {} loads {:?} of array {} again",
+                    op.block,
+                    planes,
+                    array
+                );
+                loaded.push((op.block, *array, planes.clone()));
+            }
+            OpKind::DtoD {
+                array,
+                from_set,
+                to_set,
+                ..
+            } if on.in_ring(*array) => {
+                prop_assert!(*from_set == ring.set && *to_set == ring.set);
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 proptest! {
@@ -484,7 +574,12 @@ fn the_wavefront_cycles_through_four_buffer_sets_and_copies_read_only_arrays_fir
         let want = if scheme == Scheme::Wavefront { 4 } else { 3 };
         assert_eq!(plan_options(&p, 96, 8, &o).buffer_sets, want, "{scheme:?}");
     }
-    let plan = plan::build(&p, &[96, 20, 20], 8, &[], &opts(4, 4, Scheme::Wavefront)).unwrap();
+    // The staircase alone (no ring) copies read-only arrays too.
+    let staircase = PlanOptions {
+        read_only_ring: false,
+        ..opts(4, 4, Scheme::Wavefront)
+    };
+    let plan = plan::build(&p, &[96, 20, 20], 8, &[], &staircase).unwrap();
     assert_eq!(plan.buffer_sets, 4);
     let chunk_sets: Vec<usize> = plan
         .blocks
@@ -654,4 +749,69 @@ fn an_empty_axis_is_refused_by_name() {
         );
         assert!(e.to_string().contains("no points along axis"), "{e}");
     }
+}
+
+/// With the ring, the velocity (never written) stays in one buffer: chunks copy only the
+/// wavefields' staircase, the velocity is loaded once per block, and the device-to-device bytes
+/// drop by the velocity's share.
+#[test]
+fn the_wavefront_keeps_read_only_arrays_in_the_ring() {
+    let p = acoustic(2);
+    let o = opts(8, 4, Scheme::Wavefront);
+    let on = plan::build(&p, &[400, 20, 20], 8, &[], &o).unwrap();
+    let off = plan::build(
+        &p,
+        &[400, 20, 20],
+        8,
+        &[],
+        &PlanOptions {
+            read_only_ring: false,
+            ..o
+        },
+    )
+    .unwrap();
+    race::check(&p, &on).unwrap();
+    let ring = on.ring.as_ref().expect("a ring");
+    assert_eq!(ring.arrays, vec![false, false, true]);
+    // Windows of 50 + 8 (skew) + 2 + 2 planes; four sets' worth.
+    assert_eq!(ring.planes, 4 * on.buffer_planes);
+    for b in 0..on.blocks.len() {
+        assert_eq!(
+            on.planes_htod(b, 2),
+            off.planes_htod(b, 2),
+            "loaded once per block"
+        );
+    }
+    let vel_dtod = |pl: &plan::Plan| -> u64 {
+        (pl.ops.iter())
+            .filter_map(|o| match &o.kind {
+                OpKind::DtoD {
+                    array: 2, planes, ..
+                } => Some(pl.raw_bytes(2, planes)),
+                _ => None,
+            })
+            .sum()
+    };
+    // The staircase copied the velocity into every chunk but the first: it is read at the
+    // centre only, so from the last step's start (6 planes of skew below the boundary) to the
+    // previous chunk's top (2 above, the reach of `cur`). The ring moves it back to slot 0
+    // once per group.
+    let plane = (20 * 20 * 4) as u64;
+    assert_eq!(vel_dtod(&off), 2 * 7 * 8 * plane);
+    assert!(
+        vel_dtod(&on) < vel_dtod(&off) / 3,
+        "{} vs {}",
+        vel_dtod(&on),
+        vel_dtod(&off)
+    );
+    assert_eq!(
+        on.bytes_dtod() + vel_dtod(&off) - vel_dtod(&on),
+        off.bytes_dtod()
+    );
+    assert_eq!(on.device_bytes(), off.device_bytes());
+    let summary = on.summary(&p);
+    assert!(
+        summary.contains("read-only ring: vel in one device buffer each"),
+        "{summary}"
+    );
 }

@@ -11,6 +11,7 @@ mod common;
 
 use common::Rng;
 use ndarray::{ArrayD, IxDyn};
+use pacc_runtime::exec::cpu::{self, Order};
 use pacc_runtime::exec::{CpuKernels, GridElem, KernelFrame};
 use pacc_runtime::host::{host_array, host_array_mut};
 use pacc_runtime::plan::{self, race, OpKind, PlanOptions, Scheme};
@@ -481,12 +482,13 @@ fn data<T: Val>(s: &Spec, seed: u64) -> Vec<Vec<T>> {
         .collect()
 }
 
-fn run_pipeline<T: Val>(
+/// Runs the program on copies of `a0` through `go` (given the invocation), returning the arrays
+/// and the reductions.
+fn run_with<T: Val>(
     s: &Arc<Spec>,
-    prog: &Program,
     a0: &[Vec<T>],
     steps: usize,
-    opts: &Options,
+    go: impl FnOnce(Invocation<'_>) -> Vec<f64>,
 ) -> (Vec<Vec<T>>, Vec<f64>) {
     let mut arrs: Vec<ArrayD<T>> = a0
         .iter()
@@ -518,12 +520,39 @@ fn run_pipeline<T: Val>(
         reset_values: vec![],
         cpu: closures::<T>(s.clone()),
     };
-    let out = pacc_runtime::run(prog, inv, opts).unwrap_or_else(|e| panic!("{e}"));
+    let reductions = go(inv);
     let got = arrs
         .into_iter()
         .map(|a| a.into_raw_vec_and_offset().0)
         .collect();
-    (got, out.reductions)
+    (got, reductions)
+}
+
+fn run_pipeline<T: Val>(
+    s: &Arc<Spec>,
+    prog: &Program,
+    a0: &[Vec<T>],
+    steps: usize,
+    opts: &Options,
+) -> (Vec<Vec<T>>, Vec<f64>) {
+    run_with(s, a0, steps, |inv| {
+        let out = pacc_runtime::run(prog, inv, opts).unwrap_or_else(|e| panic!("{e}"));
+        out.reductions
+    })
+}
+
+/// `plan` itself on the CPU executor in a shuffled order.
+fn run_plan<T: Val>(
+    s: &Arc<Spec>,
+    prog: &Program,
+    a0: &[Vec<T>],
+    plan: &plan::Plan,
+    seed: u64,
+) -> (Vec<Vec<T>>, Vec<f64>) {
+    run_with(s, a0, plan.steps, |inv| {
+        let out = cpu::execute(prog, plan, &inv, Order::Shuffled(seed));
+        out.unwrap_or_else(|e| panic!("{e}")).reductions
+    })
 }
 
 fn bits<T: Val>(a: &[Vec<T>]) -> Vec<Vec<u64>> {
@@ -532,19 +561,34 @@ fn bits<T: Val>(a: &[Vec<T>]) -> Vec<Vec<u64>> {
         .collect()
 }
 
-/// The plan's properties: race free, every point of every step once, link bytes.
-fn check_plan(s: &Spec, prog: &Program, steps: usize, chunks: usize, k: usize, what: &str) {
+/// The plan's properties: race free, every point of every step once, link bytes, and against
+/// the same plan without the ring ([`check_ring`]). Returns the plan.
+fn check_plan(
+    s: &Spec,
+    prog: &Program,
+    (steps, chunks, k, sets): (usize, usize, usize, usize),
+    what: &str,
+) -> plan::Plan {
     let opts = PlanOptions {
         chunks,
         block_steps: k,
         scheme: Scheme::Wavefront,
-        buffer_sets: 3,
+        buffer_sets: sets,
         compress: Vec::new(),
+        read_only_ring: true,
     };
     let pts: Vec<usize> = s.points.iter().map(|p| p.at[0]).collect();
-    let p =
-        plan::build(prog, &s.shape, steps, &pts, &opts).unwrap_or_else(|e| panic!("{what}: {e}"));
+    let build = |o: &PlanOptions| {
+        plan::build(prog, &s.shape, steps, &pts, o).unwrap_or_else(|e| panic!("{what}: {e}"))
+    };
+    let p = build(&opts);
     race::check(prog, &p).unwrap_or_else(|e| panic!("{what}: {e}"));
+    let staircase = build(&PlanOptions {
+        read_only_ring: false,
+        ..opts.clone()
+    });
+    race::check(prog, &staircase).unwrap_or_else(|e| panic!("{what}: {e}"));
+    check_ring(s, &p, &staircase, what);
     // Each (step, kernel): the chunks' planes tile the nest's axis-0 range; reductions count
     // exactly the computed planes.
     let mut planes: HashMap<(usize, usize), Vec<std::ops::Range<usize>>> = HashMap::new();
@@ -604,9 +648,11 @@ fn check_plan(s: &Spec, prog: &Program, steps: usize, chunks: usize, k: usize, w
     }
     // Link bytes: per block, every array that is read or returned is loaded once (all n0
     // planes) and every returned array written back once; so bytes_htod = blocks x the loaded
-    // arrays' bytes and bytes_dtoh = blocks x the returned arrays' bytes.
+    // arrays' bytes and bytes_dtoh = blocks x the returned arrays' bytes. An array in a ring
+    // that holds the whole axis stays there after block 0.
     let returned = plan::returned_arrays(prog);
     let n0 = s.shape[0];
+    let resident = |a: usize| p.in_ring(a) && p.ring.as_ref().is_some_and(|r| r.planes == n0);
     let plane_bytes = (p.plane_len * prog.arrays[0].elem.size()) as u64;
     let (mut htod, mut dtoh) = (0u64, 0u64);
     for b in 0..p.blocks.len() {
@@ -616,7 +662,11 @@ fn check_plan(s: &Spec, prog: &Program, steps: usize, chunks: usize, k: usize, w
                 .iter()
                 .any(|k| k.reads.iter().any(|r| r.array == a))
                 || prog.points.iter().any(|q| q.reads.contains(&a));
-            let load = if read || ret { n0 } else { 0 };
+            let load = if (read || ret) && !(b > 0 && resident(a)) {
+                n0
+            } else {
+                0
+            };
             let store = if ret { n0 } else { 0 };
             assert_eq!(
                 p.planes_htod(b, a),
@@ -637,9 +687,81 @@ fn check_plan(s: &Spec, prog: &Program, steps: usize, chunks: usize, k: usize, w
     let totals = p.totals(prog);
     assert_eq!(totals.kernel_points as usize, steps * per_step, "{what}");
     assert_eq!(totals.serial_points as usize, steps * per_step, "{what}");
+    p
 }
 
-fn random_case<T: Val>(seed: u64) {
+/// The ring (`on`) against the staircase alone (`off`): exactly the arrays that are read and
+/// never written go to the ring; the kernels are the same; no more bytes cross the link or
+/// HBM and no more device memory is used; the ring's arrays are loaded into the ring only,
+/// each plane at most once per block, and copied only inside it.
+fn check_ring(s: &Spec, on: &plan::Plan, off: &plan::Plan, what: &str) {
+    let read = |a: usize| {
+        s.nests.iter().any(|n| n.reads.iter().any(|r| r.0 == a))
+            || s.points.iter().any(|p| p.reads.contains(&a))
+    };
+    let ro: Vec<bool> = (0..s.narrays)
+        .map(|a| s.roles[a] == Role::Input && read(a))
+        .collect();
+    let got: Vec<bool> = (0..s.narrays).map(|a| on.in_ring(a)).collect();
+    assert_eq!(got, ro, "{what}: the ring's arrays");
+    assert_eq!(on.ring.is_some(), ro.contains(&true), "{what}");
+    assert!(off.ring.is_none(), "{what}");
+    let kernels = |p: &plan::Plan| -> Vec<_> {
+        (p.ops.iter())
+            .filter_map(|o| match &o.kind {
+                OpKind::Kernel {
+                    kernel,
+                    step,
+                    planes,
+                    args,
+                    ..
+                } => Some((
+                    o.block,
+                    o.chunk,
+                    *kernel,
+                    *step,
+                    planes.clone(),
+                    args.clone(),
+                )),
+                _ => None,
+            })
+            .collect()
+    };
+    assert!(
+        kernels(on) == kernels(off),
+        "{what}: the ring changes no kernel"
+    );
+    assert!(on.bytes_htod() <= off.bytes_htod(), "{what}");
+    assert_eq!(on.bytes_dtoh(), off.bytes_dtoh(), "{what}");
+    assert!(on.bytes_dtod() <= off.bytes_dtod(), "{what}");
+    assert!(on.device_bytes() <= off.device_bytes(), "{what}");
+    let Some(ring) = &on.ring else { return };
+    let mut loaded: HashMap<(usize, usize), Vec<std::ops::Range<usize>>> = HashMap::new();
+    for op in &on.ops {
+        match &op.kind {
+            OpKind::HtoD {
+                array, set, planes, ..
+            } if ro[*array] => {
+                assert_eq!(*set, ring.set, "{what}: {op:?}");
+                let l = loaded.entry((op.block, *array)).or_default();
+                let twice = l
+                    .iter()
+                    .any(|r| r.start < planes.end && planes.start < r.end);
+                assert!(!twice, "{what}: block {} loads {planes:?} again", op.block);
+                l.push(planes.clone());
+            }
+            OpKind::DtoD {
+                array,
+                from_set,
+                to_set,
+                ..
+            } if ro[*array] => assert!(*from_set == ring.set && *to_set == ring.set, "{what}"),
+            _ => {}
+        }
+    }
+}
+
+fn random_case<T: Val>(seed: u64) -> (bool, bool) {
     let mut r = Rng(seed);
     let s = Arc::new(random_spec(&mut r));
     let mut pick = |n: u64| (r.next_u64() % n) as usize;
@@ -647,7 +769,9 @@ fn random_case<T: Val>(seed: u64) {
     let chunks = (1 + pick(6)).min(s.shape[0]);
     let prog = program(&s, <T as GridElem>::ELEM);
     let what = format!("seed {seed}: steps {steps} k {k} chunks {chunks} {s:?}");
-    check_plan(&s, &prog, steps, chunks, k, &what);
+    check_plan(&s, &prog, (steps, chunks, k, 3), &what);
+    // Two buffer sets: a ring of two windows, which moves its planes back often.
+    let tight = check_plan(&s, &prog, (steps, chunks, k, 2), &what);
     let a0 = data::<T>(&s, seed);
     let mut want = a0.clone();
     let sums = serial(&s, &mut want, steps);
@@ -673,20 +797,50 @@ fn random_case<T: Val>(seed: u64) {
             assert!((g - w).abs() <= tol, "{what}: reduction {n}: {g} vs {w}");
         }
     }
+    let (mut got, _) = run_plan(&s, &prog, &a0, &tight, seed);
+    for a in 0..s.narrays {
+        if s.roles[a] == Role::Scratch {
+            got[a] = want[a].clone();
+        }
+    }
+    assert!(
+        bits(&got) == bits(&want),
+        "{what} (two sets): pipeline != serial"
+    );
+    ring_seen(&tight)
+}
+
+/// Whether a plan's ring moved planes back to slot 0, and whether it held the whole axis.
+fn ring_seen(p: &plan::Plan) -> (bool, bool) {
+    let Some(r) = &p.ring else {
+        return (false, false);
+    };
+    let moved =
+        (p.ops.iter()).any(|o| matches!(o.kind, OpKind::DtoD { to_set, .. } if to_set == r.set));
+    (moved, r.planes == p.shape[0])
+}
+
+/// The random cases exercise both kinds of ring: one that moves its planes back and one that
+/// holds the whole axis.
+fn ring_kinds_seen(seen: &[(bool, bool)]) {
+    let moved = seen.iter().filter(|s| s.0).count();
+    let whole = seen.iter().filter(|s| s.1).count();
+    assert!(
+        moved >= 5 && whole >= 5,
+        "rings that move: {moved}, whole: {whole}"
+    );
 }
 
 #[test]
 fn random_programs_equal_serial_f64() {
-    for seed in 0..150 {
-        random_case::<f64>(seed);
-    }
+    let seen: Vec<(bool, bool)> = (0..150).map(random_case::<f64>).collect();
+    ring_kinds_seen(&seen);
 }
 
 #[test]
 fn random_programs_equal_serial_f32() {
-    for seed in 500..650 {
-        random_case::<f32>(seed);
-    }
+    let seen: Vec<(bool, bool)> = (500..650).map(random_case::<f32>).collect();
+    ring_kinds_seen(&seen);
 }
 
 /// Ancestors of op `i` (dependencies and stream order, transitively).
@@ -737,6 +891,7 @@ fn blocks_do_not_drain() {
         scheme: Scheme::Wavefront,
         buffer_sets: 3,
         compress: Vec::new(),
+        read_only_ring: true,
     };
     let pts: Vec<usize> = s.points.iter().map(|p| p.at[0]).collect();
     let p = plan::build(&prog, &s.shape, 6, &pts, &opts).unwrap();
@@ -782,6 +937,7 @@ fn leapfrog_skews_four_planes_per_step() {
         scheme: Scheme::Wavefront,
         buffer_sets: 3,
         compress: Vec::new(),
+        read_only_ring: true,
     };
     let p = plan::build(&prog, &s.shape, 10, &[], &opts).unwrap();
     race::check(&prog, &p).unwrap();

@@ -80,6 +80,10 @@ enum Cmd {
         /// or `off` (default: the directive's `compress(..)` clause).
         #[arg(long, value_name = "NAME=RATE,...")]
         compress: Option<String>,
+        /// Copy the wavefront's read-only arrays from chunk to chunk with the staircase instead
+        /// of keeping them in the read-only ring (as `PACC_RING=0` does for a run).
+        #[arg(long)]
+        no_ring: bool,
         /// Print the plan as JSON (every operation) instead of the summary.
         #[arg(long)]
         json: bool,
@@ -216,12 +220,13 @@ fn run(cli: Cli, out: &mut String) -> Result<(), String> {
             buffer_sets,
             points,
             compress,
+            no_ring,
             json,
         } => {
             let program = one_function(&file, function.as_deref())?.program;
             let shape = numbers(&shape)
                 .map_err(|_| format!("--shape `{shape}`: expected numbers like 512,512,512"))?;
-            let mut o = pacc_runtime::Options::new();
+            let mut o = pacc_runtime::Options::new().read_only_ring(!no_ring);
             (o.chunks, o.block_steps, o.scheme) = (chunks, block_steps, Some(scheme));
             // One block by default: as many steps as the blocking depth the run would use.
             let steps = steps.unwrap_or_else(|| {

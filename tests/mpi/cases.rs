@@ -3,13 +3,17 @@
 use crate::random::{self, Case, Rng};
 use ndarray::{Array2, Array3};
 use pacc::models::{acoustic, himeno, laplace2d};
+use pacc::runtime::dist::tune::{self as dtune, DistRates};
 use pacc::runtime::dist::{self, mpi, Communicator, Slab};
 use pacc::runtime::fault::{self, Site};
 use pacc::runtime::host::host_array_mut;
+use pacc::runtime::tune::{LinkRates, TuneInputs};
 use pacc::runtime::{BackendChoice, DistError, Error, HostArray, Options};
 use std::path::Path;
 
-pub const NAMES: &[&str] = &["equal", "errors", "fail", "kill", "resume", "relayout"];
+pub const NAMES: &[&str] = &[
+    "equal", "tuned", "errors", "fail", "kill", "resume", "relayout",
+];
 
 pub fn run(case: &str, args: &[String]) {
     // A failed check exits at once: unwinding would finalize MPI, which waits for the ranks
@@ -24,6 +28,7 @@ pub fn run(case: &str, args: &[String]) {
     let dir = args.first().map(Path::new);
     match case {
         "equal" => equal(&world),
+        "tuned" => tuned(&world),
         "errors" => errors(&world),
         "fail" => fail(&world),
         "kill" => kill(&world, dir.expect("a directory")),
@@ -222,6 +227,139 @@ fn laplace_equal(w: &Communicator, ny: usize, opts: &Options) {
     for (l, s) in [(&la, &sa), (&lb, &sb)] {
         if let Some(got) = dist::gather(w, &slab, l) {
             assert!(bits32(&got) == bits32(s), "laplace2d differs from serial");
+        }
+    }
+}
+
+// ---- tuned: the distributed tuner's depth, the same on every rank, results bit-exact -------
+
+/// Assumed rates for rank `r`: a slow link (every block passes the window over it) and kernels
+/// that get slower with the rank, so the ranks would not all pick alike on their own.
+fn assumed(r: usize) -> TuneInputs {
+    let link = LinkRates {
+        htod: 2e9,
+        dtoh: 2e9,
+        both: 3e9,
+        bytes: 1 << 20,
+    };
+    TuneInputs::new(link, vec![2e9 / (1 + r) as f64], 1 << 30)
+}
+
+fn tuned(w: &Communicator) {
+    use mpi::traits::CommunicatorCollectives as _;
+    let (n, me) = (size(w), rank(w));
+    let program = acoustic::propagate::program();
+    let (nz, steps) = (40 * n + 3, 20);
+    let opts = Options {
+        backend: BackendChoice::Cpu,
+        chunks: Some(2),
+        ..Options::default()
+    };
+    let rates = DistRates {
+        call_overhead: 0.2,
+        ..DistRates::default()
+    };
+    let global = [nz, 13, 12];
+    let slab = dist::slab_tuned(
+        w,
+        program,
+        &global,
+        steps,
+        &opts,
+        Some(&assumed(me)),
+        &rates,
+    )
+    .expect("a split");
+    // Every rank has the same depth: the one the model gives the slowest rank the least time,
+    // computed here for all ranks from the same assumed rates.
+    let mut all = vec![0u64; n];
+    w.all_gather_into(&(slab.block_steps as u64), &mut all[..]);
+    assert!(all.iter().all(|&k| k == all[0]), "ranks disagree: {all:?}");
+    let ks = pacc::runtime::tune::block_step_candidates(steps);
+    let costs: Vec<Vec<f64>> = (0..n)
+        .map(|r| {
+            let c = dtune::rank_costs(
+                program,
+                &global,
+                steps,
+                n,
+                r,
+                &opts,
+                &assumed(r),
+                &rates,
+                &ks,
+            );
+            c.iter().map(|c| c.seconds).collect()
+        })
+        .collect();
+    let slowest: Vec<(usize, f64)> = (ks.iter().enumerate())
+        .map(|(i, &k)| (k, costs.iter().map(|c| c[i]).fold(0.0, f64::max)))
+        .collect();
+    assert_eq!(
+        Some(slab.block_steps),
+        dtune::agree(&slowest),
+        "{slowest:?}"
+    );
+    assert!(slab
+        .tuner
+        .as_ref()
+        .is_some_and(|t| t.starts_with("distributed tuner:")));
+    if n > 1 {
+        assert!(
+            slab.block_steps > 4,
+            "costly blocks call for deep ones: {slowest:?}"
+        );
+        assert_eq!(
+            slab.halo.0,
+            4 * slab.block_steps,
+            "the halo is the depth times the reach"
+        );
+    }
+    acoustic_on(w, &slab, &opts);
+    // A rank without inputs leaves every rank at the default depth, untuned.
+    let none = (me != 0).then(|| assumed(me));
+    let slab = dist::slab_tuned(w, program, &global, steps, &opts, none.as_ref(), &rates)
+        .expect("a split");
+    assert_eq!(slab.block_steps, pacc::runtime::config::DEFAULT_BLOCK_STEPS);
+    assert!(slab.tuner.is_none());
+}
+
+/// The acoustic propagator on `slab` (nz x 13 x 12, 20 steps) against serial, bit for bit.
+fn acoustic_on(w: &Communicator, slab: &Slab, opts: &Options) {
+    use acoustic::propagate;
+    let (nz, ny, nx, steps) = (slab.global[0], 13, 12, 20);
+    let shape = (nz, ny, nx);
+    let mut g = Rng(nz as u64 + 7);
+    let vel = Array3::from_shape_fn(shape, |_| (0.05 + 0.1 * g.unit()) as f32);
+    let prev = Array3::from_shape_fn(shape, |_| (g.unit() - 0.5) as f32);
+    let cur = Array3::from_shape_fn(shape, |_| (g.unit() - 0.5) as f32);
+    let wavelet = acoustic::ricker(15.0, 0.001, steps);
+    let (sz, sy, sx, dx2) = (nz / 3, 6, 5, 100.0f32);
+    let (mut sp, mut sc) = (prev.clone(), cur.clone());
+    propagate::serial(&mut sp, &mut sc, &vel, &wavelet, sz, sy, sx, dx2, steps);
+    let (mut lp, mut lc, lv) = (
+        dist::window(&prev, slab),
+        dist::window(&cur, slab),
+        dist::window(&vel, slab),
+    );
+    let ((), report) = propagate::run_distributed(
+        &mut lp, &mut lc, &lv, &wavelet, sz, sy, sx, dx2, steps, w, slab, opts,
+    )
+    .unwrap();
+    assert!(
+        report
+            .adjustments
+            .iter()
+            .any(|a| a.starts_with("distributed tuner:")),
+        "{:?}",
+        report.adjustments
+    );
+    for (name, l, s) in [("prev", &lp, &sp), ("cur", &lc, &sc)] {
+        if let Some(got) = dist::gather(w, slab, l) {
+            assert!(
+                bits32(&got) == bits32(s),
+                "tuned acoustic: `{name}` differs from serial"
+            );
         }
     }
 }

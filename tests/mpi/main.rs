@@ -61,6 +61,16 @@ fn driver() {
             &format!("-n {n}: random programs and the examples' functions equal serial"),
         ));
     }
+    for n in [1, 2, 4] {
+        launches.push(launch(
+            n,
+            &["tuned"],
+            true,
+            &format!(
+                "-n {n}: the ranks agree on the distributed tuner's depth; results equal serial"
+            ),
+        ));
+    }
     launches.push(launch(3, &["errors"], true, "-n 3: thin slabs, bad rank counts, wrong slabs and shapes, disagreeing ranks are typed errors on every rank"));
     launches.push(launch(
         4,

@@ -9,9 +9,12 @@
 //! local plane (also in the halos, which stand in for the neighbour's planes).
 
 use super::slab::{kernel_reach, Slab};
+#[cfg(feature = "mpi")]
 use crate::exec::{BufView, CpuKernelFn, CpuKernels, CpuPointFn, KernelFrame};
+#[cfg(feature = "mpi")]
 use crate::plan::{OpKind, Plan};
 use crate::program::{Bound, Program, Stage};
+#[cfg(feature = "mpi")]
 use std::ops::Range;
 
 /// The local program of `slab` (see the module comment) and, per point statement, whether it
@@ -41,6 +44,7 @@ pub(crate) fn program(program: &Program, slab: &Slab, points: &[Vec<i64>]) -> (P
     (local, inside)
 }
 
+#[cfg(feature = "mpi")]
 /// The point indices in local planes; points that do not apply here get plane 0 (they are no
 /// longer in the step, so nothing reads them but the call's validation).
 pub(crate) fn points(points: &[Vec<i64>], inside: &[bool], slab: &Slab) -> Vec<Vec<i64>> {
@@ -57,6 +61,7 @@ pub(crate) fn points(points: &[Vec<i64>], inside: &[bool], slab: &Slab) -> Vec<V
         .collect()
 }
 
+#[cfg(feature = "mpi")]
 /// Wraps the generated CPU closures so that they see global plane indices and the global
 /// shape (a kernel body may use its loop variables and the extents), while the executors work
 /// on local planes.
@@ -90,6 +95,7 @@ pub(crate) fn global_kernels<'a>(cpu: CpuKernels<'a>, slab: &Slab) -> CpuKernels
     CpuKernels { kernels, points }
 }
 
+#[cfg(feature = "mpi")]
 fn shifted(views: &[BufView], off: usize) -> Vec<BufView> {
     views
         .iter()
@@ -100,6 +106,7 @@ fn shifted(views: &[BufView], off: usize) -> Vec<BufView> {
         .collect()
 }
 
+#[cfg(feature = "mpi")]
 fn regard<'f>(
     frame: &KernelFrame<'_>,
     views: &'f [BufView],
@@ -112,6 +119,7 @@ fn regard<'f>(
     }
 }
 
+#[cfg(feature = "mpi")]
 /// Reductions count the rank's owned planes only (the halo planes are the neighbours').
 pub(crate) fn reduce_within(plan: &mut Plan, owned: &Range<usize>) {
     for op in &mut plan.ops {

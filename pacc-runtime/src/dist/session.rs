@@ -157,7 +157,11 @@ fn check_slab(
         ..opts.clone()
     };
     let slabs = split(program, &slab.global, inv.steps, ranks, &o)?;
-    if slabs[rank] != *slab {
+    let untuned = Slab {
+        tuner: None,
+        ..slab.clone()
+    };
+    if slabs[rank] != untuned {
         return Err(wrong().into());
     }
     let want = slab.local_shape();
@@ -215,6 +219,9 @@ struct Session {
     tail: Option<Plan>,
     fp: checkpoint::Fingerprint,
     report: Totals,
+    /// On the GPU, the rank's share of the device and its arrays page-locked for the run.
+    #[cfg(feature = "cuda")]
+    _device: Option<super::device::DeviceShare>,
 }
 
 fn prepare(
@@ -234,6 +241,28 @@ fn prepare(
     popts.compress = crate::compress::rates(lprog, &shape, popts.scheme, opts)?;
     if !popts.compresses() {
         popts.compress.clear();
+    }
+    let mut notes: Vec<String> = slab.tuner.iter().cloned().collect();
+    #[cfg(feature = "cuda")]
+    let (device, register_s) = match backend {
+        Backend::Cuda => {
+            let (d, s) = super::device::DeviceShare::new(&inv.arrays, &mut notes);
+            (Some(d), s)
+        }
+        Backend::Cpu(_) => (None, 0.0),
+    };
+    #[cfg(not(feature = "cuda"))]
+    let register_s = 0.0;
+    if backend == Backend::Cuda {
+        // The rank's chunks (and scheme, unless named) for its window at the agreed depth,
+        // with its kernels timed on its own arrays.
+        let o = Options {
+            block_steps: Some(k),
+            ..opts.clone()
+        };
+        let (tuned, note) = crate::tune::auto_plan_options(lprog, inv, &o, popts);
+        popts = tuned;
+        notes.extend(note);
     }
     let planes: Vec<usize> = inv.points.iter().map(|p| p[0] as usize).collect();
     let mut full = plan::build(lprog, &shape, k, &planes, &popts)?;
@@ -257,6 +286,8 @@ fn prepare(
         .collect();
     let fp = checkpoint::fingerprint(lprog, inv, saved);
     let mut report = Report::of_plan(program, backend.name(), None, &full);
+    report.adjustments.extend(notes);
+    report.stages.register = register_s;
     report.shape = slab.global.clone();
     report.bytes_htod = 0;
     report.bytes_dtoh = 0;
@@ -271,6 +302,8 @@ fn prepare(
         tail,
         fp,
         report,
+        #[cfg(feature = "cuda")]
+        _device: device,
     })
 }
 

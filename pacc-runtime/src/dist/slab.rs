@@ -25,6 +25,9 @@ pub struct Slab {
     pub block_steps: usize,
     /// Halo depth before and after the owned planes (before clamping to the domain).
     pub halo: (usize, usize),
+    /// How the distributed tuner chose `block_steps`, when it did (for the report).
+    #[serde(default)]
+    pub tuner: Option<String>,
 }
 
 impl Slab {
@@ -125,6 +128,7 @@ pub fn split(
             window: lo..hi,
             block_steps: k,
             halo,
+            tuner: None,
         });
     }
     Ok(slabs)

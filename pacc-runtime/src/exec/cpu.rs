@@ -206,9 +206,10 @@ fn run_op(
             base,
             step,
             args,
+            ring_base,
             ..
         } => {
-            let views = mem.views(program, plan, *set, *base, args);
+            let views = mem.views(program, plan, (*set, *base, *ring_base), args);
             let frame = KernelFrame {
                 arrays: &views,
                 t: inv.t0 + *step as i64,
@@ -306,11 +307,12 @@ fn run_kernel(
         planes,
         owned,
         args,
+        ring_base,
     } = &op.kind
     else {
         return;
     };
-    let views = mem.views(program, plan, *set, *base, args);
+    let views = mem.views(program, plan, (*set, *base, *ring_base), args);
     let frame = KernelFrame {
         arrays: &views,
         t: inv.t0 + *step as i64,
@@ -380,7 +382,9 @@ pub use super::reduce::combine;
 /// Device buffer sets and staging buffers, allocated once per run.
 struct Memory {
     narrays: usize,
-    /// `[set * narrays + array]`; backing storage, never touched except through `dev_ptr`.
+    /// `[set * narrays + array]`, the ring as the set after the last (`Plan::has_buffer` says
+    /// which exist; the others are empty); backing storage, never touched except through
+    /// `dev_ptr`.
     _dev: Vec<Vec<u64>>,
     dev_ptr: Vec<*mut u8>,
     _stage: Vec<Vec<u64>>,
@@ -394,13 +398,20 @@ struct Memory {
 impl Memory {
     fn new(program: &Program, plan: &Plan) -> Memory {
         let narrays = program.arrays.len();
-        let alloc = || -> Vec<Vec<u64>> {
-            (0..plan.buffer_sets)
-                .flat_map(|_| program.arrays.iter())
-                .map(|a| nan_buffer(a.elem, plan.buffer_planes * plan.plane_len))
+        let alloc = |sets: usize| -> Vec<Vec<u64>> {
+            (0..sets * narrays)
+                .map(|i| {
+                    let (set, a) = (i / narrays, i % narrays);
+                    let planes = if plan.has_buffer(set, a) {
+                        plan.buffer_len(set)
+                    } else {
+                        0
+                    };
+                    nan_buffer(program.arrays[a].elem, planes * plan.plane_len)
+                })
                 .collect()
         };
-        let mut dev = alloc();
+        let mut dev = alloc(plan.buffer_sets + usize::from(plan.ring.is_some()));
         let uses_staging = plan.ops.iter().any(|op| {
             matches!(
                 op.kind,
@@ -416,7 +427,11 @@ impl Memory {
                     }
             )
         });
-        let mut stage = if uses_staging { alloc() } else { Vec::new() };
+        let mut stage = if uses_staging {
+            alloc(plan.buffer_sets)
+        } else {
+            Vec::new()
+        };
         let dev_ptr = dev.iter_mut().map(|b| b.as_mut_ptr() as *mut u8).collect();
         let stage_ptr = stage
             .iter_mut()
@@ -526,26 +541,43 @@ impl Memory {
         self.stage_ptr[set * self.narrays + array]
     }
 
+    /// Views of the buffers a kernel or point statement of set `set` at `base` works on: the
+    /// ring's arrays from the ring, offset so that plane `base` is the view's first (contract:
+    /// `validate` checked `ring_base <= base` and the planes against both windows).
     fn views(
         &self,
         program: &Program,
         plan: &Plan,
-        set: usize,
-        base: usize,
+        (set, base, ring_base): (usize, usize, Option<usize>),
         args: &[usize],
     ) -> Vec<BufView> {
         let mut inner = [1usize; 2];
         inner[..plan.shape.len() - 1].copy_from_slice(&plan.shape[1..]);
+        let left = plan.shape[0].saturating_sub(base);
         args.iter()
-            .map(|&phys| BufView {
-                ptr: self.device(set, phys),
-                elem: program.arrays[phys].elem,
-                base,
-                // Slots past the last plane of the arrays are never valid: leave them out of
-                // the window so that a stray access panics instead of reading filler.
-                planes: plan.buffer_planes.min(plan.shape[0].saturating_sub(base)),
-                inner,
-                ndim: plan.shape.len(),
+            .map(|&phys| {
+                let elem = program.arrays[phys].elem;
+                let (ptr, planes) = match (&plan.ring, ring_base) {
+                    (Some(r), Some(rb)) if plan.in_ring(phys) => {
+                        let skip = base.saturating_sub(rb).min(r.planes);
+                        let offset = skip * plan.plane_len * elem.size();
+                        // SAFETY: at most one past the end of the ring's buffer of `r.planes`
+                        // planes (and within it whenever the op has planes to touch).
+                        let ptr = unsafe { self.device(r.set, phys).add(offset) };
+                        (ptr, (r.planes - skip).min(left))
+                    }
+                    // Slots past the last plane of the arrays are never valid: leave them out
+                    // of the window so that a stray access panics instead of reading filler.
+                    _ => (self.device(set, phys), plan.buffer_planes.min(left)),
+                };
+                BufView {
+                    ptr,
+                    elem,
+                    base,
+                    planes,
+                    inner,
+                    ndim: plan.shape.len(),
+                }
             })
             .collect()
     }

@@ -5,7 +5,8 @@ use crate::program::Program;
 use std::ops::Range;
 
 /// A piece of memory a plan touches. Device and staging buffers are addressed by slot (plane
-/// minus the buffer's base), since one buffer set serves different chunks. Compressed memory is
+/// minus the buffer's base), since one buffer set serves different chunks (and the ring,
+/// `Device { set: ring.set, .. }`, holds planes at several bases in turn). Compressed memory is
 /// addressed by the planes its slabs cover (plane ranges are whole slabs there, so two ranges
 /// share bytes exactly when they share planes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -187,10 +188,15 @@ fn transfer_accesses(kind: &OpKind) -> Vec<Access> {
 }
 
 /// What a kernel or point statement reads (its stencil's reach, clipped to the arrays) and
-/// writes, in the buffers its arguments name.
+/// writes, in the buffers its arguments name: the ring's arrays in the ring, at `ring_base`.
 fn compute_accesses(program: &Program, plan: &Plan, kind: &OpKind) -> Vec<Access> {
     let n0 = plan.shape[0];
-    let dev = |set, array| Resource::Device { set, array };
+    let buffer = |set: usize, base: usize, ring_base: Option<usize>, array: usize| match (
+        &plan.ring, ring_base,
+    ) {
+        (Some(r), Some(rb)) if plan.in_ring(array) => (Resource::Device { set: r.set, array }, rb),
+        _ => (Resource::Device { set, array }, base),
+    };
     match kind {
         OpKind::Kernel {
             kernel,
@@ -198,6 +204,7 @@ fn compute_accesses(program: &Program, plan: &Plan, kind: &OpKind) -> Vec<Access
             base,
             planes,
             args,
+            ring_base,
             ..
         } => {
             let kd = &program.kernels[*kernel];
@@ -207,14 +214,14 @@ fn compute_accesses(program: &Program, plan: &Plan, kind: &OpKind) -> Vec<Access
                 .filter_map(|r| {
                     let lo = (planes.start as i64 + r.lo[0]).max(0) as usize;
                     let hi = ((planes.end as i64 + r.hi[0]).max(0) as usize).min(n0);
-                    (lo < hi).then(|| at(dev(*set, args[r.array]), &(lo..hi), *base, false))
+                    let (res, b) = buffer(*set, *base, *ring_base, args[r.array]);
+                    (lo < hi).then(|| at(res, &(lo..hi), b, false))
                 })
                 .collect();
-            v.extend(
-                kd.writes
-                    .iter()
-                    .map(|&w| at(dev(*set, args[w]), planes, *base, true)),
-            );
+            v.extend(kd.writes.iter().map(|&w| {
+                let (res, b) = buffer(*set, *base, *ring_base, args[w]);
+                at(res, planes, b, true)
+            }));
             v
         }
         OpKind::Point {
@@ -223,16 +230,17 @@ fn compute_accesses(program: &Program, plan: &Plan, kind: &OpKind) -> Vec<Access
             base,
             plane,
             args,
+            ring_base,
             ..
         } => {
             let pd = &program.points[*point];
             let p = *plane..*plane + 1;
-            let mut v: Vec<Access> = pd
-                .reads
-                .iter()
-                .map(|&r| at(dev(*set, args[r]), &p, *base, false))
-                .collect();
-            v.push(at(dev(*set, args[pd.array]), &p, *base, true));
+            let access = |a: usize, write: bool| {
+                let (res, b) = buffer(*set, *base, *ring_base, args[a]);
+                at(res, &p, b, write)
+            };
+            let mut v: Vec<Access> = pd.reads.iter().map(|&r| access(r, false)).collect();
+            v.push(access(pd.array, true));
             v
         }
         _ => transfer_accesses(kind),

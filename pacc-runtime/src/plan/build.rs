@@ -2,11 +2,12 @@
 
 use super::access::{accesses, Access};
 use super::infer::returned;
+use super::ring::{self, RingChunk};
 use super::span::overlaps;
-use super::tiling::{BlockSpec, BlockTiles, ChunkTile, Transfers, Work};
+use super::tiling::{BlockSpec, BlockTiles, ChunkTile, Tiling, Transfers, Work};
 use super::{
     slab_planes, BlockGeom, ChunkGeom, Compression, HostSide, Op, OpKind, Plan, PlanError,
-    PlanOptions, Scheme, StreamRole,
+    PlanOptions, Ring, Scheme, StreamRole,
 };
 use crate::codec::{CodecKind, Rate};
 use crate::program::Program;
@@ -48,7 +49,7 @@ pub fn build(
     }
     let asked = chunks;
     let slabs = aligned.then_some(compression.as_slice());
-    let geometry = loop {
+    let mut geometry = loop {
         match geometry(program, shape, steps, k, chunks, points, slabs, opts.scheme) {
             Ok(g) => break g,
             Err(_) if chunks > 1 => chunks -= 1,
@@ -73,6 +74,12 @@ pub fn build(
         ));
     }
     let sets = opts.buffer_sets;
+    let buffer_planes = (geometry.iter().flat_map(|b| &b.chunks))
+        .map(|c| c.window.len())
+        .max()
+        .unwrap_or(0);
+    let (ring, placed) = read_only_ring(program, opts, &compression, &mut geometry, n0)
+        .map_or((None, Vec::new()), |(r, p)| (Some(r), p));
     let mut plan = Plan {
         shape: shape.to_vec(),
         steps,
@@ -82,12 +89,7 @@ pub fn build(
         block_steps: k,
         adjustments,
         buffer_sets: sets,
-        buffer_planes: geometry
-            .iter()
-            .flat_map(|b| &b.chunks)
-            .map(|c| c.window.len())
-            .max()
-            .unwrap_or(0),
+        buffer_planes,
         plane_len: shape[1..].iter().product(),
         elem_sizes: program.arrays.iter().map(|a| a.elem.size()).collect(),
         streams: StreamRole::ALL.len() * sets,
@@ -95,7 +97,22 @@ pub fn build(
         ops: Vec::new(),
         final_binding: final_binding(program, steps),
         compression,
+        ring,
     };
+    emit_blocks(&mut plan, program, &geometry, &placed);
+    derive_dependencies(program, &mut plan);
+    Ok(plan)
+}
+
+/// Every block's operations and geometry, chunk `i` of the run (counting through the blocks)
+/// on buffer set `i mod buffer_sets`.
+fn emit_blocks(
+    plan: &mut Plan,
+    program: &Program,
+    geometry: &[BlockTiles],
+    placed: &[Vec<RingChunk>],
+) {
+    let (k, steps, sets) = (plan.block_steps, plan.steps, plan.buffer_sets);
     let ret = returned(program);
     let mut seq = 0usize;
     let nblocks = geometry.len();
@@ -107,14 +124,12 @@ pub fn build(
             first: b == 0,
             last: b + 1 == nblocks,
         };
-        emit_block(&mut plan, b, first_step, block, &chunk_sets, &ret, pos);
+        let ring = placed.get(b).map(Vec::as_slice);
+        emit_block(plan, b, first_step, block, &chunk_sets, ring, &ret, pos);
         plan.blocks.push(BlockGeom {
             first_step,
             steps: (steps - first_step).min(k),
-            chunks: block
-                .chunks
-                .iter()
-                .zip(&chunk_sets)
+            chunks: (block.chunks.iter().zip(&chunk_sets))
                 .map(|(c, &set)| ChunkGeom {
                     owned: c.owned.clone(),
                     window: c.window.clone(),
@@ -123,8 +138,6 @@ pub fn build(
                 .collect(),
         });
     }
-    derive_dependencies(program, &mut plan);
-    Ok(plan)
 }
 
 fn validate(
@@ -296,6 +309,8 @@ struct Emitter<'a> {
     plan: &'a mut Plan,
     b: usize,
     sets: &'a [usize],
+    /// Per chunk, its place in the plan's ring.
+    ring: Option<&'a [RingChunk]>,
 }
 
 impl Emitter<'_> {
@@ -411,6 +426,45 @@ impl Emitter<'_> {
         }
     }
 
+    /// Chunk `i`'s planes that come from the host into the ring.
+    fn ring_loads(&mut self, i: usize) {
+        let (Some(rc), Some(set)) = (self.ring.map(|r| &r[i]), self.ring_set()) else {
+            return;
+        };
+        for (p, planes) in &rc.loads {
+            let kind = OpKind::HtoD {
+                array: *p,
+                set,
+                base: rc.base,
+                planes: planes.clone(),
+                from: HostSide::User,
+            };
+            self.push(i, kind);
+        }
+    }
+
+    /// Chunk `i`'s planes that an earlier chunk left in the ring at another base.
+    fn ring_copies(&mut self, i: usize) {
+        let (Some(rc), Some(set)) = (self.ring.map(|r| &r[i]), self.ring_set()) else {
+            return;
+        };
+        for (p, planes, from_base) in &rc.copies {
+            let kind = OpKind::DtoD {
+                array: *p,
+                from_set: set,
+                from_base: *from_base,
+                to_set: set,
+                to_base: rc.base,
+                planes: planes.clone(),
+            };
+            self.push(i, kind);
+        }
+    }
+
+    fn ring_set(&self) -> Option<usize> {
+        self.plan.ring.as_ref().map(|r| r.set)
+    }
+
     /// Chunk `i`'s shared planes, copied from chunk `i - 1`'s buffer in the tiling's order.
     fn share(&mut self, block: &[ChunkTile], i: usize) {
         for (p, planes) in &block[i].shared {
@@ -443,6 +497,7 @@ impl Emitter<'_> {
 
     fn work(&mut self, i: usize, c: &ChunkTile, first_step: usize) {
         let (set, base) = (self.sets[i], c.window.start);
+        let ring_base = self.ring.map(|r| r[i].base);
         for w in &c.work {
             let kind = match w {
                 Work::Kernel {
@@ -459,6 +514,7 @@ impl Emitter<'_> {
                     planes: planes.clone(),
                     owned: owned.clone(),
                     args: args.clone(),
+                    ring_base,
                 },
                 Work::Point {
                     step,
@@ -472,6 +528,7 @@ impl Emitter<'_> {
                     step: first_step + step,
                     plane: *plane,
                     args: args.clone(),
+                    ring_base,
                 },
             };
             self.push(i, kind);
@@ -479,23 +536,36 @@ impl Emitter<'_> {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn emit_block(
     plan: &mut Plan,
     b: usize,
     first_step: usize,
     tiles: &BlockTiles,
     sets: &[usize],
+    ring: Option<&[RingChunk]>,
     ret: &[bool],
     pos: BlockPos,
 ) {
     let block = &tiles.chunks;
-    let mut e = Emitter { plan, b, sets };
+    let mut e = Emitter {
+        plan,
+        b,
+        sets,
+        ring,
+    };
     for (i, c) in block.iter().enumerate() {
         for (p, loads) in c.loads.iter().enumerate() {
             for planes in loads {
                 e.load(i, c.window.start, p, planes.clone(), pos);
             }
         }
+        // The ring's planes after the sets': they may wait for chunks that still read the slots.
+        // Its copies come first, since the loads may land on the slots they copy from; and
+        // before the staircase, since their planes were final when loaded, while the
+        // staircase waits for the previous chunk's kernels.
+        e.ring_copies(i);
+        e.ring_loads(i);
         // Block-start values are shared before the previous chunk overwrites them; results (the
         // wavefront's staircase) once it has computed them, after this chunk's loads on the same
         // stream, so that the loads need not wait for the previous chunk's kernels.
@@ -511,6 +581,41 @@ fn emit_block(
         e.work(i, c, first_step);
     }
     e.write_back(block, block.len() - 1, ret, pos);
+}
+
+/// The ring of the arrays no kernel writes, and each chunk's place in it (wavefront plans that
+/// ask for it; `plan/ring.rs`). Its arrays leave the tiles' loads and shared planes. `None`
+/// when nothing qualifies or the windows cannot be placed: the staircase then carries every
+/// array, as without the ring.
+fn read_only_ring(
+    program: &Program,
+    opts: &PlanOptions,
+    compression: &[Option<Compression>],
+    geometry: &mut [BlockTiles],
+    n0: usize,
+) -> Option<(Ring, Vec<Vec<RingChunk>>)> {
+    if !opts.read_only_ring || opts.scheme.tiling() != Tiling::Wavefront {
+        return None;
+    }
+    let written: Vec<bool> = (0..program.arrays.len())
+        .map(|a| crate::binding::written_physically(program, a))
+        .collect();
+    let arrays = ring::arrays(geometry, &written, compression);
+    if !arrays.contains(&true) {
+        return None;
+    }
+    let buffer_planes = (geometry.iter().flat_map(|b| &b.chunks))
+        .map(|c| c.window.len())
+        .max()?;
+    let len = ring::len(n0, opts.buffer_sets, buffer_planes)?;
+    let placed = ring::place(geometry, &arrays, len)?;
+    ring::strip(geometry, &arrays);
+    let ring = Ring {
+        set: opts.buffer_sets,
+        planes: len,
+        arrays,
+    };
+    Some((ring, placed))
 }
 
 fn final_binding(program: &Program, steps: usize) -> Vec<usize> {

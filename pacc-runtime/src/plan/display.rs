@@ -32,15 +32,25 @@ impl Plan {
         for a in &self.adjustments {
             let _ = writeln!(s, "  adjusted: {a}");
         }
+        let ring = match &self.ring {
+            Some(r) => format!(
+                " + read-only ring {} ({} planes)",
+                mib(self.ring_bytes()),
+                r.planes
+            ),
+            None => String::new(),
+        };
         let _ = writeln!(
             s,
-            "device memory: {} buffer sets x {} = {} ({} planes per buffer, {} elements per plane)",
+            "device memory: {} buffer sets x {}{ring} = {} ({} planes per buffer, {} elements per \
+             plane)",
             self.buffer_sets,
             mib(self.set_bytes()),
             mib(self.device_bytes()),
             self.buffer_planes,
             self.plane_len
         );
+        self.ring_summary(program, &mut s);
         let _ = writeln!(
             s,
             "planes crossing the link per block (to device / from device):"
@@ -285,6 +295,34 @@ impl Plan {
 }
 
 impl Plan {
+    /// The ring's arrays, its length and memory, and how much it moves on the device.
+    fn ring_summary(&self, program: &Program, s: &mut String) {
+        let Some(r) = &self.ring else { return };
+        let names: Vec<&str> = (program.arrays.iter().enumerate())
+            .filter(|&(a, _)| self.in_ring(a))
+            .map(|(_, d)| d.name.as_str())
+            .collect();
+        let moves = self.ops.iter().filter_map(|op| match &op.kind {
+            OpKind::DtoD {
+                array,
+                to_set,
+                planes,
+                ..
+            } if *to_set == r.set => Some(self.raw_bytes(*array, planes)),
+            _ => None,
+        });
+        let (copies, bytes) = moves.fold((0, 0), |(n, b), x| (n + 1, b + x));
+        let _ = writeln!(
+            s,
+            "read-only ring: {} in one device buffer each of {} planes ({}), read by every \
+             chunk; {copies} device-to-device copies of {} move their planes back to slot 0",
+            names.join(", "),
+            r.planes,
+            mib(self.ring_bytes()),
+            mib(bytes)
+        );
+    }
+
     /// The compressed arrays, their rates and host copies, and the link bytes against raw.
     fn compression_summary(&self, program: &Program, s: &mut String) {
         let names: Vec<String> = program
@@ -410,19 +448,49 @@ impl Plan {
                 c.set, c.window, c.owned
             );
             let ops = self.ops.iter().filter(|o| o.block == 0 && o.chunk == i);
+            let ring = self.ring.as_ref().map(|r| r.set);
             let mut moved: Vec<String> = Vec::new();
+            let mut ring_base = None;
             for op in ops.clone() {
                 match &op.kind {
+                    OpKind::DtoD {
+                        array,
+                        planes,
+                        to_set,
+                        from_base,
+                        ..
+                    } if Some(*to_set) == ring => moved.push(format!(
+                        "{} {planes:?} moved down the ring (from base {from_base})",
+                        name(*array)
+                    )),
                     OpKind::DtoD { array, planes, .. } => {
                         moved.push(format!("{} {planes:?} from chunk {}", name(*array), i - 1))
                     }
-                    OpKind::HtoD { array, planes, .. } => {
-                        moved.push(format!("{} {planes:?} from host", name(*array)))
+                    OpKind::HtoD {
+                        array, planes, set, ..
+                    } => {
+                        let into = if Some(*set) == ring {
+                            " into the ring"
+                        } else {
+                            ""
+                        };
+                        moved.push(format!("{} {planes:?} from host{into}", name(*array)))
+                    }
+                    OpKind::Kernel { ring_base: rb, .. } | OpKind::Point { ring_base: rb, .. } => {
+                        ring_base = ring_base.or(*rb)
                     }
                     _ => {}
                 }
             }
             let _ = writeln!(s, "    receives: {}", list(&moved));
+            if let Some(rb) = ring_base {
+                let _ = writeln!(
+                    s,
+                    "    reads the ring at base {rb}: planes {:?} in slots {:?}",
+                    c.window,
+                    c.window.start - rb..c.window.end - rb
+                );
+            }
             for op in ops {
                 match &op.kind {
                     OpKind::Kernel {
@@ -506,6 +574,7 @@ mod tests {
                 planes: planes.clone(),
                 owned: planes.clone(),
                 args: vec![0],
+                ring_base: None,
             },
             OpKind::Point {
                 point: 0,
@@ -514,6 +583,7 @@ mod tests {
                 step: 1,
                 plane: 3,
                 args: vec![0],
+                ring_base: None,
             },
             OpKind::Encode {
                 array: 0,

@@ -27,6 +27,7 @@ mod build;
 mod display;
 mod infer;
 pub mod race;
+mod ring;
 mod span;
 pub mod tiling;
 
@@ -140,6 +141,34 @@ pub struct PlanOptions {
     /// `None`): no compression.
     #[serde(default)]
     pub compress: Vec<Option<f64>>,
+    /// Whether the wavefront keeps arrays that nothing writes in a [`Ring`] instead of copying
+    /// them from chunk to chunk with the staircase (`Options::read_only_ring`, `PACC_RING`).
+    #[serde(default = "yes")]
+    pub read_only_ring: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// The wavefront's device buffers for arrays no kernel writes (`plan/ring.rs`): one buffer per
+/// such array, `planes` planes long, that every chunk reads instead of a buffer of its own set.
+///
+/// Ops address it as buffer set [`Ring::set`] (one past the chunks' sets), with a `base` like
+/// any set: the global plane at slot 0. Consecutive chunks' windows overlap, so a chunk finds
+/// most of its planes already there and loads only the ones above; when a window would run past
+/// the end, the chunk's planes start again at slot 0 (a new `base`) and the planes it shares
+/// with the previous chunk are copied down once. Kernels keep one `base` per launch: the
+/// executor passes a ring array's pointer offset by `(base - ring_base)` planes, so the
+/// kernel's `(z - base) * plane` lands in the ring.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Ring {
+    /// The set number of the ring in ops (= [`Plan::buffer_sets`]).
+    pub set: usize,
+    /// Planes of each ring buffer.
+    pub planes: usize,
+    /// Per physical array, whether it lives in the ring (and has no buffer in the sets).
+    pub arrays: Vec<bool>,
 }
 
 /// How one physical array is compressed.
@@ -213,6 +242,7 @@ impl Default for PlanOptions {
             scheme: Scheme::RegionSharing,
             buffer_sets: Scheme::RegionSharing.buffer_sets(),
             compress: Vec::new(),
+            read_only_ring: true,
         }
     }
 }
@@ -298,6 +328,8 @@ pub enum OpKind {
     /// A kernel computing `planes` (global) of its outputs at time step `step` (0-based count
     /// from the first step of the run). `args[a]` is the physical array bound to the program's
     /// array `a` at that point of the time loop. Reductions count `owned` planes only.
+    /// `ring_base`: with a [`Ring`], the plane at slot 0 of the ring buffers, where the kernel
+    /// reads the ring's arrays.
     Kernel {
         kernel: usize,
         set: usize,
@@ -306,9 +338,12 @@ pub enum OpKind {
         planes: Range<usize>,
         owned: Range<usize>,
         args: Vec<usize>,
+        #[serde(default)]
+        ring_base: Option<usize>,
     },
     /// A single-point statement applied in this chunk's buffer (its plane lies in `planes`,
-    /// the range of the written array that must be exact at that point).
+    /// the range of the written array that must be exact at that point). `ring_base` as for
+    /// kernels.
     Point {
         point: usize,
         set: usize,
@@ -316,6 +351,8 @@ pub enum OpKind {
         step: usize,
         plane: usize,
         args: Vec<usize>,
+        #[serde(default)]
+        ring_base: Option<usize>,
     },
 }
 
@@ -423,6 +460,9 @@ pub struct Plan {
     /// Per physical array, how it is compressed (empty: nothing is).
     #[serde(default)]
     pub compression: Vec<Option<Compression>>,
+    /// The read-only arrays' shared buffers, if the plan keeps any there.
+    #[serde(default)]
+    pub ring: Option<Ring>,
 }
 
 /// Why a plan cannot be made.
@@ -602,19 +642,64 @@ impl Plan {
             .map_or(0, |c| c.bytes(&(0..self.shape[0])) as u64)
     }
 
-    /// Bytes of one buffer set (every array's buffer, and the compressed staging areas) on
-    /// the device.
+    /// Whether physical array `a` lives in the plan's [`Ring`].
+    pub fn in_ring(&self, a: usize) -> bool {
+        self.ring
+            .as_ref()
+            .is_some_and(|r| r.arrays.get(a).copied().unwrap_or(false))
+    }
+
+    /// Whether buffer set `set` has a buffer for physical array `a`: the chunks' sets for the
+    /// arrays outside the ring, the ring's set for the arrays in it.
+    pub fn has_buffer(&self, set: usize, a: usize) -> bool {
+        match &self.ring {
+            Some(r) if set == r.set => self.in_ring(a),
+            _ => set < self.buffer_sets && !self.in_ring(a) && a < self.elem_sizes.len(),
+        }
+    }
+
+    /// Planes of the buffers of set `set` (the ring's length for the ring's set).
+    pub fn buffer_len(&self, set: usize) -> usize {
+        match &self.ring {
+            Some(r) if set == r.set => r.planes,
+            _ => self.buffer_planes,
+        }
+    }
+
+    /// Planes of physical array `a` the device holds in all: `buffer_planes` per set, or the
+    /// ring's length.
+    pub fn device_planes(&self, a: usize) -> usize {
+        match &self.ring {
+            Some(r) if self.in_ring(a) => r.planes,
+            _ => self.buffer_planes * self.buffer_sets,
+        }
+    }
+
+    /// Bytes of one buffer set (every array's buffer but the ring's, and the compressed staging
+    /// areas) on the device.
     pub fn set_bytes(&self) -> u64 {
-        let per_plane: usize = self.elem_sizes.iter().sum::<usize>() * self.plane_len;
+        let per_plane: usize = (self.elem_sizes.iter().enumerate())
+            .filter(|&(a, _)| !self.in_ring(a))
+            .map(|(_, e)| e)
+            .sum::<usize>()
+            * self.plane_len;
         let staging: u64 = (0..self.elem_sizes.len())
             .map(|a| self.staging_compressed_bytes(a))
             .sum();
         (per_plane * self.buffer_planes) as u64 + staging
     }
 
-    /// Device memory for all buffer sets.
+    /// Bytes of the ring's buffers (0 without a ring).
+    pub fn ring_bytes(&self) -> u64 {
+        (0..self.elem_sizes.len())
+            .filter(|&a| self.in_ring(a))
+            .map(|a| (self.device_planes(a) * self.plane_len * self.elem_sizes[a]) as u64)
+            .sum()
+    }
+
+    /// Device memory for all buffer sets and the ring.
     pub fn device_bytes(&self) -> u64 {
-        self.set_bytes() * self.buffer_sets as u64
+        self.set_bytes() * self.buffer_sets as u64 + self.ring_bytes()
     }
 
     /// Planes of `array` moved host -> device in `block`.

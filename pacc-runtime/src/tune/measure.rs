@@ -133,6 +133,7 @@ mod cuda_rates {
                 scheme: Scheme::RegionSharing,
                 buffer_sets: 1,
                 compress: Vec::new(),
+                read_only_ring: true,
             },
         )?;
         let o = kernel_options(opts);

@@ -23,8 +23,9 @@ pub use measure::{
     link_rates, measure_inputs, measure_kernel_rates, measure_link, measure_march_candidates,
 };
 pub use model::{
-    choose, choose_scheme, fastest_kernels, plane_points, plane_rate, predict, useful_points,
-    Candidate, LinkRates, Prediction, Rates, TuneChoice, TuneInputs, AUTO_SCHEMES,
+    block_step_candidates, choose, choose_scheme, fastest_kernels, plane_points, plane_rate,
+    predict, roofline_rates, useful_points, Candidate, LinkRates, Prediction, Rates, TuneChoice,
+    TuneInputs, AUTO_SCHEMES, KERNEL_BANDWIDTH_SHARE,
 };
 
 use crate::march::MarchTuning;
@@ -155,6 +156,7 @@ pub fn auto_plan_options(
         }
         t.chunks = fixed_c;
         t.block_steps = fixed_k;
+        t.read_only_ring = base.read_only_ring;
         match opts.scheme {
             Some(_) => choose(program, &shape, inv.steps, &t),
             None => choose_scheme(program, &shape, inv.steps, &t, &AUTO_SCHEMES),

@@ -662,6 +662,7 @@ pub fn naive_plan(
                                 planes: planes.clone(),
                                 owned: own.clone(),
                                 args: binding.clone(),
+                                ring_base: None,
                             },
                             &mut ops,
                         );
@@ -708,6 +709,7 @@ pub fn naive_plan(
                             step,
                             plane,
                             args: binding.clone(),
+                            ring_base: None,
                         },
                         stream: 0,
                         deps: vec![],
@@ -766,5 +768,6 @@ pub fn naive_plan(
         ops,
         final_binding: binding,
         compression: Vec::new(),
+        ring: None,
     }
 }

@@ -250,6 +250,7 @@ pub fn plan_for(
             scheme: s,
             buffer_sets: 3,
             compress: Vec::new(),
+            read_only_ring: true,
         },
     )
     .unwrap_or_else(|e| panic!("plan {s} d={d} k={k}: {e}"))

@@ -1,7 +1,5 @@
 //! Baselines around the executor for the benchmark program (feature `bench`):
 //!
-//! * [`lock_host`]: page-locks the caller's arrays until the guard drops, so that several runs
-//!   over the same arrays register them once (runs skip arrays that are already page-locked).
 //! * [`run_managed`]: the unified-memory baseline: the program's own kernels launched over the
 //!   whole domain every step on arrays in managed memory, with or without `cuMemPrefetchAsync`.
 //!   It refuses (an error, nothing allocated) when the arrays would not fit in free device memory:
@@ -10,41 +8,13 @@
 use super::device::available;
 use super::device::{context, module};
 use super::driver::{self, DevicePtr};
-use super::memory::Registration;
 use super::probe::free_memory;
 use super::stream::{Streams, SyncOnDrop};
 use crate::error::Error;
-use crate::invocation::{HostArray, Invocation};
+use crate::invocation::Invocation;
 use crate::options::Options;
 use crate::program::Program;
 use std::time::Instant;
-
-/// Page-locked host arrays; unregistered when dropped.
-pub struct HostLock {
-    _reg: Registration,
-    /// Seconds spent registering.
-    pub seconds: f64,
-    pub bytes: usize,
-}
-
-/// Page-locks `arrays` (those not already page-locked) until the guard drops. While it lives,
-/// CUDA runs over these arrays skip registering them (the report notes it).
-pub fn lock_host(arrays: &[HostArray]) -> Result<HostLock, Error> {
-    let info = available().map_err(|reason| Error::no_cuda(reason, None))?;
-    let ctx = context(info.ordinal)?;
-    let t = Instant::now();
-    let ranges: Vec<(*mut u8, usize)> = arrays.iter().map(|a| (a.ptr, a.bytes())).collect();
-    let reg = Registration::new(&ctx, &ranges).map_err(|m| Error::Cuda {
-        what: "page-locking the arrays".into(),
-        message: m,
-    })?;
-    let bytes = reg.bytes();
-    Ok(HostLock {
-        _reg: reg,
-        seconds: t.elapsed().as_secs_f64(),
-        bytes,
-    })
-}
 
 /// What a unified-memory run measured.
 #[derive(Clone, Debug, Default, serde::Serialize)]

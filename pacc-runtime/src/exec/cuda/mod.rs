@@ -3,10 +3,13 @@
 //! * Kernels: the program's `cuda_source` is compiled by NVRTC once per process, device, source
 //!   and FMA setting (`--fmad=false` unless [`Options::fma`]), for the device's compute
 //!   capability (PTX `compute_XY`, JIT-compiled by the driver).
-//! * Host memory: for direct-map and region-sharing, the user's arrays (read-only ones too) are
-//!   page-locked for the run with `cuMemHostRegister` (portable) and unregistered when it ends;
-//!   arrays already page-locked (a [`PinnedArray`]) are not registered again. If registering
-//!   fails, the run is re-planned as staged-copy and the report says so.
+//! * Host memory: for direct-map, region-sharing and the wavefront, the user's arrays (read-only
+//!   ones too) are page-locked with `cuMemHostRegister` (portable) piece by piece on a few
+//!   threads, beside the run: each operation is enqueued once the pieces it touches are
+//!   registered, writes to the arrays once all are, and each piece is unregistered once its
+//!   last operation has completed (`pinning.rs`, `defer.rs`). Arrays already page-locked (a
+//!   [`PinnedArray`], [`lock_host`]) are left alone. If registering fails, the arrays are
+//!   untouched and the run is repeated as staged-copy; the report says so.
 //! * Device memory: `buffer_sets` sets of one buffer per array (`buffer_planes * plane_len`
 //!   elements), plus slices and reduction scratch, checked against `cuMemGetInfo` before anything
 //!   is allocated; a plan that does not fit is re-planned with the smallest chunk count that does.
@@ -32,8 +35,9 @@
 //!   returning, so nothing writes the user's arrays after the error comes back.
 //! * Runs are serialized: [`execute`] holds a process-wide lock for the whole run.
 //!
-//! Files, by phase: `prepare.rs` (compile, fit and re-plan, page-lock, allocate), `submit.rs`
-//! (ops onto streams with events), `collect.rs` (timings, reductions, report, trace). Raw driver
+//! Files, by phase: `prepare.rs` (compile, fit and re-plan, start page-locking, allocate),
+//! `submit.rs` (ops onto streams with events), `collect.rs` (timings, reductions, report,
+//! trace); `pinning.rs` and `defer.rs` page-lock the arrays beside the run. Raw driver
 //! calls live only in `driver.rs`; the owners of memory, streams and events in `memory.rs` and
 //! `stream.rs`. `probe.rs` answers the tuner's questions (free memory, link timing). The
 //! benchmarks' baselines (`extra.rs`, `resident.rs`, `codec_rate.rs`) are built only with the
@@ -43,12 +47,14 @@
 mod codec_rate;
 mod collect;
 mod compression;
+mod defer;
 mod device;
 mod driver;
 #[cfg(feature = "bench")]
 mod extra;
 mod launch;
 mod memory;
+mod pinning;
 mod prepare;
 mod probe;
 #[cfg(feature = "bench")]
@@ -62,9 +68,12 @@ mod trace;
 pub use codec_rate::{measure_codec, CodecRates};
 pub use device::{available, prefer_device, DeviceInfo};
 #[cfg(feature = "bench")]
-pub use extra::{lock_host, managed_fits, run_managed, HostLock, ManagedOutput};
-pub use memory::PinnedArray;
-pub use probe::{device_memory_budget, free_memory, set_device_memory_limit, time_link, LinkTimes};
+pub use extra::{managed_fits, run_managed, ManagedOutput};
+pub use memory::{lock_host, HostLock, PinnedArray};
+pub use probe::{
+    device_memory_budget, device_memory_limit, free_memory, set_device_memory_limit, time_link,
+    LinkTimes,
+};
 #[cfg(feature = "bench")]
 pub use resident::{measure_dtod, ResidentOutput};
 pub use trace::{trace_json, write_trace};
@@ -76,7 +85,7 @@ use crate::options::Options;
 use crate::plan::Plan;
 use crate::program::Program;
 use crate::report::Report;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 /// What a CUDA run returns (the CPU executor's counterpart; `run::run` adds `swap_replays`).
@@ -143,7 +152,10 @@ pub fn execute(
 }
 
 /// The three phases. Everything up to `submit` happens before any user data is touched; from
-/// `submit` on, errors go through the tracker, which says what may have been written.
+/// `submit` on, errors go through the tracker, which says what may have been written. A
+/// registration that fails leaves the arrays untouched (`pinning.rs`): the run is then
+/// repeated as staged-copy, which needs no page-locked user memory (compression has no such
+/// fallback).
 fn execute_serialized(
     program: &Program,
     plan: &Plan,
@@ -154,48 +166,183 @@ fn execute_serialized(
     let info = available().map_err(|reason| Error::no_cuda(reason, None))?;
     validate(program, plan, inv)?;
     let ctx = device::context(info.ordinal)?;
-
     let compiled = prepare::compile(&ctx, program, plan, opts)?;
     let mut notes: Vec<String> = compiled.note.iter().cloned().collect();
-    // Declared before `res`, so the arrays are unregistered only after `res` has synchronized.
-    let pad = !opts.unpadded_rows;
-    let placed = prepare::place(&ctx, program, plan, inv, &compiled.geoms, pad, &mut notes)?;
-    let plan = placed.plan;
-    let compiled = compiled.for_rows(program, &plan.shape, placed.rows, opts)?;
-    let mut res = prepare::allocate(&ctx, program, &plan, inv, &compiled.geoms, placed.rows)?;
-    let setup_s = t_start.elapsed().as_secs_f64() - placed.register_s;
-
-    let mut tracker = Tracker::new(&plan);
-    let op_slot = submit::submit(
+    let pin = prepare::PinSettings {
+        threads: opts.pin_threads.unwrap_or(DEFAULT_PIN_THREADS).max(1),
+        overlap: !opts.pin_upfront,
+    };
+    let run = Run {
+        ctx: &ctx,
         program,
-        &plan,
         inv,
-        &compiled,
-        &mut res,
-        &mut tracker,
-        opts.on_progress.as_ref(),
-    )?;
-
-    let fail = |e: Error| tracker.fail(e);
-    if let Some(c) = &res.codec {
-        c.check(&ctx, program).map_err(fail)?;
-    }
-    // SAFETY: `submit` recorded every op's events and synchronized every stream.
-    let (mut stages, timeline) = unsafe { collect::timings(program, &plan, &res) }.map_err(fail)?;
-    stages.register = placed.register_s;
-    stages.setup = setup_s;
-    let vals = collect::read_slots(&ctx, &res).map_err(fail)?;
-    let reductions = collect::combine_reductions(program, &plan, inv, &op_slot, &vals);
-    let wall = t_start.elapsed().as_secs_f64();
-    let mut report = collect::report(program, &plan, &info, opts, (stages, timeline), notes, wall);
-    report.device_bytes += res.rows.extra_bytes(&plan);
-    report.kernels = (compiled.geoms.iter().zip(&program.kernels))
-        .map(|(g, kd)| g.stats(kd, program))
-        .collect();
-    // `res` drops first (synchronizing, then freeing), then the registration.
-    Ok(CudaOutput {
-        reductions,
-        report,
+        opts,
+        compiled: &compiled,
+        info: &info,
+        t_start,
+    };
+    let pad = !opts.unpadded_rows;
+    let placed = prepare::place(
+        &ctx,
+        program,
         plan,
-    })
+        inv,
+        &compiled.geoms,
+        pad,
+        pin,
+        &mut notes,
+    )?;
+    let planned = placed.plan.clone();
+    match run.placed(placed, notes.clone()) {
+        Err(Unplaced::Pinning(message)) if planned.compresses() => Err(Error::Cuda {
+            what: "page-locking the arrays (compression needs them page-locked: it has no \
+                   staged-copy fallback)"
+                .into(),
+            message,
+        }),
+        Err(Unplaced::Pinning(message)) => {
+            notes.push(format!(
+                "registering the arrays as page-locked failed ({message}); fell back to \
+                 staged-copy"
+            ));
+            let staged = prepare::staged(program, &planned, inv, &compiled.geoms, &mut notes)?;
+            let placed = prepare::place(
+                &ctx,
+                program,
+                &staged,
+                inv,
+                &compiled.geoms,
+                pad,
+                pin,
+                &mut notes,
+            )?;
+            run.placed(placed, notes).map_err(Unplaced::into_error)
+        }
+        r => r.map_err(Unplaced::into_error),
+    }
+}
+
+/// Default threads page-locking the user's arrays (`Options::pin_threads`).
+pub const DEFAULT_PIN_THREADS: usize = 4;
+
+/// Why a placed run did not complete.
+enum Unplaced {
+    /// Registering the arrays failed (the driver's message); the arrays are untouched.
+    Pinning(String),
+    Other(Error),
+}
+
+impl Unplaced {
+    fn into_error(self) -> Error {
+        match self {
+            Unplaced::Pinning(message) => Error::Cuda {
+                what: "page-locking the arrays".into(),
+                message,
+            },
+            Unplaced::Other(e) => e,
+        }
+    }
+}
+
+impl From<Error> for Unplaced {
+    fn from(e: Error) -> Self {
+        Unplaced::Other(e)
+    }
+}
+
+/// What every attempt of a run shares.
+struct Run<'a, 'i> {
+    ctx: &'a Arc<cudarc::driver::CudaContext>,
+    program: &'a Program,
+    inv: &'a Invocation<'i>,
+    opts: &'a Options,
+    compiled: &'a prepare::Compiled,
+    info: &'a DeviceInfo,
+    t_start: Instant,
+}
+
+impl Run<'_, '_> {
+    /// Allocates, submits and collects a placed plan.
+    fn placed(&self, placed: prepare::Placed, notes: Vec<String>) -> Result<CudaOutput, Unplaced> {
+        let (program, inv) = (self.program, self.inv);
+        let plan = placed.plan;
+        // Padded rows may admit the vector forms the host's rows did not.
+        let compiled = &self.compiled.for_rows(program, &plan.shape, placed.rows, self.opts)?;
+        let geoms = &compiled.geoms;
+        let mut res = prepare::allocate(
+            self.ctx,
+            program,
+            &plan,
+            inv,
+            geoms,
+            placed.rows,
+            placed.pinning,
+        )?;
+        let setup_s = self.t_start.elapsed().as_secs_f64();
+        let mut tracker = Tracker::new(&plan);
+        let submitted = submit::submit(
+            program,
+            &plan,
+            inv,
+            compiled,
+            &mut res,
+            &mut tracker,
+            self.opts.on_progress.as_ref(),
+        );
+        let pin_failure = res.pinning.as_ref().and_then(|p| p.pinner.driver_failure());
+        let op_slot = match (submitted, pin_failure) {
+            (Err(e), Some(m)) if !matches!(e, Error::Failed { .. }) => {
+                return Err(Unplaced::Pinning(m))
+            }
+            (r, _) => r?,
+        };
+        let fail = |e: Error| tracker.fail(e);
+        if let Some(c) = &res.codec {
+            c.check(self.ctx, program).map_err(fail)?;
+        }
+        // SAFETY: `submit` recorded every op's events and synchronized every stream.
+        let (mut stages, timeline) =
+            unsafe { collect::timings(program, &plan, &res) }.map_err(fail)?;
+        let mut notes = notes;
+        if let Some(p) = &res.pinning {
+            stages.register = p.pinner.waited;
+            notes.push(pinning_note(p));
+        }
+        stages.setup = setup_s;
+        let vals = collect::read_slots(self.ctx, &res).map_err(fail)?;
+        let reductions = collect::combine_reductions(program, &plan, inv, &op_slot, &vals);
+        let wall = self.t_start.elapsed().as_secs_f64();
+        let parts = (stages, timeline);
+        let mut report = collect::report(program, &plan, self.info, self.opts, parts, notes, wall);
+        report.device_bytes += res.rows.extra_bytes(&plan);
+        report.kernels = (compiled.geoms.iter().zip(&program.kernels))
+            .map(|(g, kd)| g.stats(kd, program))
+            .collect();
+        // `res` drops here: it synchronizes, frees, then unregisters what is left.
+        Ok(CudaOutput {
+            reductions,
+            report,
+            plan,
+        })
+    }
+}
+
+/// The report's line on page-locking: how much, on how many threads, how much of it the run
+/// waited for.
+fn pinning_note(p: &prepare::Pinning) -> String {
+    format!(
+        "page-locked {:.1} GiB of the arrays in {} pieces on {} threads {}: {:.2} s of \
+         registration, {:.2} s of it waited for; unregistered as pieces finished ({:.2} s)",
+        p.plan.bytes() as f64 / (1u64 << 30) as f64,
+        p.plan.pieces.len(),
+        p.threads,
+        if p.overlap {
+            "beside the run"
+        } else {
+            "before the first operation"
+        },
+        p.pinner.busy(),
+        p.pinner.waited,
+        p.pinner.unregistered
+    )
 }

@@ -4,9 +4,10 @@
 
 use super::compression::DeviceCodec;
 use super::device::{self, Module};
-use super::driver::{self, Event, Function};
+use super::driver::{self, is_page_locked, Event, Function};
 use super::launch::{self, Geometry};
-use super::memory::{DeviceBuf, PinnedHost, Registration};
+use super::memory::{DeviceBuf, PinnedHost};
+use super::pinning::{plan_pieces, Piece, PinPlan, Pinner, Registrar, MAX_PIECE};
 use super::probe::{free_for_runs, RESERVE};
 use super::rows::{self, Rows};
 use super::stream::{Events, HostCopy, Streams, SyncOnDrop};
@@ -18,9 +19,9 @@ use crate::plan::{HostSide, OpKind, Plan, PlanOptions, Scheme};
 use crate::program::{Elem, Program, ReduceOp};
 use cudarc::driver::CudaContext;
 use std::sync::Arc;
-use std::time::Instant;
 
 /// The functions a run launches.
+#[derive(Clone)]
 pub(super) struct Compiled {
     /// Per kernel: its function and launch shape.
     pub geoms: Vec<Geometry>,
@@ -120,17 +121,18 @@ impl Compiled {
     /// The launch shapes for the rows the run settled on: padded rows may admit a vector form
     /// that the host's rows did not (whose length is no multiple of the vector).
     pub fn for_rows(
-        mut self,
+        &self,
         program: &Program,
         shape: &[usize],
         rows: Rows,
         opts: &Options,
     ) -> Result<Compiled, Error> {
+        let mut c = self.clone();
         if rows.pitch != rows.len {
             let (md, t) = (&self.module, &self.tuning);
-            self.geoms = geometries(md, program, shape, rows.pitch, opts, t, self.sms)?;
+            c.geoms = geometries(md, program, shape, rows.pitch, opts, t, self.sms)?;
         }
-        Ok(self)
+        Ok(c)
     }
 }
 
@@ -193,6 +195,8 @@ fn replan(
                 .iter()
                 .map(|c| c.map(|c| c.rate.bits()))
                 .collect(),
+            // A plan without a ring was asked for none, or had no array to put there.
+            read_only_ring: plan.ring.is_some(),
         },
     )
 }
@@ -268,20 +272,103 @@ impl Fit<'_> {
     }
 }
 
-/// The plan that will run, with the user's arrays page-locked for it.
+/// The plan that will run, with the user's arrays being page-locked for it.
 pub(super) struct Placed {
     pub plan: Plan,
-    /// Unregisters the arrays when dropped: must outlive every resource of the run.
-    pub _registration: Option<Registration>,
-    /// Seconds spent page-locking.
-    pub register_s: f64,
+    /// Registers the arrays' pieces on its threads (direct and shared transfers); unregisters
+    /// what is left when dropped, so it must outlive every copy of the run.
+    pub pinning: Option<Pinning>,
     /// The rows of the device buffers (padded to 128 bytes when the program allows and the
     /// memory is there).
     pub rows: Rows,
 }
 
-/// Fits `plan` to free device memory, then page-locks the user's arrays (direct-map,
-/// region-sharing); if that fails, re-plans as staged-copy (compression has no such fallback).
+/// How the user's arrays are page-locked (`Options::pin_threads`, `Options::pin_overlap`).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct PinSettings {
+    pub threads: usize,
+    /// Register beside the run (else every piece before the first operation).
+    pub overlap: bool,
+}
+
+/// The page-locking of one run: the pieces, the threads registering them, and how many arrays
+/// were page-locked already (a `PinnedArray`, `lock_host`) and are left alone.
+pub(super) struct Pinning {
+    pub plan: PinPlan,
+    pub pinner: Pinner<CudaRegistrar>,
+    pub overlap: bool,
+    pub threads: usize,
+    pub already_locked: usize,
+}
+
+/// The driver's page-locking for [`Pinner`]'s threads.
+pub(super) struct CudaRegistrar {
+    ctx: Arc<CudaContext>,
+}
+
+impl Registrar for CudaRegistrar {
+    fn register(&self, r: &std::ops::Range<usize>) -> Result<(), String> {
+        self.ctx
+            .bind_to_thread()
+            .map_err(|e| format!("binding the context: {e}"))?;
+        // SAFETY: whole pages covering the user's arrays, which stay borrowed for the run;
+        // the pinner unregisters them before the run returns.
+        unsafe { driver::host_register(r.start as *mut u8, r.len()) }
+    }
+
+    fn unregister(&self, r: &std::ops::Range<usize>) {
+        let _ = self.ctx.bind_to_thread();
+        // SAFETY: registered by `register`; the operations touching it have completed.
+        unsafe { driver::host_unregister(r.start as *mut u8) }
+    }
+}
+
+/// Starts page-locking the user's arrays for `plan` (direct and shared transfers), skipping
+/// arrays that are page-locked already.
+fn start_pinning(
+    ctx: &Arc<CudaContext>,
+    program: &Program,
+    plan: &Plan,
+    inv: &Invocation<'_>,
+    pin: PinSettings,
+) -> Option<Pinning> {
+    if plan.scheme == Scheme::StagedCopy {
+        return None;
+    }
+    let mut already_locked = 0;
+    let arrays: Vec<Option<std::ops::Range<usize>>> = (inv.arrays.iter())
+        .map(|a| {
+            let (p, n) = (a.ptr, a.bytes());
+            let locked = n > 0 && is_page_locked(p) && is_page_locked(p.wrapping_add(n - 1));
+            already_locked += usize::from(locked);
+            (n > 0 && !locked).then(|| p as usize..p as usize + n)
+        })
+        .collect();
+    let pb: Vec<usize> = plan.elem_sizes.iter().map(|e| e * plan.plane_len).collect();
+    let pieces = plan_pieces(plan, &arrays, &pb, MAX_PIECE);
+    let reg = Arc::new(CudaRegistrar { ctx: ctx.clone() });
+    let name = |piece: &Piece| {
+        let a = (inv.arrays.iter()).position(|a| {
+            let at = a.ptr as usize;
+            piece.range.end > at && piece.range.start < at + a.bytes()
+        });
+        let name = a.map_or("?", |a| program.arrays[a].name.as_str());
+        format!("page-locking {} bytes of `{name}`", piece.range.len())
+    };
+    let pinner = Pinner::start(reg, &pieces.pieces, pin.threads, name);
+    Some(Pinning {
+        plan: pieces,
+        pinner,
+        overlap: pin.overlap,
+        threads: pin.threads,
+        already_locked,
+    })
+}
+
+/// Fits `plan` to free device memory and starts page-locking the user's arrays for it
+/// (direct-map, region-sharing, wavefront; see `pinning.rs`). If a registration fails, the run
+/// is repeated as staged-copy (`mod.rs`).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn place(
     ctx: &Arc<CudaContext>,
     program: &Program,
@@ -289,10 +376,51 @@ pub(super) fn place(
     inv: &Invocation<'_>,
     geoms: &[Geometry],
     pad: bool,
+    pin: PinSettings,
     notes: &mut Vec<String>,
 ) -> Result<Placed, Error> {
+    let fit = fitter(program, inv, geoms)?;
+    let plan = fit.fit(plan.clone(), notes)?;
+    let pinning = start_pinning(ctx, program, &plan, inv, pin);
+    if let Some(p) = pinning.as_ref().filter(|p| p.already_locked > 0) {
+        notes.push(format!(
+            "{} of {} arrays were already page-locked and were not registered",
+            p.already_locked,
+            inv.arrays.len()
+        ));
+    }
+    let spare = fit.budget.saturating_sub(fit.need(&plan));
+    let (rows, note) = rows::choose(program, &plan, pad, spare);
+    notes.extend(note);
+    Ok(Placed {
+        plan,
+        pinning,
+        rows,
+    })
+}
+
+/// `plan` re-planned as staged-copy (after a registration failed), fitted to device memory.
+pub(super) fn staged(
+    program: &Program,
+    plan: &Plan,
+    inv: &Invocation<'_>,
+    geoms: &[Geometry],
+    notes: &mut Vec<String>,
+) -> Result<Plan, Error> {
+    let fit = fitter(program, inv, geoms)?;
+    let chunks = plan.requested_chunks.max(plan.chunks);
+    let p = replan(program, plan, &fit.points, chunks, Scheme::StagedCopy)?;
+    fit.fit(p, notes)
+}
+
+/// The device-memory fit for a run of `program` on `inv`.
+fn fitter<'a>(
+    program: &'a Program,
+    inv: &Invocation<'_>,
+    geoms: &'a [Geometry],
+) -> Result<Fit<'a>, Error> {
     let free = free_for_runs()?;
-    let fit = Fit {
+    Ok(Fit {
         program,
         points: inv
             .points
@@ -307,48 +435,6 @@ pub(super) fn place(
             .sum(),
         budget: free.saturating_sub(RESERVE),
         free,
-    };
-    let mut plan = fit.fit(plan.clone(), notes)?;
-    let t_reg = Instant::now();
-    let mut registration = None;
-    if plan.scheme != Scheme::StagedCopy {
-        let ranges: Vec<(*mut u8, usize)> = inv.arrays.iter().map(|a| (a.ptr, a.bytes())).collect();
-        match Registration::new(ctx, &ranges) {
-            Ok(r) => {
-                if r.already_locked > 0 {
-                    notes.push(format!(
-                        "{} of {} arrays were already page-locked and were not registered",
-                        r.already_locked,
-                        ranges.len()
-                    ));
-                }
-                registration = Some(r);
-            }
-            Err(msg) if plan.compresses() => {
-                return Err(Error::Cuda {
-                    what: "page-locking the arrays (compression needs them page-locked: it has no staged-copy fallback)".into(),
-                    message: msg,
-                });
-            }
-            Err(msg) => {
-                notes.push(format!(
-                    "registering the arrays as page-locked failed ({msg}); fell back to staged-copy"
-                ));
-                let chunks = plan.requested_chunks.max(plan.chunks);
-                let p = replan(program, &plan, &fit.points, chunks, Scheme::StagedCopy)?;
-                plan = fit.fit(p, notes)?;
-            }
-        }
-    }
-    let register_s = t_reg.elapsed().as_secs_f64();
-    let spare = fit.budget.saturating_sub(fit.need(&plan));
-    let (rows, note) = rows::choose(program, &plan, pad, spare);
-    notes.extend(note);
-    Ok(Placed {
-        plan,
-        _registration: registration,
-        register_s,
-        rows,
     })
 }
 
@@ -357,6 +443,9 @@ pub(super) fn place(
 /// exit path.
 pub(super) struct Resources {
     _sync: SyncOnDrop,
+    /// The user's arrays being page-locked (dropped after the synchronization above, so no
+    /// copy still touches a piece it unregisters).
+    pub pinning: Option<Pinning>,
     /// Payloads of the enqueued host-function copies (read by the driver's thread). Boxed: the
     /// driver holds pointers to them while the vector grows.
     #[allow(clippy::vec_box)]
@@ -374,7 +463,8 @@ pub(super) struct Resources {
     pub slices: Vec<DeviceBuf>,
     /// `[set][array]`: pinned staging buffers (staged-copy only).
     pub staging: Vec<Vec<PinnedHost>>,
-    /// `[set][array]`: device buffers of `buffer_planes` planes.
+    /// `[set][array]`: device buffers of `buffer_planes` planes, then (`[ring.set]`) the
+    /// ring's of `ring.planes` (empty where `Plan::has_buffer` says there is none).
     pub dev: Vec<Vec<DeviceBuf>>,
     /// The layout of a plane in `dev`.
     pub rows: Rows,
@@ -401,15 +491,27 @@ pub(super) fn allocate(
     inv: &Invocation<'_>,
     geoms: &[Geometry],
     rows: Rows,
+    pinning: Option<Pinning>,
 ) -> Result<Resources, Error> {
     let pbytes: Vec<usize> = plan.elem_sizes.iter().map(|e| e * plan.plane_len).collect();
-    let mut dev: Vec<Vec<DeviceBuf>> = Vec::with_capacity(plan.buffer_sets);
-    for s in 0..plan.buffer_sets {
+    let ring = plan.ring.as_ref().map(|r| r.set);
+    let sets = plan.buffer_sets + usize::from(ring.is_some());
+    let mut dev: Vec<Vec<DeviceBuf>> = Vec::with_capacity(sets);
+    for s in 0..sets {
         let mut v = Vec::with_capacity(pbytes.len());
         for (a, e) in plan.elem_sizes.iter().enumerate() {
-            let what = format!("buffer set {s} of `{}`", program.arrays[a].name);
-            let bytes = e * rows.plane_len() * plan.buffer_planes;
-            v.push(DeviceBuf::new(ctx, bytes, &what)?);
+            let what = match ring {
+                Some(r) if r == s => format!("the ring of `{}`", program.arrays[a].name),
+                _ => format!("buffer set {s} of `{}`", program.arrays[a].name),
+            };
+            // Arrays in the ring have no buffer in the chunks' sets, and the others none in
+            // the ring: empty buffers, never allocated.
+            let planes = if plan.has_buffer(s, a) {
+                plan.buffer_len(s)
+            } else {
+                0
+            };
+            v.push(DeviceBuf::new(ctx, e * rows.plane_len() * planes, &what)?);
         }
         dev.push(v);
     }
@@ -426,6 +528,7 @@ pub(super) fn allocate(
     let events = Events::new(2 * plan.ops.len() + 1)?;
     Ok(Resources {
         _sync: SyncOnDrop(ctx.clone()),
+        pinning,
         host_copies: Vec::new(),
         events,
         streams,
@@ -560,6 +663,7 @@ mod tests {
             scheme: Scheme::RegionSharing,
             buffer_sets: 3,
             compress: Vec::new(),
+            read_only_ring: true,
         };
         let plan = crate::plan::build(&p, &[256, 16, 16], 4, &[], &opts).unwrap();
         let geoms = [Geometry {

@@ -21,6 +21,11 @@ pub fn set_device_memory_limit(bytes: Option<u64>) {
     MEMORY_LIMIT.store(bytes.unwrap_or(u64::MAX), Ordering::Relaxed);
 }
 
+/// The cap [`set_device_memory_limit`] set, if any.
+pub fn device_memory_limit() -> Option<u64> {
+    Some(MEMORY_LIMIT.load(Ordering::Relaxed)).filter(|&l| l != u64::MAX)
+}
+
 /// Free device memory as runs see it: the driver's figure, capped by
 /// [`set_device_memory_limit`]. The context must be current.
 pub(super) fn free_for_runs() -> Result<u64, Error> {

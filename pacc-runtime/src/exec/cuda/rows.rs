@@ -58,11 +58,13 @@ impl Rows {
         self.rows * self.pitch
     }
 
-    /// Device bytes the plan's buffer sets need beyond the flat layout.
+    /// Device bytes the plan's buffer sets and ring need beyond the flat layout.
     pub fn extra_bytes(&self, plan: &Plan) -> u64 {
         let per_elem_plane = (self.plane_len() - self.rows * self.len) as u64;
-        let elems: u64 = plan.elem_sizes.iter().map(|&e| e as u64).sum();
-        per_elem_plane * elems * plan.buffer_planes as u64 * plan.buffer_sets as u64
+        let elem_planes: u64 = (plan.elem_sizes.iter().enumerate())
+            .map(|(a, &e)| (e * plan.device_planes(a)) as u64)
+            .sum();
+        per_elem_plane * elem_planes
     }
 }
 

@@ -3,6 +3,7 @@
 //! never blocks while submitting; at the end it waits for every stream. On an error, whatever
 //! was enqueued is drained before returning, so nothing writes the user's arrays afterwards.
 
+use super::defer::Deferral;
 use super::driver::{self, Stream};
 use super::launch::{self, Args, KernelArgs};
 use super::prepare::{Compiled, Resources};
@@ -47,7 +48,7 @@ pub(super) fn submit(
         ],
         slot: 0,
         op_slot: vec![usize::MAX; plan.ops.len()],
-        recorded: 0,
+        recorded: vec![false; plan.ops.len()],
         counter: StepCounter::new(plan, on_progress),
     };
     // SAFETY: raw driver calls on buffers we allocated with the sizes the plan gives; host
@@ -81,8 +82,8 @@ struct Submit<'a, 'i> {
     /// Next free reduction result slot.
     slot: usize,
     op_slot: Vec<usize>,
-    /// Operations whose end event has been recorded (a prefix of the plan).
-    recorded: usize,
+    /// Per operation, whether its end event has been recorded.
+    recorded: Vec<bool>,
     /// Steps done, reported as each block's kernels complete (`crate::progress`).
     counter: StepCounter,
 }
@@ -98,35 +99,103 @@ impl Submit<'_, '_> {
         for &s in &streams[1..] {
             driver::stream_wait(s, origin)?;
         }
-        for (i, op) in plan.ops.iter().enumerate() {
-            fault::hit(Site::of(&op.kind), || {
-                format!(
-                    "plan operation {i}, {} of block {} chunk {}",
-                    op.kind.describe(self.program),
-                    op.block,
-                    op.chunk
-                )
-            })?;
-            let st = self.res.streams.0[op.stream];
-            for &d in &op.deps {
-                if plan.ops[d].stream != op.stream {
-                    driver::stream_wait(st, self.res.end(d))?;
+        if let Some(p) = self.res.pinning.as_mut().filter(|p| !p.overlap) {
+            p.pinner.wait_all()?;
+        }
+        // While the arrays are being page-locked, writes to them wait (`defer.rs`).
+        let pinning = self.res.pinning.as_ref();
+        let mut defer = Deferral::new(plan, pinning.is_some_and(|p| !p.pinner.all_registered()));
+        for i in 0..plan.ops.len() {
+            if !defer.offer(plan, i) {
+                continue;
+            }
+            self.enqueue(i, tracker)?;
+            let pinned = |s: &Self| {
+                s.res
+                    .pinning
+                    .as_ref()
+                    .is_none_or(|p| p.pinner.all_registered())
+            };
+            if defer.holding() && pinned(self) {
+                for j in defer.release() {
+                    self.enqueue(j, tracker)?;
                 }
             }
-            driver::event_record(self.res.start(i), st)?;
-            // From here on the operation may execute.
-            tracker.started(plan, i);
-            self.op(i, op, st)?;
-            driver::event_record(self.res.end(i), st)?;
-            self.recorded = i + 1;
         }
-        // Progress while the device works: each watched kernel's end, in plan order.
-        for i in self.counter.watched(plan) {
-            driver::event_sync(self.res.end(i), "waiting for a kernel")?;
-            self.counter.finished(plan, i);
+        if defer.holding() {
+            if let Some(p) = self.res.pinning.as_mut() {
+                p.pinner.wait_all()?;
+            }
+            for j in defer.release() {
+                self.enqueue(j, tracker)?;
+            }
         }
+        self.wait_and_unregister()?;
         for &s in &self.res.streams.0 {
             driver::stream_sync(s, "running the plan (stream synchronize)")?;
+        }
+        Ok(())
+    }
+
+    /// Enqueues operation `i` once the pieces of the user's arrays it touches are page-locked,
+    /// after waits for its dependencies on other streams, between its start and end events.
+    ///
+    /// # Safety
+    /// See [`submit`].
+    unsafe fn enqueue(&mut self, i: usize, tracker: &mut Tracker) -> Result<(), Error> {
+        let plan = self.plan;
+        let op = &plan.ops[i];
+        if let Some(p) = self.res.pinning.as_mut() {
+            p.pinner.wait(&p.plan.needs[i])?;
+        }
+        fault::hit(Site::of(&op.kind), || {
+            format!(
+                "plan operation {i}, {} of block {} chunk {}",
+                op.kind.describe(self.program),
+                op.block,
+                op.chunk
+            )
+        })?;
+        let st = self.res.streams.0[op.stream];
+        for &d in &op.deps {
+            if plan.ops[d].stream != op.stream {
+                driver::stream_wait(st, self.res.end(d))?;
+            }
+        }
+        driver::event_record(self.res.start(i), st)?;
+        // From here on the operation may execute.
+        tracker.started(plan, i);
+        self.op(i, op, st)?;
+        driver::event_record(self.res.end(i), st)?;
+        self.recorded[i] = true;
+        Ok(())
+    }
+
+    /// While the device works: reports progress as each watched kernel ends, and unregisters
+    /// each piece of the user's arrays once the last operation touching it has ended, in plan
+    /// order, so that little is left to unregister when the last operation ends.
+    ///
+    /// # Safety
+    /// See [`submit`].
+    unsafe fn wait_and_unregister(&mut self) -> Result<(), Error> {
+        let plan = self.plan;
+        let mut waits: Vec<(usize, Option<usize>)> = self
+            .counter
+            .watched(plan)
+            .into_iter()
+            .map(|i| (i, None))
+            .collect();
+        if let Some(p) = &self.res.pinning {
+            let last = p.plan.pieces.iter().enumerate();
+            waits.extend(last.map(|(id, piece)| (piece.last, Some(id))));
+        }
+        waits.sort_by_key(|w| w.0);
+        for (i, piece) in waits {
+            driver::event_sync(self.res.end(i), "waiting for an operation")?;
+            match (piece, self.res.pinning.as_mut()) {
+                (Some(id), Some(p)) => p.pinner.unregister(id),
+                _ => self.counter.finished(plan, i),
+            }
         }
         Ok(())
     }
@@ -140,7 +209,7 @@ impl Submit<'_, '_> {
         for &s in &self.res.streams.0 {
             let _ = driver::stream_sync(s, "draining");
         }
-        for i in 0..self.recorded {
+        for i in (0..self.recorded.len()).filter(|&i| self.recorded[i]) {
             if driver::event_done(self.res.end(i)) {
                 tracker.finished(self.plan, i);
             }
@@ -378,6 +447,26 @@ impl Submit<'_, '_> {
         Ok(())
     }
 
+    /// The array pointers of a kernel or point statement of set `set` at `base`. Kernels
+    /// index every array as `(z - base)` planes from its pointer; for an array in the ring,
+    /// whose slot 0 holds plane `ring_base`, the pointer is the ring's plane `base - ring_base`,
+    /// so the same index lands in the ring (`validate` checked `ring_base <= base`).
+    fn array_ptrs(
+        &self,
+        args: &[usize],
+        set: usize,
+        base: usize,
+        ring_base: Option<usize>,
+    ) -> Vec<u64> {
+        let ring = self.plan.ring.as_ref().map(|r| r.set);
+        args.iter()
+            .map(|&p| match (ring, ring_base) {
+                (Some(r), Some(rb)) if self.plan.in_ring(p) => self.dev_ptr(p, r, rb, base),
+                _ => self.res.dev[set][p].ptr,
+            })
+            .collect()
+    }
+
     /// Kernel op `i`, then one combine launch per reduction into the op's result slots.
     unsafe fn kernel(&mut self, i: usize, op: &Op, st: Stream) -> Result<(), Error> {
         let OpKind::Kernel {
@@ -388,6 +477,7 @@ impl Submit<'_, '_> {
             ref planes,
             ref owned,
             ref args,
+            ring_base,
         } = op.kind
         else {
             return Err(Error::Internal("not a kernel operation".into()));
@@ -395,7 +485,7 @@ impl Submit<'_, '_> {
         let kd = &self.program.kernels[kernel];
         let g = &self.compiled.geoms[kernel];
         let nred = kd.reductions.len();
-        let ptrs: Vec<u64> = args.iter().map(|&p| self.res.dev[set][p].ptr).collect();
+        let ptrs = self.array_ptrs(args, set, base, ring_base);
         let sptrs: Vec<u64> = self.res.slices.iter().map(|s| s.ptr).collect();
         let partials = self.res.scratch[op.stream].ptr;
         let ka = KernelArgs {
@@ -444,12 +534,13 @@ impl Submit<'_, '_> {
             base,
             step,
             ref args,
+            ring_base,
             ..
         } = op.kind
         else {
             return Err(Error::Internal("not a point operation".into()));
         };
-        let ptrs: Vec<u64> = args.iter().map(|&p| self.res.dev[set][p].ptr).collect();
+        let ptrs = self.array_ptrs(args, set, base, ring_base);
         let sptrs: Vec<u64> = self.res.slices.iter().map(|s| s.ptr).collect();
         let ka = KernelArgs {
             owned: (0, 0),
