@@ -47,7 +47,9 @@ struct Cli {
     only: String,
     /// Marching variants to measure besides the default, separated by `;`, each in
     /// `PACC_MARCH` syntax (e.g. `bx=64,by=8,unroll=2`), plus `pad=0` for device rows as long
-    /// as the host's (`Options::row_padding(false)`; rows are padded to 128 bytes otherwise).
+    /// as the host's (`Options::row_padding(false)`; rows are padded to 128 bytes otherwise)
+    /// and `fuse=N` for the fused kernel of N steps per launch (`Options::fuse`; the steps must
+    /// be a multiple of N).
     #[arg(long, default_value = "")]
     variants: String,
     /// Also measure the codec kernels (encode and decode throughput, bits against the CPU codec)
@@ -88,25 +90,34 @@ struct Out {
     codec: Vec<cuda::CodecRates>,
 }
 
-/// The options of one measured run: in core, one block, the kernel form, padded rows or not.
+/// The options of one measured run: in core, one block, the kernel form, padded rows or not,
+/// steps per launch (fused kernels; 0: single-step kernels).
 #[derive(Clone, Copy)]
 struct Form {
     kernels: KernelForm,
     pad: bool,
+    fuse: usize,
 }
 
 fn opts(steps: usize, form: Form) -> Options {
-    Options::new()
+    let o = Options::new()
         .backend(BackendChoice::Cuda)
         .chunks(1)
         .block_steps(steps.max(1))
         .kernel_form(form.kernels)
-        .row_padding(form.pad)
+        .row_padding(form.pad);
+    if form.fuse > 1 {
+        o.fuse(form.fuse)
+    } else {
+        o
+    }
 }
 
-/// A variant's `PACC_MARCH` part and whether it pads rows (`pad=0` turns padding off).
-fn split_variant(v: &str) -> (String, bool) {
+/// A variant's `PACC_MARCH` part, whether it pads rows (`pad=0` turns padding off) and its
+/// steps per launch (`fuse=N`: the fused kernel).
+fn split_variant(v: &str) -> (String, bool, usize) {
     let mut pad = true;
+    let mut fuse = 0;
     let march: Vec<&str> = v
         .split(',')
         .filter(|item| match item.trim() {
@@ -115,10 +126,16 @@ fn split_variant(v: &str) -> (String, bool) {
                 false
             }
             "pad=1" => false,
+            f if f.starts_with("fuse=") => {
+                fuse = f["fuse=".len()..]
+                    .parse()
+                    .unwrap_or_else(|e| fail(format!("{f}: {e}")));
+                false
+            }
             _ => true,
         })
         .collect();
-    (march.join(","), pad)
+    (march.join(","), pad, fuse)
 }
 
 fn fail(e: impl std::fmt::Display) -> ! {
@@ -146,17 +163,19 @@ fn forms<S: Clone>(
     let plain_form = Form {
         kernels: KernelForm::Plain,
         pad: true,
+        fuse: 0,
     };
     let rp = f(&mut plain, plain_form);
     let mut out = vec![("plain".to_string(), rp, 0)];
     for v in variants {
-        let (march, pad) = split_variant(v);
+        let (march, pad, fuse) = split_variant(v);
         // SAFETY (set_var): the benchmark is single-threaded while it sets the variable.
         std::env::set_var("PACC_MARCH", march);
         let mut m = state.clone();
         let form = Form {
             kernels: KernelForm::Marching,
             pad,
+            fuse,
         };
         let r = f(&mut m, form);
         let label = if v.is_empty() {

@@ -63,6 +63,10 @@ pub struct Args {
     /// keeps the host's rows, to show what padding does.
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     pub pad_rows: bool,
+    /// Steps per kernel launch in every GPU configuration: the translator's fused kernel
+    /// (`Options::fuse`; 2 or 3; the steps must be a multiple); 1 is the single-step kernels.
+    #[arg(long, default_value_t = 1)]
+    pub fuse: usize,
     /// Compare the final arrays of every configuration (re-initialising before each); default
     /// on for sizes under 20 GB of arrays.
     #[arg(long)]

@@ -9,6 +9,9 @@ use std::sync::{Mutex, OnceLock};
 pub static KERNEL_FORM: OnceLock<pacc_runtime::KernelForm> = OnceLock::new();
 /// Whether device rows are padded (`--pad-rows`), set once in `main`.
 pub static PAD_ROWS: OnceLock<bool> = OnceLock::new();
+/// Steps per kernel launch every GPU configuration runs (`--fuse`; 1: the single-step kernels),
+/// set once in `main`.
+pub static FUSE: OnceLock<usize> = OnceLock::new();
 
 /// The marching kernels' compile-time shape of the current program, chosen once per program
 /// (`choose_march`) so that every configuration runs the same kernels.
@@ -82,12 +85,31 @@ mod imp {
         inputs: Option<&TuneInputs>,
     ) -> Result<Measurement, String> {
         let points: Vec<usize> = w.program.points.iter().map(|_| w.src[0]).collect();
+        // A fused run: its program, steps counted in groups (`pacc_runtime::fuse`).
+        let s = super::FUSE.get().copied().unwrap_or(1).max(1);
+        let (program, po) = if s > 1 {
+            let p = pacc_runtime::fuse::program(&w.program, s)?;
+            let o = PlanOptions {
+                block_steps: po.block_steps.div_ceil(s),
+                ..po.clone()
+            };
+            (p, o)
+        } else {
+            (w.program.clone(), po.clone())
+        };
+        if steps % s != 0 {
+            return Err(format!(
+                "--fuse {s} needs a multiple of {s} steps, not {steps}"
+            ));
+        }
         let plan =
-            plan::build(&w.program, &w.shape, steps, &points, po).map_err(|e| e.to_string())?;
-        let inv = w.invocation(steps);
+            plan::build(&program, &w.shape, steps / s, &points, &po).map_err(|e| e.to_string())?;
+        let inv = pacc_runtime::fuse::invocation(&program, w.invocation(steps), s);
         let out =
-            cuda::execute(&w.program, &plan, &inv, &run_options(fma)).map_err(|e| e.to_string())?;
-        let pred = inputs.map(|i| tune::predict(&w.program, &out.plan, &i.rates));
+            cuda::execute(&program, &plan, &inv, &run_options(fma)).map_err(|e| e.to_string())?;
+        let pred = inputs
+            .filter(|_| s == 1)
+            .map(|i| tune::predict(&w.program, &out.plan, &i.rates));
         let useful = tune::useful_points(&w.program, &w.shape, steps);
         let r = &out.report;
         let span = r

@@ -52,6 +52,7 @@ fn main() {
         Ok(form) => {
             let _ = gpu::KERNEL_FORM.set(form);
             let _ = gpu::PAD_ROWS.set(args.pad_rows);
+            let _ = gpu::FUSE.set(args.fuse);
         }
         Err(e) => fail(e),
     }

@@ -46,6 +46,8 @@ pub mod exec;
 #[cfg(feature = "runtime")]
 pub mod fault;
 #[cfg(feature = "runtime")]
+pub mod fuse;
+#[cfg(feature = "runtime")]
 pub mod host;
 #[cfg(feature = "runtime")]
 pub mod invocation;

@@ -185,6 +185,14 @@ pub enum Launch {
     /// `z0 + s * seg ..` (at most `seg`, passed as `pacc_seg` after `pacc_t`). The source also
     /// holds the per-point form under the name with [`PLAIN_SUFFIX`].
     Marching { block: [u32; 2] },
+    /// A fused kernel ([`FusedDecl`]): marching blocks of `block` threads, each writing the
+    /// columns left after `halo` (`[[y below, y above], [x below, x above]]`), compiled with
+    /// `PACC_FUSE` set to the group's steps; the point statements' coordinates follow the
+    /// slices.
+    Fused {
+        block: [u32; 2],
+        halo: [[u32; 2]; 2],
+    },
 }
 
 /// A single-point statement in the time loop (e.g. source injection): writes `array` at one
@@ -224,6 +232,24 @@ pub struct Fusion {
     pub kernels: Vec<FusedDecl>,
     /// `(steps, why)` for each step count the translator tried and could not fuse.
     pub refused: Vec<(usize, String)>,
+    /// In a program prepared for a fused run (`crate::fuse`, with the `runtime` feature): its
+    /// one kernel is this group, and its last arrays are the kernel's output buffers.
+    #[serde(default)]
+    pub active: Option<Active>,
+}
+
+/// The fused group a program prepared for a fused run executes per step.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Active {
+    pub decl: FusedDecl,
+    /// The array output buffer `k` holds the last version of: program array `arrays.len() -
+    /// twins.len() + k` shares that array's host memory (one of the two holds the current
+    /// values at any block boundary).
+    pub twins: Vec<usize>,
+    /// The original program's nests and step: what the group computes, for executors that run
+    /// it nest by nest (the CPU backend).
+    pub nests: Vec<KernelDecl>,
+    pub step: Vec<Stage>,
 }
 
 impl Fusion {
@@ -352,6 +378,24 @@ impl Program {
             }
         }
         (back.max(0) as usize, fwd.max(0) as usize)
+    }
+
+    /// The value of the time variable at step `step` of a run whose first step has `t0`: a
+    /// step of a fused run is a group of several of the program's steps.
+    pub fn time_of(&self, t0: i64, step: usize) -> i64 {
+        let per = self.fusion.active.as_ref().map_or(1, |a| a.decl.steps);
+        t0 + (step * per) as i64
+    }
+
+    /// The caller's array whose memory program array `a` uses: itself, or for a fused run's
+    /// output buffer the array it stands for.
+    pub fn host_array(&self, a: usize) -> usize {
+        match &self.fusion.active {
+            Some(act) if a >= self.arrays.len() - act.twins.len() => {
+                act.twins[a - (self.arrays.len() - act.twins.len())]
+            }
+            _ => a,
+        }
     }
 
     pub fn array_index(&self, name: &str) -> Option<usize> {

@@ -46,9 +46,10 @@ pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<Run
     settings(program, opts)?;
     let backend = backend::choose(opts.backend, Some(opts.source_of("backend")))?;
     let steps = inv.steps;
+    let fuse = opts.fuse.filter(|&s| s > 1);
     let (march, march_note) = match backend {
-        Backend::Cuda => crate::tune::auto_march(program, &inv, opts),
-        Backend::Cpu(_) => (None, None),
+        Backend::Cuda if fuse.is_none() => crate::tune::auto_march(program, &inv, opts),
+        _ => (None, None),
     };
     let tuned;
     let opts = match march {
@@ -61,8 +62,27 @@ pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<Run
         }
         None => opts,
     };
-    let (popts, tune_note) = resolve_options(program, &inv, opts, backend)?;
+    let (mut popts, tune_note) = resolve_options(program, &inv, opts, backend)?;
     let swap_replays = swap_replays(program, steps);
+    if let Some(s) = fuse {
+        let from = opts.source_of("fuse");
+        crate::fuse::refuse(program, steps, s, from, opts, popts.compresses())?;
+        let fused = crate::fuse::program(program, s).map_err(Error::Internal)?;
+        let inv = crate::fuse::invocation(&fused, inv, s);
+        popts.block_steps = popts.block_steps.div_ceil(s);
+        let mut out = run_fused(&fused, inv, opts, &popts, backend)?;
+        out.swap_replays = swap_replays;
+        out.report.steps = steps;
+        out.report
+            .adjustments
+            .extend(march_note.into_iter().chain(tune_note));
+        out.report.adjustments.push(format!(
+            "fused: {s} steps per launch (`{}`), {} groups of {s} steps per block",
+            fused.kernels[0].name, popts.block_steps
+        ));
+        out.report.wall_seconds = start.elapsed().as_secs_f64();
+        return Ok(out);
+    }
     let durable = Durable::prepare(program, &inv, opts)?;
     let first = durable.found.as_ref().map_or(0, |f| f.state.step);
     let mut notes: Vec<String> = march_note.into_iter().chain(tune_note).collect();
@@ -115,6 +135,40 @@ pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<Run
     Ok(RunOutput {
         reductions: cursor.reductions,
         swap_replays,
+        report,
+    })
+}
+
+/// A fused run (`crate::fuse`): `program` and `inv` prepared for it, one segment (fused runs do
+/// not checkpoint), the options already resolved on the original program.
+fn run_fused(
+    program: &Program,
+    inv: Invocation<'_>,
+    opts: &Options,
+    popts: &PlanOptions,
+    backend: Backend,
+) -> Result<RunOutput, Error> {
+    let segments = Segments::plan(program, &inv, popts, opts, inv.steps)?;
+    let mut cursor = Cursor::start(&inv, 0);
+    let Some(segments) = segments else {
+        let mut report = empty_report(program, backend.name(), inv.arrays[0].shape(), popts);
+        report.steps = inv.steps;
+        return Ok(RunOutput {
+            reductions: cursor.reductions,
+            swap_replays: 0,
+            report,
+        });
+    };
+    let session = Session {
+        program,
+        opts,
+        executor: backend.executor(),
+        fingerprint: None,
+    };
+    let (report, _) = session.run_segments(inv, &segments, &mut cursor)?;
+    Ok(RunOutput {
+        reductions: cursor.reductions,
+        swap_replays: 0,
         report,
     })
 }

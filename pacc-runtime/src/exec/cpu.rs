@@ -139,9 +139,9 @@ pub fn execute_with_progress(
 /// The program's CPU closures: one per kernel and point statement (what only this backend
 /// calls, so the shared checks leave it out).
 fn closures_match(program: &Program, inv: &Invocation<'_>) -> Result<()> {
-    if inv.cpu.kernels.len() != program.kernels.len()
-        || inv.cpu.points.len() != program.points.len()
-    {
+    // A fused run's kernel runs the original nests' closures.
+    let nests = (program.fusion.active.as_ref()).map_or(program.kernels.len(), |a| a.nests.len());
+    if inv.cpu.kernels.len() != nests || inv.cpu.points.len() != program.points.len() {
         return Err(Error::Internal(
             "the invocation's CPU closures do not match the program's kernels and point statements"
                 .into(),
@@ -212,7 +212,7 @@ fn run_op(
             let views = mem.views(program, plan, (*set, *base, *ring_base), args);
             let frame = KernelFrame {
                 arrays: &views,
-                t: inv.t0 + *step as i64,
+                t: program.time_of(inv.t0, *step),
                 shape: &plan.shape,
             };
             (inv.cpu.points[*point])(&frame);
@@ -313,9 +313,17 @@ fn run_kernel(
         return;
     };
     let views = mem.views(program, plan, (*set, *base, *ring_base), args);
+    if let Some(active) = &program.fusion.active {
+        let (at, chunk) = ((*step, planes.clone(), owned.clone()), op.chunk);
+        let acc = super::fused::run(program, plan, inv, active, &views, at);
+        if !acc.is_empty() {
+            partials.add(*step, *kernel, chunk, owned.start, acc);
+        }
+        return;
+    }
     let frame = KernelFrame {
         arrays: &views,
-        t: inv.t0 + *step as i64,
+        t: program.time_of(inv.t0, *step),
         shape: &plan.shape,
     };
     let decl = &program.kernels[*kernel];

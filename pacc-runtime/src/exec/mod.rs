@@ -7,6 +7,7 @@ pub mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 pub(crate) mod frame;
+mod fused;
 pub mod reduce;
 mod tracker;
 

@@ -1,7 +1,7 @@
 //! Reductions across chunks and time steps, as every executor must combine them (contract §4).
 
 use crate::invocation::Invocation;
-use crate::program::{Elem, Program, ReduceOp, Stage};
+use crate::program::{Elem, Program, ReduceEvent, ReduceOp, Stage};
 
 use super::reduction_identity;
 
@@ -36,18 +36,35 @@ pub fn walk_steps<'p>(
     mut parts: impl FnMut(usize, usize) -> Vec<&'p [f64]>,
 ) -> Vec<f64> {
     let mut value = inv.reduction_init.clone();
+    // A fused kernel's resets sit between its partials, in the order of the steps it fuses.
+    let events = program
+        .fusion
+        .active
+        .as_ref()
+        .map(|a| a.decl.events.as_slice());
     for step in 0..steps {
         for stage in &program.step {
             match *stage {
                 Stage::Reset(r) => value[program.resets[r].reduction] = inv.reset_values[r],
+                Stage::Kernel(k) if events.is_some_and(|e| !e.is_empty()) => {
+                    let chunks = parts(step, k);
+                    let mut j = 0;
+                    for e in events.unwrap_or_default() {
+                        match *e {
+                            ReduceEvent::Reset(i) => {
+                                value[program.resets[i].reduction] = inv.reset_values[i]
+                            }
+                            ReduceEvent::Reduce(r) => {
+                                fold(program, r, &chunks, j, &mut value);
+                                j += 1;
+                            }
+                        }
+                    }
+                }
                 Stage::Kernel(k) if !program.kernels[k].reductions.is_empty() => {
                     let chunks = parts(step, k);
                     for (j, &r) in program.kernels[k].reductions.iter().enumerate() {
-                        let d = &program.reductions[r];
-                        let total = chunks.iter().fold(reduction_identity(d.op), |acc, p| {
-                            combine(d.op, d.elem, acc, p[j])
-                        });
-                        value[r] = combine(d.op, d.elem, value[r], total);
+                        fold(program, r, &chunks, j, &mut value);
                     }
                 }
                 _ => {}
@@ -55,4 +72,13 @@ pub fn walk_steps<'p>(
         }
     }
     value
+}
+
+/// Adds partial `j` of every chunk, in chunk order, into reduction `r`'s value.
+fn fold(program: &Program, r: usize, chunks: &[&[f64]], j: usize, value: &mut [f64]) {
+    let d = &program.reductions[r];
+    let total = chunks.iter().fold(reduction_identity(d.op), |acc, p| {
+        combine(d.op, d.elem, acc, p[j])
+    });
+    value[r] = combine(d.op, d.elem, value[r], total);
 }

@@ -113,11 +113,19 @@ fn emit_blocks(
     placed: &[Vec<RingChunk>],
 ) {
     let (k, steps, sets) = (plan.block_steps, plan.steps, plan.buffer_sets);
-    let ret = returned(program);
+    let names = returned(program);
+    let mut binding: Vec<usize> = (0..program.arrays.len()).collect();
     let mut seq = 0usize;
     let nblocks = geometry.len();
     for (b, block) in geometry.iter().enumerate() {
         let first_step = b * k;
+        // The buffers the returned names refer to when the block ends are the ones written
+        // back (a fused run's output buffers trade places with their arrays every step).
+        binding = crate::binding::advance(program, &binding, (steps - first_step).min(k));
+        let mut ret = vec![false; names.len()];
+        for (n, _) in names.iter().enumerate().filter(|(_, &r)| r) {
+            ret[binding[n]] = true;
+        }
         let chunk_sets: Vec<usize> = (0..block.chunks.len()).map(|i| (seq + i) % sets).collect();
         seq += block.chunks.len();
         let pos = BlockPos {
@@ -176,6 +184,11 @@ fn validate(
         });
     }
     for k in &program.kernels {
+        if matches!(k.launch, crate::program::Launch::Fused { .. }) {
+            // It reads across several steps and writes whole planes: the original program's
+            // nests were checked, and the planner clamps its reads to the domain.
+            continue;
+        }
         for (axis, (range, &n)) in k.ranges.iter().zip(shape).enumerate() {
             let (lo, hi) = (range.lo.eval(n), range.hi.eval(n));
             if lo >= hi {

@@ -78,7 +78,7 @@ pub fn pick_march(
     let shape = inv.arrays[0].shape();
     let block = program.kernels.iter().find_map(|k| match k.launch {
         Launch::Marching { block } => Some(block),
-        Launch::PerPoint => None,
+        Launch::PerPoint | Launch::Fused { .. } => None,
     });
     let Some(block) = block.filter(|_| opts.kernel_form == KernelForm::Marching) else {
         return (None, None);

@@ -255,6 +255,11 @@ pub fn tokens(p: &Program, cuda: TokenStream) -> TokenStream {
         let launch = match k.launch {
             Launch::PerPoint => quote!(#la::PerPoint),
             Launch::Marching { block: [bx, by] } => quote!(#la::Marching { block: [#bx, #by] }),
+            // Only programs prepared for a fused run (by the runtime) have one.
+            Launch::Fused {
+                block: [bx, by],
+                halo: [[a, b], [c, d]],
+            } => quote!(#la::Fused { block: [#bx, #by], halo: [[#a, #b], [#c, #d]] }),
         };
         quote!(#kd { name: #n, ranges: #ranges, reads: #reads, writes: ::std::vec::Vec::from([#(#w),*]), reductions: ::std::vec::Vec::from([#(#red),*]), launch: #launch })
     });
@@ -346,5 +351,5 @@ fn fusion_tokens(fu: &Fusion) -> TokenStream {
         let w = string(why);
         quote!((#s, #w))
     }));
-    quote!(#fus { kernels: #kernels, refused: #refused })
+    quote!(#fus { kernels: #kernels, refused: #refused, active: ::core::option::Option::None })
 }

@@ -86,7 +86,7 @@ pub fn run_managed(
     let md = module(
         &ctx,
         &program.name,
-        &tuning.source(&program.cuda_source),
+        &super::prepare::source(program, &tuning),
         opts.fma,
     )?;
     let mut managed = Managed(Vec::new());

@@ -64,6 +64,9 @@ pub(crate) struct Geometry {
     pub marching: bool,
     /// The vector form: each thread computes [`VECTOR_WIDTH`] points along x.
     pub vector: bool,
+    /// A fused kernel: several steps per launch, the point statements' coordinates after the
+    /// slices.
+    pub fused: bool,
     pub bx: u32,
     pub by: u32,
     /// Thread blocks covering one plane (x, and y in 3D).
@@ -106,6 +109,31 @@ pub(crate) fn geometry(
         .max()
         .unwrap_or(0);
     match (kd.launch, form) {
+        (Launch::Fused { block, halo }, _) => {
+            let func = module.function(&kd.name)?;
+            let [bx, by] = block;
+            let by = if ndim == 3 { by } else { 1 };
+            let tx = bx.saturating_sub(halo[1][0] + halo[1][1]).max(1);
+            let ty = if ndim == 3 {
+                by.saturating_sub(halo[0][0] + halo[0][1]).max(1)
+            } else {
+                1
+            };
+            let per_sm = driver::max_active_blocks_per_sm(func, bx * by).map_or(1, |n| n.max(1));
+            let (gx, gy) = plane(tx, ty);
+            Ok(Geometry {
+                func,
+                marching: true,
+                vector: false,
+                fused: true,
+                bx,
+                by,
+                gx,
+                gy,
+                resident: per_sm * sms.max(1),
+                reach,
+            })
+        }
         (Launch::Marching { .. }, KernelForm::Marching)
             if ndim == 3 && tuning.vector() && pitch % VECTOR_WIDTH == 0 =>
         {
@@ -119,6 +147,7 @@ pub(crate) fn geometry(
                 func,
                 marching: true,
                 vector: true,
+                fused: false,
                 bx,
                 by,
                 gx,
@@ -140,6 +169,7 @@ pub(crate) fn geometry(
                 func,
                 marching: true,
                 vector: false,
+                fused: false,
                 bx,
                 by,
                 gx,
@@ -151,7 +181,7 @@ pub(crate) fn geometry(
         (launch, _) => {
             let name = match launch {
                 Launch::Marching { .. } => format!("{}{PLAIN_SUFFIX}", kd.name),
-                Launch::PerPoint => kd.name.clone(),
+                Launch::PerPoint | Launch::Fused { .. } => kd.name.clone(),
             };
             let func = module.function(&name)?;
             let (bx, by) = per_point_block(func, ndim, last);
@@ -160,6 +190,7 @@ pub(crate) fn geometry(
                 func,
                 marching: false,
                 vector: false,
+                fused: false,
                 bx,
                 by,
                 gx,
@@ -251,6 +282,7 @@ impl Geometry {
             .sum();
         let form = match (self.marching, shared_bytes as usize > reduction_bytes) {
             (false, _) => "plain",
+            _ if self.fused => "fused",
             _ if self.vector => "vector",
             (true, true) => "staged",
             (true, false) => "l1",
@@ -315,6 +347,9 @@ pub(crate) struct KernelArgs<'a> {
     pub arrays: &'a [u64],
     pub scalars: &'a [ScalarValue],
     pub slices: &'a [u64],
+    /// The point statements' coordinates a fused kernel applies (after the slices; empty for
+    /// other kernels).
+    pub points: &'a [i64],
     /// Start of the reduction partials of this op (one run of `blocks(planes)` doubles per
     /// reduction); 0 when the kernel has none.
     pub partials: u64,
@@ -376,6 +411,9 @@ pub(crate) unsafe fn launch(
         }
         for &p in a.slices {
             args.ptr(p);
+        }
+        for &c in a.points {
+            args.i64(c);
         }
         for j in 0..a.reductions {
             args.ptr(a.partials + (8 * (j * total + prefix)) as u64);

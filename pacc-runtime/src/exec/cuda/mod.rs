@@ -267,7 +267,9 @@ impl Run<'_, '_> {
         let (program, inv) = (self.program, self.inv);
         let plan = placed.plan;
         // Padded rows may admit the vector forms the host's rows did not.
-        let compiled = &self.compiled.for_rows(program, &plan.shape, placed.rows, self.opts)?;
+        let compiled = &self
+            .compiled
+            .for_rows(program, &plan.shape, placed.rows, self.opts)?;
         let geoms = &compiled.geoms;
         let mut res = prepare::allocate(
             self.ctx,

@@ -51,21 +51,11 @@ pub(super) fn compile(
         format!("NVRTC compile of `{}`", program.name)
     })?;
     let mut tuning = launch::MarchTuning::effective(opts.march)?;
-    let mut module = device::module(
-        ctx,
-        &program.name,
-        &tuning.source(&program.cuda_source),
-        opts.fma,
-    )?;
+    let mut module = device::module(ctx, &program.name, &source(program, &tuning), opts.fma)?;
     let mut note = None;
     if opts.kernel_form == crate::options::KernelForm::Marching {
         if let Some((t, why)) = launch::occupancy_guard(&module, program, &tuning)? {
-            module = device::module(
-                ctx,
-                &program.name,
-                &t.source(&program.cuda_source),
-                opts.fma,
-            )?;
+            module = device::module(ctx, &program.name, &source(program, &t), opts.fma)?;
             (tuning, note) = (t, Some(why));
         }
     }
@@ -98,6 +88,19 @@ pub(super) fn compile(
         copy: internal.function("pacc_copy")?,
         copy_blocks: (sms * 8) as u32,
     })
+}
+
+/// The program's source as compiled: the shape's macros, and for a fused run the group's
+/// step count (`PACC_FUSE`, which compiles its kernel) and no vector forms (it launches none).
+pub(super) fn source(program: &Program, tuning: &launch::MarchTuning) -> String {
+    let src = tuning.source(&program.cuda_source);
+    match &program.fusion.active {
+        Some(a) => format!(
+            "#define PACC_FUSE {}\n#define PACC_VX 1\n{src}",
+            a.decl.steps
+        ),
+        None => src.into_owned(),
+    }
 }
 
 /// Every kernel's function and launch shape for device rows `pitch` elements apart.
@@ -670,6 +673,7 @@ mod tests {
             func: std::ptr::null_mut(),
             marching: false,
             vector: false,
+            fused: false,
             bx: 32,
             by: 8,
             gx: 1,

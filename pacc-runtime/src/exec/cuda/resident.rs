@@ -138,13 +138,14 @@ impl<'a> Steps<'a> {
         let st0 = st.0[0];
         let _sync = SyncOnDrop(self.ctx.clone());
         let sptrs: Vec<u64> = self.slices.iter().map(|s| s.ptr).collect();
+        let pts = crate::fuse::point_coords(program, &inv.points);
         let mut timed = Vec::new();
         let mut bind: Vec<usize> = (0..program.arrays.len()).collect();
         // SAFETY: launches over whole-domain buffers of the arrays' shape with the ABI of
         // internals.md §3, all on one stream, synchronized before the buffers drop.
         unsafe {
             for step in 0..inv.steps {
-                let t = inv.t0 + step as i64;
+                let t = program.time_of(inv.t0, step);
                 for stage in &program.step {
                     let arrays: Vec<u64> = bind.iter().map(|&p| ptrs[p]).collect();
                     match *stage {
@@ -164,6 +165,7 @@ impl<'a> Steps<'a> {
                                     arrays: &arrays,
                                     scalars: &inv.scalars,
                                     slices: &sptrs,
+                                    points: &pts,
                                     partials: self.scratch.ptr,
                                     reductions: kd.reductions.len(),
                                 };
@@ -182,6 +184,7 @@ impl<'a> Steps<'a> {
                                 arrays: &arrays,
                                 scalars: &inv.scalars,
                                 slices: &sptrs,
+                                points: &[],
                                 partials: 0,
                                 reductions: 0,
                             };

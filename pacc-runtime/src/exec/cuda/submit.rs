@@ -488,15 +488,17 @@ impl Submit<'_, '_> {
         let ptrs = self.array_ptrs(args, set, base, ring_base);
         let sptrs: Vec<u64> = self.res.slices.iter().map(|s| s.ptr).collect();
         let partials = self.res.scratch[op.stream].ptr;
+        let pts = crate::fuse::point_coords(self.program, &self.inv.points);
         let ka = KernelArgs {
             owned: (owned.start, owned.end),
             base,
             n: self.n,
             rp: self.rp(),
-            t: self.inv.t0 + step as i64,
+            t: self.program.time_of(self.inv.t0, step),
             arrays: &ptrs,
             scalars: &self.inv.scalars,
             slices: &sptrs,
+            points: &pts,
             partials,
             reductions: nred,
         };
@@ -547,10 +549,11 @@ impl Submit<'_, '_> {
             base,
             n: self.n,
             rp: self.rp(),
-            t: self.inv.t0 + step as i64,
+            t: self.program.time_of(self.inv.t0, step),
             arrays: &ptrs,
             scalars: &self.inv.scalars,
             slices: &sptrs,
+            points: &[],
             partials: 0,
             reductions: 0,
         };

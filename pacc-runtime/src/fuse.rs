@@ -1,0 +1,166 @@
+//! Fused runs: the program and invocation the planner and executors see when a kernel advances
+//! several steps per launch (docs/internals.md §3).
+//!
+//! A fused kernel ([`FusedDecl`]) reads every array's input at its group's start and writes
+//! the last version of each array the group writes into an output buffer of its own: it cannot
+//! update in place, since a neighbouring block may still read the old values of its halo. So
+//! the run's program gets one array per output buffer, the *twins*, and its step becomes the
+//! kernel, a swap of each written array with its twin (the name now refers to the buffer with
+//! its new values), and the step's own swaps repeated as often as the group has steps. The
+//! planner and the executors need nothing else: a twin is an array like the others whose host
+//! memory is its original's (one of the two holds the current values at every block boundary,
+//! and only names the caller sees are loaded or written back), so the invocation lists that
+//! memory twice.
+
+use crate::error::Error;
+use crate::invocation::Invocation;
+use crate::program::{
+    Active, ArrayDecl, AxisRange, Bound, KernelDecl, Launch, Program, ReduceEvent, Role, Stage,
+};
+
+/// `program` prepared to run `steps` steps per launch through its fused kernel, or why it
+/// cannot be.
+pub fn program(program: &Program, steps: usize) -> Result<Program, String> {
+    let decl = program.fusion.get(steps)?.clone();
+    let n = program.arrays.len();
+    let mut arrays = program.arrays.clone();
+    for (k, &a) in decl.outputs.iter().enumerate() {
+        arrays.push(ArrayDecl {
+            name: format!("{}~{k}", program.arrays[a].name),
+            elem: program.arrays[a].elem,
+            role: Role::Scratch,
+        });
+    }
+    let full = AxisRange {
+        lo: Bound::start(0),
+        hi: Bound::end(0),
+    };
+    let kernel = KernelDecl {
+        name: decl.name.clone(),
+        ranges: vec![full; program.ndim],
+        reads: decl.reads.clone(),
+        writes: (n..n + decl.outputs.len()).collect(),
+        reductions: decl
+            .events
+            .iter()
+            .filter_map(|e| match e {
+                ReduceEvent::Reduce(r) => Some(*r),
+                ReduceEvent::Reset(_) => None,
+            })
+            .collect(),
+        launch: Launch::Fused {
+            block: decl.block,
+            halo: decl.halo,
+        },
+    };
+    let mut step = vec![Stage::Kernel(0)];
+    step.extend(
+        decl.outputs
+            .iter()
+            .enumerate()
+            .map(|(k, &a)| Stage::Swap(a, n + k)),
+    );
+    let swaps = program
+        .step
+        .iter()
+        .filter(|s| matches!(s, Stage::Swap(..)))
+        .copied();
+    let swaps: Vec<Stage> = swaps.collect();
+    for _ in 0..steps {
+        step.extend(swaps.iter().copied());
+    }
+    let halo = decl
+        .reads
+        .iter()
+        .flat_map(|r| r.lo.iter().chain(&r.hi))
+        .map(|v| v.unsigned_abs() as usize)
+        .max()
+        .unwrap_or(0);
+    let twins = decl.outputs.clone();
+    let mut out = program.clone();
+    out.arrays = arrays;
+    out.kernels = vec![kernel];
+    out.step = step;
+    out.halo = halo;
+    out.fusion.active = Some(Active {
+        decl,
+        twins,
+        nests: program.kernels.clone(),
+        step: program.step.clone(),
+    });
+    Ok(out)
+}
+
+/// The invocation of a fused run: steps counted in groups, the twins' host memory their
+/// originals'.
+pub fn invocation<'a>(program: &Program, inv: Invocation<'a>, steps: usize) -> Invocation<'a> {
+    let mut inv = inv;
+    if let Some(a) = &program.fusion.active {
+        let twins: Vec<_> = a.twins.iter().map(|&t| inv.arrays[t]).collect();
+        inv.arrays.extend(twins);
+        inv.steps /= steps;
+    }
+    inv
+}
+
+/// The coordinates of the point statements a fused kernel applies, as its parameters take them
+/// (one per axis, point after point); empty for other programs.
+pub fn point_coords(program: &Program, points: &[Vec<i64>]) -> Vec<i64> {
+    let Some(a) = &program.fusion.active else {
+        return Vec::new();
+    };
+    a.decl
+        .points
+        .iter()
+        .flat_map(|&p| (0..program.ndim).map(move |d| points[p].get(d).copied().unwrap_or(0)))
+        .collect()
+}
+
+/// Why a call cannot run fused `steps` steps per launch: a step count that is no multiple of the
+/// group, and the features a fused run does not combine with yet. `from` names where the
+/// request came from.
+pub fn refuse(
+    program: &Program,
+    total: usize,
+    steps: usize,
+    from: String,
+    opts: &crate::options::Options,
+    compressed: bool,
+) -> Result<(), Error> {
+    let problem = if let Err(why) = program.fusion.get(steps) {
+        Some((
+            format!(
+                "`{}` has no kernel fusing {steps} steps: {why}",
+                program.name
+            ),
+            "leave it unset (or 1) for the single-step kernels".to_string(),
+        ))
+    } else if total % steps != 0 {
+        Some((
+            format!("a fused run takes the steps in groups of {steps}, and the call has {total}"),
+            format!("ask for a multiple of {steps} steps, or leave it unset"),
+        ))
+    } else if opts.checkpoint.is_some() || opts.resume.is_some() {
+        Some((
+            "a fused run does not write or resume checkpoints yet".into(),
+            "leave it unset for a checkpointed run".into(),
+        ))
+    } else if compressed {
+        Some((
+            "a fused run does not compress arrays yet".into(),
+            "leave it unset for a compressed run".into(),
+        ))
+    } else {
+        None
+    };
+    match problem {
+        None => Ok(()),
+        Some((problem, fix)) => Err(Error::Setting {
+            setting: "fuse",
+            value: steps.to_string(),
+            from,
+            problem,
+            fix,
+        }),
+    }
+}
