@@ -41,6 +41,51 @@ fn check(name: &str, cuda: &str) {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The source after the preprocessor (`None` without g++).
+fn preprocess(name: &str, cuda: &str) -> Option<String> {
+    let dir = std::env::temp_dir().join(format!("pacc-cuda-pp-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join(format!("{name}.cpp"));
+    std::fs::write(&file, cuda).unwrap();
+    let out = std::process::Command::new("g++")
+        .args(["-E", "-P", "-x", "c++"])
+        .arg(&file)
+        .output()
+        .ok()?;
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(out.status.success(), "g++ -E failed on {name}");
+    Some(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Each fused form the source carries is compiled at the translator's default block: its
+/// fit condition (window, rings and reduction buffers in 48 KB) holds there.
+#[test]
+fn fused_forms_compile_at_their_default_block() {
+    for (name, src) in [
+        ("laplace2d", programs::LAPLACE2D),
+        ("acoustic3d", programs::ACOUSTIC3D),
+        ("himeno", programs::HIMENO),
+    ] {
+        for e in pacc_translate::expand_file(src, None).unwrap() {
+            for s in [2, 3] {
+                let marker = format!("_f{s}(");
+                if !e.cuda.contains(&marker) {
+                    continue;
+                }
+                let Some(pp) = preprocess(name, &format!("#define PACC_FUSE {s}\n{}", e.cuda))
+                else {
+                    eprintln!("skipping the fused-form check of {name}: g++ is not installed");
+                    return;
+                };
+                assert!(
+                    pp.contains(&marker),
+                    "{name}: the {s}-step form is not compiled"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn generated_cuda_parses() {
     for (name, src) in [

@@ -152,21 +152,26 @@ pub fn source(f: &Func, an: &Analysis, elems: &[pacc_runtime::program::Elem]) ->
         );
         s.push_str(&super::vector::helpers());
     }
-    let fused: Vec<crate::analysis::fuse::FusePlan> = super::fuse::FUSE_STEPS
-        .iter()
-        .filter_map(|&steps| crate::analysis::fuse::FusePlan::of(f, an, steps).ok())
+    let fused: Vec<(crate::analysis::fuse::FusePlan, [u32; 2])> = (super::fuse::fused_plans(f, an))
+        .into_iter()
+        .filter_map(|(_, p)| p.ok())
         .collect();
     if !fused.is_empty() {
-        let [fbx, fby] = super::fuse::default_block(f.ndim);
         let _ = writeln!(
             s,
             "// The fused forms (`_f<s>`, s steps per launch): compiled for PACC_FUSE = s; their thread\n\
-             // block and blocks per SM.\n\
-             #ifndef PACC_FUSE\n#define PACC_FUSE 0\n#endif\n\
-             #ifndef PACC_FBX\n#define PACC_FBX {fbx}\n#endif\n\
-             #ifndef PACC_FBY\n#define PACC_FBY {fby}\n#endif\n\
-             #ifndef PACC_FMINB\n#define PACC_FMINB 1\n#endif"
+             // block (by default the translator's choice for s) and blocks per SM.\n\
+             #ifndef PACC_FUSE\n#define PACC_FUSE 0\n#endif"
         );
+        for (p, [fbx, fby]) in &fused {
+            let _ = writeln!(
+                s,
+                "#if PACC_FUSE == {}\n#ifndef PACC_FBX\n#define PACC_FBX {fbx}\n#endif\n\
+                 #ifndef PACC_FBY\n#define PACC_FBY {fby}\n#endif\n#endif",
+                p.steps
+            );
+        }
+        s.push_str("#ifndef PACC_FMINB\n#define PACC_FMINB 1\n#endif\n");
     }
     for (i, n) in f.nests().enumerate() {
         let mut g = Gen::new(f, an, elems);
@@ -192,7 +197,7 @@ pub fn source(f: &Func, an: &Analysis, elems: &[pacc_runtime::program::Elem]) ->
         s.push('\n');
         s.push_str(&g.out);
     }
-    for p in &fused {
+    for (p, _) in &fused {
         let mut g = Gen::new(f, an, elems);
         g.fused_kernel(p, an);
         s.push('\n');

@@ -12,19 +12,86 @@
 use super::cuda::{c_ident, combine, Gen};
 use crate::analysis::fuse::{FusePlan, Ver};
 use crate::analysis::Analysis;
-use crate::ir::{KStmt, Ty};
+use crate::ir::{Func, KStmt, Ty};
 use std::fmt::Write;
 
 /// The step counts the translator fuses (a kernel each, where the step body allows it).
 pub const FUSE_STEPS: [usize; 2] = [2, 3];
 
-/// The fused kernel's default thread block `[x, y]` (3D; 2D: `[256, 1]`).
-pub fn default_block(ndim: usize) -> [u32; 2] {
-    if ndim == 3 {
-        [32, 16]
+/// Thread blocks a fused kernel may take, by preference: up to 512 threads first (blocks of
+/// 1024 spilled Himeno's fused kernel on the H100 at 64 registers a thread), wider ones only
+/// where a window leaves no smaller block an output tile.
+const BLOCKS_3D: [[u32; 2]; 6] = [[32, 16], [64, 8], [32, 8], [32, 24], [32, 32], [64, 16]];
+const BLOCKS_2D: [[u32; 2]; 3] = [[256, 1], [512, 1], [1024, 1]];
+
+/// A step count's fusion plan and thread block, or why it has none.
+pub type Fitted = Result<(FusePlan, [u32; 2]), String>;
+
+/// The plans of the step counts the translator fuses, each with its thread block, or why
+/// that step count has none.
+pub fn fused_plans(f: &Func, an: &Analysis) -> Vec<(usize, Fitted)> {
+    FUSE_STEPS
+        .iter()
+        .map(|&s| {
+            let fitted = FusePlan::of(f, an, s).and_then(|p| {
+                let block = block_for(f, an, &p)?;
+                Ok((p, block))
+            });
+            (s, fitted)
+        })
+        .collect()
+}
+
+/// The block whose output tile is the largest share of its threads, among the blocks of the
+/// first preference class that fit at all: wider than the window on each in-plane axis, and
+/// its rings and reduction buffers within static shared memory.
+fn block_for(f: &Func, an: &Analysis, p: &FusePlan) -> Result<[u32; 2], String> {
+    let [[hyl, hyr], [hxl, hxr]] = p.block_halo;
+    let (hy, hx) = ((hyl + hyr) as u32, (hxl + hxr) as u32);
+    let ring_bytes: usize = (p.rings.iter())
+        .map(|g| match g.ver {
+            Ver::Inv(_, sl) | Ver::Input(sl) => g.tiles() as usize * f.arrays[sl].elem.size(),
+        })
+        .sum();
+    let red_bytes: usize = (fused_reductions(p, an).iter())
+        .map(|&r| super::stage::reduction_buffer_bytes(f.reductions[r].ty))
+        .sum();
+    let (candidates, tall): (&[[u32; 2]], bool) = if f.ndim == 3 {
+        (&BLOCKS_3D, true)
     } else {
-        [256, 1]
-    }
+        (&BLOCKS_2D, false)
+    };
+    let fits = |&[x, y]: &[u32; 2]| {
+        let threads = (x * y) as usize;
+        x > hx
+            && (!tall || y > hy)
+            && ring_bytes * threads + red_bytes <= super::stage::STATIC_SHARED
+    };
+    let useful = |&[x, y]: &[u32; 2]| {
+        let out_y = if tall { y - hy } else { 1 };
+        ((x - hx) * out_y) as f64 / (x * y) as f64
+    };
+    let best = |small: bool| {
+        (candidates.iter())
+            .filter(|b| (b[0] * b[1] <= 512) == small && fits(b))
+            .max_by(|a, b| useful(a).total_cmp(&useful(b)))
+            .copied()
+    };
+    best(true).or_else(|| best(false)).ok_or_else(|| {
+        format!(
+            "{} steps widen the window beyond the output tile to {hy} rows and {hx} columns, \
+             and no thread block of up to 1024 threads leaves an output tile with its rings \
+             ({ring_bytes} bytes a thread) in 48 KB of shared memory",
+            p.steps
+        )
+    })
+}
+
+/// Every reduction instance of the group, in the order of its partial pointers.
+fn fused_reductions(p: &FusePlan, an: &Analysis) -> Vec<usize> {
+    (p.invs.iter())
+        .flat_map(|inv| an.reductions[inv.nest].iter().copied())
+        .collect()
 }
 
 /// The name of the kernel fusing `s` steps.
@@ -148,7 +215,7 @@ impl Gen<'_> {
         if nd == 3 {
             cond.push(format!("PACC_FBY > {}", hyl + hyr));
         }
-        let reds = self.fused_reductions(p, an);
+        let reds = fused_reductions(p, an);
         let red_bytes: usize = reds
             .iter()
             .map(|&r| super::stage::reduction_buffer_bytes(f.reductions[r].ty))
@@ -212,14 +279,6 @@ impl Gen<'_> {
         self.out.push_str("    }\n");
         self.block_reductions(&reds, true);
         self.out.push_str("}\n#endif\n");
-    }
-
-    /// Every reduction instance of the group, in the order of its partial pointers.
-    pub(super) fn fused_reductions(&self, p: &FusePlan, an: &Analysis) -> Vec<usize> {
-        p.invs
-            .iter()
-            .flat_map(|inv| an.reductions[inv.nest].iter().copied())
-            .collect()
     }
 
     /// Thread coordinates, windows, the segment, queues, tiles and the first planes of the
@@ -633,5 +692,64 @@ fn signed(d: i64) -> String {
         0 => String::new(),
         d if d < 0 => format!(" - {}", -d),
         d => format!(" + {d}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn blocks(src: &str) -> Vec<(usize, Result<[u32; 2], String>)> {
+        let file: syn::File = syn::parse_str(src).unwrap();
+        let syn::Item::Fn(item) = &file.items[0] else {
+            panic!()
+        };
+        let mut f = crate::lower::lower(item.clone(), Default::default()).unwrap();
+        let an = crate::analysis::analyse(&mut f).unwrap();
+        (fused_plans(&f, &an).into_iter())
+            .map(|(s, r)| (s, r.map(|(_, b)| b)))
+            .collect()
+    }
+
+    fn leap(r: i64) -> String {
+        format!(
+            r#"
+    fn leap(prev: &mut Array3<f32>, cur: &mut Array3<f32>, steps: usize) {{
+        let (nz, ny, nx) = cur.dim();
+        for _t in 0..steps {{
+            for z in {r}..nz - {r} {{
+                for y in {r}..ny - {r} {{
+                    for x in {r}..nx - {r} {{
+                        prev[[z, y, x]] = 2.0 * cur[[z, y, x]] - prev[[z, y, x]]
+                            + cur[[z, y - {r}, x]] + cur[[z, y + {r}, x]]
+                            + cur[[z, y, x - {r}]] + cur[[z, y, x + {r}]];
+                    }}
+                }}
+            }}
+            std::mem::swap(prev, cur);
+        }}
+    }}"#
+        )
+    }
+
+    #[test]
+    fn blocks_leave_an_output_tile_or_the_step_count_is_refused() {
+        // Radius 1: the 512-thread block with the largest output share.
+        let b = blocks(&leap(1));
+        assert_eq!(b[0], (2, Ok([32, 16])));
+        assert_eq!(b[1], (3, Ok([32, 16])));
+        // Radius 4, three steps: a window of 8 rows each side needs more than 16 rows.
+        let b = blocks(&leap(4));
+        assert_eq!(b[0], (2, Ok([32, 16])));
+        let (_, Ok([x, y])) = b[1] else {
+            panic!("{b:?}")
+        };
+        assert!(y > 16 && x * y <= 1024, "{b:?}");
+        // Radius 12: no block of 1024 threads is wider than a window of 24 + 24.
+        let b = blocks(&leap(12));
+        let (3, Err(why)) = &b[1] else {
+            panic!("{b:?}")
+        };
+        assert!(why.contains("no thread block"), "{why}");
     }
 }

@@ -101,16 +101,21 @@ pub fn build(f: &Func, an: &Analysis, cuda: String) -> Program {
 /// The fused forms the translator generates (`codegen/fuse.rs`), or why a step count has none.
 pub fn fusion(f: &Func, an: &Analysis) -> Fusion {
     let mut out = Fusion::default();
-    for &steps in &crate::codegen::fuse::FUSE_STEPS {
-        match crate::analysis::fuse::FusePlan::of(f, an, steps) {
-            Ok(p) => out.kernels.push(fused_decl(f, an, &p)),
+    for (steps, fitted) in crate::codegen::fuse::fused_plans(f, an) {
+        match fitted {
+            Ok((p, block)) => out.kernels.push(fused_decl(f, an, &p, block)),
             Err(why) => out.refused.push((steps, why)),
         }
     }
     out
 }
 
-fn fused_decl(f: &Func, an: &Analysis, p: &crate::analysis::fuse::FusePlan) -> FusedDecl {
+fn fused_decl(
+    f: &Func,
+    an: &Analysis,
+    p: &crate::analysis::fuse::FusePlan,
+    block: [u32; 2],
+) -> FusedDecl {
     let mut events = Vec::new();
     for inv in &p.invs {
         events.extend(inv.resets_before.iter().map(|&r| ReduceEvent::Reset(r)));
@@ -139,7 +144,7 @@ fn fused_decl(f: &Func, an: &Analysis, p: &crate::analysis::fuse::FusePlan) -> F
                 })
             })
             .collect(),
-        block: crate::codegen::fuse::default_block(f.ndim),
+        block,
         halo: [[u(h[0][0]), u(h[0][1])], [u(h[1][0]), u(h[1][1])]],
         events,
         points: crate::codegen::fuse::folded_points(p),

@@ -52,6 +52,20 @@ impl PinPlan {
     pub fn bytes(&self) -> usize {
         self.pieces.iter().map(|p| p.range.len()).sum()
     }
+
+    /// The piece boundaries strictly inside `range`, as offsets from its start. The driver
+    /// rejects a copy whose host side spans two registrations (`CUDA_ERROR_INVALID_VALUE`),
+    /// so a transfer is cut here into one copy per piece.
+    pub fn cuts_within(&self, range: Range<usize>) -> Vec<usize> {
+        let mut cuts: Vec<usize> = (self.pieces.iter())
+            .flat_map(|p| [p.range.start, p.range.end])
+            .filter(|&c| c > range.start && c < range.end)
+            .map(|c| c - range.start)
+            .collect();
+        cuts.sort_unstable();
+        cuts.dedup();
+        cuts
+    }
 }
 
 /// The pages of the user's arrays that operation `op` copies to or from (direct transfers;
@@ -520,6 +534,10 @@ mod tests {
                         assert_eq!(lo..hi, w, "{scheme} op {i}");
                         let len: usize = got.iter().map(|r| r.len()).sum();
                         assert_eq!(len, w.len(), "{scheme} op {i}: contiguous pieces");
+                        // One copy per piece: a cut at every boundary between them.
+                        let cuts = pp.cuts_within(w.clone());
+                        assert_eq!(cuts.len() + 1, got.len(), "{scheme} op {i}: cuts");
+                        assert!(cuts.iter().all(|c| (w.start + c) % PAGE == 0));
                         for &p in &pp.needs[i] {
                             let piece = &pp.pieces[p];
                             assert!(piece.first <= i && i <= piece.last);

@@ -91,14 +91,19 @@ pub(super) fn compile(
 }
 
 /// The program's source as compiled: the shape's macros, and for a fused run the group's
-/// step count (`PACC_FUSE`, which compiles its kernel) and no vector forms (it launches none).
+/// step count (`PACC_FUSE`, which compiles its kernel), the block it is launched with, and no
+/// vector forms (it launches none).
 pub(super) fn source(program: &Program, tuning: &launch::MarchTuning) -> String {
     let src = tuning.source(&program.cuda_source);
     match &program.fusion.active {
-        Some(a) => format!(
-            "#define PACC_FUSE {}\n#define PACC_VX 1\n{src}",
-            a.decl.steps
-        ),
+        Some(a) => {
+            let [bx, by] = a.decl.block;
+            format!(
+                "#define PACC_FUSE {}\n#define PACC_FBX {bx}\n#define PACC_FBY {by}\n\
+                 #define PACC_VX 1\n{src}",
+                a.decl.steps
+            )
+        }
         None => src.into_owned(),
     }
 }

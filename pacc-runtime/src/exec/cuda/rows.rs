@@ -58,6 +58,56 @@ impl Rows {
         self.rows * self.pitch
     }
 
+    /// The copies that move `n` host bytes (whole rows, back to back) of elements of `elem`
+    /// bytes to or from this layout, split at the host offsets `cuts` (ascending, inside
+    /// `0..n`): one copy per piece of the host side, since the driver rejects a copy spanning
+    /// two page-locked registrations. Without cuts it is one flat or one strided copy.
+    pub fn segments(&self, n: usize, elem: usize, cuts: &[usize]) -> Vec<Segment> {
+        let (hr, dr) = (self.len * elem, self.pitch * elem);
+        let dev = |h: usize| h / hr * dr + h % hr;
+        let bounds = std::iter::once(0).chain(cuts.iter().copied()).chain([n]);
+        let mut out = Vec::new();
+        let mut lo = 0;
+        for hi in bounds.skip(1) {
+            if !self.padded() || hr == 0 {
+                out.push(Segment::Flat {
+                    host: lo,
+                    dev: lo,
+                    len: hi - lo,
+                });
+                lo = hi;
+                continue;
+            }
+            // A partial row first, then whole rows, then a partial row.
+            let first_full = lo.next_multiple_of(hr).min(hi);
+            if first_full > lo {
+                out.push(Segment::Flat {
+                    host: lo,
+                    dev: dev(lo),
+                    len: first_full - lo,
+                });
+            }
+            let rows = (hi - first_full) / hr;
+            if rows > 0 {
+                out.push(Segment::Rows {
+                    host: first_full,
+                    dev: dev(first_full),
+                    rows,
+                });
+            }
+            let tail = first_full + rows * hr;
+            if hi > tail {
+                out.push(Segment::Flat {
+                    host: tail,
+                    dev: dev(tail),
+                    len: hi - tail,
+                });
+            }
+            lo = hi;
+        }
+        out
+    }
+
     /// Device bytes the plan's buffer sets and ring need beyond the flat layout.
     pub fn extra_bytes(&self, plan: &Plan) -> u64 {
         let per_elem_plane = (self.plane_len() - self.rows * self.len) as u64;
@@ -66,6 +116,19 @@ impl Rows {
             .sum();
         per_elem_plane * elem_planes
     }
+}
+
+/// One copy of a transfer (offsets in bytes from the transfer's start on each side).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Segment {
+    /// `len` contiguous bytes on both sides.
+    Flat { host: usize, dev: usize, len: usize },
+    /// `rows` whole rows, back to back on the host and a pitch apart on the device.
+    Rows {
+        host: usize,
+        dev: usize,
+        rows: usize,
+    },
 }
 
 /// The rows a run uses, and a note for the report when they are padded or why they are not.
@@ -131,5 +194,75 @@ mod tests {
         assert_eq!((r2.rows, r2.len, r2.pitch), (1, 1000, 1024));
         let f = Rows::flat(&[5, 6, 7]);
         assert_eq!((f.rows, f.len, f.pitch, f.padded()), (6, 7, 7, false));
+    }
+
+    /// Every host byte lands once, at its row's device offset, and no copy crosses a cut.
+    fn check_segments(r: Rows, elem: usize, n: usize, cuts: &[usize]) -> Vec<Segment> {
+        let segs = r.segments(n, elem, cuts);
+        let (hr, dr) = (r.len * elem, r.pitch * elem);
+        let mut seen = vec![false; n];
+        for s in &segs {
+            let (host, dev, len) = match *s {
+                Segment::Flat { host, dev, len } => (host, dev, len),
+                Segment::Rows { host, dev, rows } => {
+                    assert_eq!(host % hr, 0, "{s:?}: whole rows start a row");
+                    (host, dev, rows * hr)
+                }
+            };
+            assert_eq!(dev, host / hr * dr + host % hr, "{s:?}");
+            if let Segment::Flat { host, len, .. } = *s {
+                assert!(
+                    !r.padded() || host / hr == (host + len - 1) / hr,
+                    "{s:?}: one row"
+                );
+            }
+            assert!(
+                cuts.iter().all(|&c| c <= host || c >= host + len),
+                "{s:?} crosses"
+            );
+            for b in &mut seen[host..host + len] {
+                assert!(!*b, "{s:?}: byte copied twice");
+                *b = true;
+            }
+        }
+        assert!(seen.iter().all(|&b| b), "every byte copied");
+        segs
+    }
+
+    #[test]
+    fn segments_cut_copies_at_piece_boundaries() {
+        let padded = Rows {
+            rows: 6,
+            len: 10,
+            pitch: 32,
+        };
+        let flat = Rows::flat(&[4, 6, 10]);
+        // No cuts: one copy, as before pieces existed.
+        assert_eq!(
+            check_segments(padded, 4, 2 * 240, &[]),
+            vec![Segment::Rows {
+                host: 0,
+                dev: 0,
+                rows: 12
+            }]
+        );
+        assert_eq!(
+            check_segments(flat, 4, 480, &[]),
+            vec![Segment::Flat {
+                host: 0,
+                dev: 0,
+                len: 480
+            }]
+        );
+        // A cut inside a row splits it; a cut on a row boundary does not.
+        let segs = check_segments(padded, 4, 480, &[100]);
+        assert_eq!(segs.len(), 4, "{segs:?}");
+        assert_eq!(check_segments(padded, 4, 480, &[120]).len(), 2);
+        assert_eq!(check_segments(flat, 4, 480, &[100, 256]).len(), 3);
+        for cuts in [vec![1, 2, 3], vec![39, 41, 400], vec![40, 80, 479]] {
+            check_segments(padded, 4, 480, &cuts);
+            check_segments(padded, 8, 960, &cuts);
+            check_segments(flat, 4, 480, &cuts);
+        }
     }
 }

@@ -7,6 +7,7 @@ use super::defer::Deferral;
 use super::driver::{self, Stream};
 use super::launch::{self, Args, KernelArgs};
 use super::prepare::{Compiled, Resources};
+use super::rows::Segment;
 use super::stream::{host_copy, HostCopy};
 use crate::error::Error;
 use crate::exec::Tracker;
@@ -337,8 +338,10 @@ impl Submit<'_, '_> {
         self.res.dev[set][array].ptr + ((start - base) * self.dbytes[array]) as u64
     }
 
-    /// `planes` of `array` between `host` and `dev`, in one flat copy when the device rows are
-    /// the host's, else in one strided copy of every row.
+    /// `planes` of `array` between `host` and `dev`: one flat copy when the device rows are
+    /// the host's, else one strided copy of every row, cut where the host side crosses from
+    /// one page-locked piece of a user's array to the next (`user`).
+    #[allow(clippy::too_many_arguments)]
     unsafe fn transfer(
         &self,
         array: usize,
@@ -346,27 +349,50 @@ impl Submit<'_, '_> {
         host: *mut u8,
         planes: usize,
         to_device: bool,
+        user: bool,
         st: Stream,
     ) -> Result<(), Error> {
         let n = planes * self.pbytes[array];
         if n == 0 {
             return Ok(());
         }
+        let cuts = match (&self.res.pinning, user) {
+            (Some(p), true) => p.plan.cuts_within(host as usize..host as usize + n),
+            _ => Vec::new(),
+        };
         let rows = self.res.rows;
         let elem = self.plan.elem_sizes[array];
-        match (rows.padded(), to_device) {
-            (false, true) => driver::copy_htod_async(dev, host, n, st, "cuMemcpyHtoDAsync"),
-            (false, false) => driver::copy_dtoh_async(host, dev, n, st, "cuMemcpyDtoHAsync"),
-            (true, _) => {
-                let shape = driver::Strided {
-                    width: rows.len * elem,
-                    rows: planes * rows.rows,
-                    host: rows.len * elem,
-                    device: rows.pitch * elem,
-                };
-                driver::copy_strided_async(dev, host, shape, to_device, st, "cuMemcpy2DAsync")
+        for seg in rows.segments(n, elem, &cuts) {
+            match seg {
+                Segment::Flat {
+                    host: h,
+                    dev: d,
+                    len,
+                } => {
+                    let (h, d) = (host.add(h), dev + d as u64);
+                    if to_device {
+                        driver::copy_htod_async(d, h, len, st, "cuMemcpyHtoDAsync")?;
+                    } else {
+                        driver::copy_dtoh_async(h, d, len, st, "cuMemcpyDtoHAsync")?;
+                    }
+                }
+                Segment::Rows {
+                    host: h,
+                    dev: d,
+                    rows: k,
+                } => {
+                    let shape = driver::Strided {
+                        width: rows.len * elem,
+                        rows: k,
+                        host: rows.len * elem,
+                        device: rows.pitch * elem,
+                    };
+                    let (h, d) = (host.add(h), dev + d as u64);
+                    driver::copy_strided_async(d, h, shape, to_device, st, "cuMemcpy2DAsync")?;
+                }
             }
         }
+        Ok(())
     }
 
     unsafe fn htod(
@@ -380,7 +406,8 @@ impl Submit<'_, '_> {
     ) -> Result<(), Error> {
         let dst = self.dev_ptr(array, set, base, planes.start);
         let src = self.host_ptr(array, set, base, planes.start, from);
-        self.transfer(array, dst, src, planes.len(), true, st)
+        let user = from == HostSide::User;
+        self.transfer(array, dst, src, planes.len(), true, user, st)
     }
 
     unsafe fn dtoh(
@@ -394,7 +421,8 @@ impl Submit<'_, '_> {
     ) -> Result<(), Error> {
         let src = self.dev_ptr(array, set, base, planes.start);
         let dst = self.host_ptr(array, set, base, planes.start, to);
-        self.transfer(array, src, dst, planes.len(), false, st)
+        let user = to == HostSide::User;
+        self.transfer(array, src, dst, planes.len(), false, user, st)
     }
 
     /// `n` bytes from `src` to `dst` on the device, by pacc's copy kernel (see
