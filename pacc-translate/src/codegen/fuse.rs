@@ -87,6 +87,20 @@ fn block_for(f: &Func, an: &Analysis, p: &FusePlan) -> Result<[u32; 2], String> 
     })
 }
 
+/// Whether plane `pacc_q` of input slot `sl` may be loaded into its queue: inside the array
+/// and inside the planes the group reads ([`FusePlan::input_reach`]), which are all the
+/// runtime's buffers hold. The queue loads one plane ahead, past the last plane a step uses;
+/// beyond the reach that load would leave the buffer (or the read-only ring).
+fn input_guard(p: &FusePlan, sl: usize) -> String {
+    let (lo, hi) = match &p.input_reach[sl] {
+        Some((lo, hi)) => (lo[0], hi[0]),
+        None => (0, 0),
+    };
+    format!(
+        "pacc_in && pacc_q >= 0 && pacc_q < pacc_n0 && pacc_q >= pacc_zb + ({lo}) && pacc_q < pacc_ze + ({hi})"
+    )
+}
+
 /// Every reduction instance of the group, in the order of its partial pointers.
 fn fused_reductions(p: &FusePlan, an: &Analysis) -> Vec<usize> {
     (p.invs.iter())
@@ -374,15 +388,17 @@ impl Gen<'_> {
             for k in 0..len {
                 let _ = writeln!(
                     self.out,
-                    "    {{ const long long pacc_q = pacc_zb + ({}); if (pacc_in && pacc_q >= 0 && pacc_q < pacc_n0) {} = {arr}[(pacc_q - pacc_base) * pacc_pl + pacc_c]; }}",
+                    "    {{ const long long pacc_q = pacc_zb + ({}); if ({}) {} = {arr}[(pacc_q - pacc_base) * pacc_pl + pacc_c]; }}",
                     first - 1 + q.hi - k,
+                    input_guard(p, sl),
                     FuseCtx::queue_reg(Ver::Input(sl), k)
                 );
             }
             let _ = writeln!(
                 self.out,
-                "    {{ const long long pacc_q = pacc_zb + ({}); if (pacc_in && pacc_q >= 0 && pacc_q < pacc_n0) pacc_gn{sl} = {arr}[(pacc_q - pacc_base) * pacc_pl + pacc_c]; }}",
-                first + q.hi
+                "    {{ const long long pacc_q = pacc_zb + ({}); if ({}) pacc_gn{sl} = {arr}[(pacc_q - pacc_base) * pacc_pl + pacc_c]; }}",
+                first + q.hi,
+                input_guard(p, sl)
             );
         }
         for (g, ring) in p.rings.iter().enumerate() {
@@ -428,9 +444,10 @@ impl Gen<'_> {
             let _ = writeln!(
                 self.out,
                 "        {} = pacc_gn{sl};\n        \
-                 {{ const long long pacc_q = pacc_j + {}; if (pacc_in && pacc_q >= 0 && pacc_q < pacc_n0) pacc_gn{sl} = {arr}[(pacc_q - pacc_base) * pacc_pl + pacc_c]; }}",
+                 {{ const long long pacc_q = pacc_j + {}; if ({}) pacc_gn{sl} = {arr}[(pacc_q - pacc_base) * pacc_pl + pacc_c]; }}",
                 FuseCtx::queue_reg(Ver::Input(sl), 0),
-                q.hi + 1
+                q.hi + 1,
+                input_guard(p, sl)
             );
         }
         for (g, ring) in p.rings.iter().enumerate() {
