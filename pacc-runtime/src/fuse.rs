@@ -1,9 +1,10 @@
 //! Fused runs: the program and invocation the planner and executors see when a kernel advances
 //! several steps per launch (docs/internals.md §3).
 //!
-//! A fused kernel ([`FusedDecl`]) reads every array's input at its group's start and writes
-//! the last version of each array the group writes into an output buffer of its own: it cannot
-//! update in place, since a neighbouring block may still read the old values of its halo. So
+//! A fused kernel ([`FusedDecl`](crate::program::FusedDecl)) reads every array's input at its
+//! group's start and writes the last version of each array the group writes into an output
+//! buffer of its own: it cannot update in place, since a neighbouring block may still read the
+//! old values of its halo. So
 //! the run's program gets one array per output buffer, the *twins*, and its step becomes the
 //! kernel, a swap of each written array with its twin (the name now refers to the buffer with
 //! its new values), and the step's own swaps repeated as often as the group has steps. The
