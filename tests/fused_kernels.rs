@@ -146,47 +146,10 @@ fn fused_himeno_on_cuda_equals_serial_with_its_reduction() {
     h.b0.mapv_inplace(|_| r());
     h.b2.mapv_inplace(|_| r());
     let mut s = h.clone();
-    let want = himeno::jacobi::serial(
-        &mut s.p,
-        &s.a0,
-        &s.a1,
-        &s.a2,
-        &s.a3,
-        &s.b0,
-        &s.b1,
-        &s.b2,
-        &s.c0,
-        &s.c1,
-        &s.c2,
-        &s.bnd,
-        &s.wrk1,
-        &mut s.wrk2,
-        himeno::OMEGA,
-        iters,
-    );
+    let want = s.serial(iters);
     for c in combos() {
         let mut g = h.clone();
-        let Some((got, rep)) = on_cuda(|| {
-            himeno::jacobi::run(
-                &mut g.p,
-                &g.a0,
-                &g.a1,
-                &g.a2,
-                &g.a3,
-                &g.b0,
-                &g.b1,
-                &g.b2,
-                &g.c0,
-                &g.c1,
-                &g.c2,
-                &g.bnd,
-                &g.wrk1,
-                &mut g.wrk2,
-                himeno::OMEGA,
-                iters,
-                &opts(&c),
-            )
-        }) else {
+        let Some((got, rep)) = on_cuda(|| g.run(iters, &opts(&c))) else {
             return;
         };
         fused_form(&rep);

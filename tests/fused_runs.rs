@@ -131,46 +131,12 @@ fn fused_himeno_equals_serial_with_its_reduction() {
     h.b0.mapv_inplace(|_| r());
     h.b1.mapv_inplace(|_| r());
     let mut s = h.clone();
-    let want = himeno::jacobi::serial(
-        &mut s.p,
-        &s.a0,
-        &s.a1,
-        &s.a2,
-        &s.a3,
-        &s.b0,
-        &s.b1,
-        &s.b2,
-        &s.c0,
-        &s.c1,
-        &s.c2,
-        &s.bnd,
-        &s.wrk1,
-        &mut s.wrk2,
-        himeno::OMEGA,
-        iters,
-    );
+    let want = s.serial(iters);
     for c in combos() {
         let mut g = h.clone();
-        let (got, _) = himeno::jacobi::run(
-            &mut g.p,
-            &g.a0,
-            &g.a1,
-            &g.a2,
-            &g.a3,
-            &g.b0,
-            &g.b1,
-            &g.b2,
-            &g.c0,
-            &g.c1,
-            &g.c2,
-            &g.bnd,
-            &g.wrk1,
-            &mut g.wrk2,
-            himeno::OMEGA,
-            iters,
-            &opts(&c),
-        )
-        .unwrap_or_else(|e| panic!("{c:?}: {e}"));
+        let (got, _) = g
+            .run(iters, &opts(&c))
+            .unwrap_or_else(|e| panic!("{c:?}: {e}"));
         assert_eq!(bits(&g.p, &s.p), 0, "himeno p {c:?}");
         // The last iteration's gosa, summed in another order.
         assert!(
