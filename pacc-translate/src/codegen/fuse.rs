@@ -367,6 +367,35 @@ impl Gen<'_> {
                 .collect();
             let _ = writeln!(self.out, "    {t} {};", regs.join(", "));
         }
+        self.fused_input_queues(p);
+        for (g, ring) in p.rings.iter().enumerate() {
+            let Ver::Inv(_, sl) = ring.ver else { continue };
+            let t = f.arrays[sl].elem.cuda_name();
+            let _ = writeln!(
+                self.out,
+                "    // Invocation {}'s planes p{} ..= p{} of invocation {}'s version, for invocation {} at plane p.\n    \
+                 __shared__ {t} pacc_r{g}[{} * PACC_FBX * PACC_FBY];",
+                match ring.ver {
+                    Ver::Inv(v, _) => v,
+                    Ver::Input(_) => 0,
+                },
+                signed(ring.dlo),
+                signed(ring.dhi),
+                match ring.ver {
+                    Ver::Inv(v, _) => v,
+                    Ver::Input(_) => 0,
+                },
+                ring.reader,
+                ring.tiles()
+            );
+        }
+        self.out
+            .push_str("    const int pacc_ti = pacc_ty * PACC_FBX + pacc_tx;\n");
+    }
+
+    /// Each input queue's registers, holding the planes before the first step's turn.
+    fn fused_input_queues(&mut self, p: &FusePlan) {
+        let f = self.f;
         let (first, _) = p.march_range();
         for (&sl, q) in &p.inputs {
             let t = f.arrays[sl].elem.cuda_name();
@@ -401,29 +430,6 @@ impl Gen<'_> {
                 input_guard(p, sl)
             );
         }
-        for (g, ring) in p.rings.iter().enumerate() {
-            let Ver::Inv(_, sl) = ring.ver else { continue };
-            let t = f.arrays[sl].elem.cuda_name();
-            let _ = writeln!(
-                self.out,
-                "    // Invocation {}'s planes p{} ..= p{} of invocation {}'s version, for invocation {} at plane p.\n    \
-                 __shared__ {t} pacc_r{g}[{} * PACC_FBX * PACC_FBY];",
-                match ring.ver {
-                    Ver::Inv(v, _) => v,
-                    Ver::Input(_) => 0,
-                },
-                signed(ring.dlo),
-                signed(ring.dhi),
-                match ring.ver {
-                    Ver::Inv(v, _) => v,
-                    Ver::Input(_) => 0,
-                },
-                ring.reader,
-                ring.tiles()
-            );
-        }
-        self.out
-            .push_str("    const int pacc_ti = pacc_ty * PACC_FBX + pacc_tx;\n");
     }
 
     /// Phase A of a step: the input queues turn and load ahead, the rings receive their next
