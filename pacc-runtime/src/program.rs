@@ -408,3 +408,66 @@ impl Program {
             || self.points.iter().any(|p| p.array == array)
     }
 }
+
+/// Test programs for the runtime's unit tests.
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use super::*;
+
+    /// One 3D f32 kernel over `margin..n - margin` on every axis reading `reads` (array,
+    /// symmetric reach), writing `write`, then swapping arrays 0 and 1: the shape of the
+    /// leap-frog and Jacobi models. The halo is the widest reach.
+    pub(crate) fn one_kernel(
+        name: &str,
+        arrays: &[(&str, Role)],
+        reads: &[(usize, i64)],
+        write: usize,
+        margin: i64,
+    ) -> Program {
+        let halo = reads.iter().map(|&(_, h)| h as usize).max().unwrap_or(0);
+        Program {
+            name: name.into(),
+            ndim: 3,
+            arrays: (arrays.iter())
+                .map(|&(n, role)| ArrayDecl {
+                    name: n.into(),
+                    elem: Elem::F32,
+                    role,
+                })
+                .collect(),
+            scalars: vec![],
+            slices: vec![],
+            reductions: vec![],
+            resets: vec![],
+            kernels: vec![KernelDecl {
+                name: "k".into(),
+                ranges: vec![
+                    AxisRange {
+                        lo: Bound::start(margin),
+                        hi: Bound::end(-margin)
+                    };
+                    3
+                ],
+                reads: (reads.iter())
+                    .map(|&(array, h)| ReadDecl {
+                        array,
+                        lo: vec![-h; 3],
+                        hi: vec![h; 3],
+                    })
+                    .collect(),
+                writes: vec![write],
+                reductions: vec![],
+                launch: Default::default(),
+            }],
+            points: vec![],
+            step: vec![Stage::Kernel(0), Stage::Swap(0, 1)],
+            halo,
+            default_chunks: None,
+            default_block_steps: None,
+            compress: Vec::new(),
+            cuda_source: String::new(),
+            row_pitch: false,
+            fusion: Default::default(),
+        }
+    }
+}

@@ -239,53 +239,13 @@ mod tests {
 
     /// The sponge's structure: prev = f(cur +-4, prev, vel, damp); swap; four f32 arrays.
     fn sponge() -> Program {
-        let a = |n: &str, role| ArrayDecl {
-            name: n.into(),
-            elem: Elem::F32,
-            role,
-        };
-        let r = |array, h: i64| ReadDecl {
-            array,
-            lo: vec![-h; 3],
-            hi: vec![h; 3],
-        };
-        Program {
-            name: "sponge".into(),
-            ndim: 3,
-            arrays: vec![
-                a("prev", Role::InOut),
-                a("cur", Role::InOut),
-                a("vel", Role::Input),
-                a("damp", Role::Input),
-            ],
-            scalars: vec![],
-            slices: vec![],
-            reductions: vec![],
-            resets: vec![],
-            kernels: vec![KernelDecl {
-                name: "k".into(),
-                ranges: vec![
-                    AxisRange {
-                        lo: Bound::start(4),
-                        hi: Bound::end(-4)
-                    };
-                    3
-                ],
-                reads: vec![r(1, 4), r(0, 0), r(2, 0), r(3, 0)],
-                writes: vec![0],
-                reductions: vec![],
-                launch: Default::default(),
-            }],
-            points: vec![],
-            step: vec![Stage::Kernel(0), Stage::Swap(0, 1)],
-            halo: 4,
-            default_chunks: None,
-            default_block_steps: None,
-            compress: Vec::new(),
-            cuda_source: String::new(),
-            row_pitch: false,
-            fusion: Default::default(),
-        }
+        let arrays = [
+            ("prev", Role::InOut),
+            ("cur", Role::InOut),
+            ("vel", Role::Input),
+            ("damp", Role::Input),
+        ];
+        fixtures::one_kernel("sponge", &arrays, &[(1, 4), (0, 0), (2, 0), (3, 0)], 0, 4)
     }
 
     /// H100 figures: 54 / 55 / 80 GB/s link, 100 Gpt/s kernels, 78 GB of device memory.

@@ -67,52 +67,12 @@ mod tests {
     use crate::program::*;
 
     fn acoustic() -> Program {
-        let a = |n: &str, role| ArrayDecl {
-            name: n.into(),
-            elem: Elem::F32,
-            role,
-        };
-        let r = |array, h: i64| ReadDecl {
-            array,
-            lo: vec![-h; 3],
-            hi: vec![h; 3],
-        };
-        Program {
-            name: "acoustic".into(),
-            ndim: 3,
-            arrays: vec![
-                a("prev", Role::InOut),
-                a("cur", Role::InOut),
-                a("vel", Role::Input),
-            ],
-            scalars: vec![],
-            slices: vec![],
-            reductions: vec![],
-            resets: vec![],
-            kernels: vec![KernelDecl {
-                name: "k".into(),
-                ranges: vec![
-                    AxisRange {
-                        lo: Bound::start(2),
-                        hi: Bound::end(-2)
-                    };
-                    3
-                ],
-                reads: vec![r(1, 2), r(0, 0), r(2, 0)],
-                writes: vec![0],
-                reductions: vec![],
-                launch: Default::default(),
-            }],
-            points: vec![],
-            step: vec![Stage::Kernel(0), Stage::Swap(0, 1)],
-            halo: 2,
-            default_chunks: None,
-            default_block_steps: None,
-            compress: Vec::new(),
-            cuda_source: String::new(),
-            row_pitch: false,
-            fusion: Default::default(),
-        }
+        let arrays = [
+            ("prev", Role::InOut),
+            ("cur", Role::InOut),
+            ("vel", Role::Input),
+        ];
+        fixtures::one_kernel("acoustic", &arrays, &[(1, 2), (0, 0), (2, 0)], 0, 2)
     }
 
     /// The order the submitting thread enqueues in when registration completes right after

@@ -425,58 +425,8 @@ mod tests {
     use std::collections::HashSet;
 
     fn heat() -> Program {
-        let a = |n: &str, role| ArrayDecl {
-            name: n.into(),
-            elem: Elem::F32,
-            role,
-        };
-        Program {
-            name: "heat".into(),
-            ndim: 3,
-            arrays: vec![
-                a("a", Role::InOut),
-                a("b", Role::InOut),
-                a("k", Role::Input),
-            ],
-            scalars: vec![],
-            slices: vec![],
-            reductions: vec![],
-            resets: vec![],
-            kernels: vec![KernelDecl {
-                name: "k0".into(),
-                ranges: vec![
-                    AxisRange {
-                        lo: Bound::start(1),
-                        hi: Bound::end(-1)
-                    };
-                    3
-                ],
-                reads: vec![
-                    ReadDecl {
-                        array: 0,
-                        lo: vec![-1; 3],
-                        hi: vec![1; 3],
-                    },
-                    ReadDecl {
-                        array: 2,
-                        lo: vec![0; 3],
-                        hi: vec![0; 3],
-                    },
-                ],
-                writes: vec![1],
-                reductions: vec![],
-                launch: Default::default(),
-            }],
-            points: vec![],
-            step: vec![Stage::Kernel(0), Stage::Swap(0, 1)],
-            halo: 1,
-            default_chunks: None,
-            default_block_steps: None,
-            compress: Vec::new(),
-            cuda_source: String::new(),
-            row_pitch: false,
-            fusion: Default::default(),
-        }
+        let arrays = [("a", Role::InOut), ("b", Role::InOut), ("k", Role::Input)];
+        fixtures::one_kernel("heat", &arrays, &[(0, 1), (2, 0)], 1, 1)
     }
 
     fn plan_of(scheme: Scheme, chunks: usize) -> Plan {

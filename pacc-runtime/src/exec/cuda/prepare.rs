@@ -619,47 +619,13 @@ mod tests {
     use crate::program::*;
 
     fn prog() -> Program {
-        let f = |n: &str, role| ArrayDecl {
-            name: n.into(),
-            elem: Elem::F32,
-            role,
-        };
-        Program {
-            name: "p".into(),
-            ndim: 3,
-            arrays: vec![f("a", Role::InOut), f("b", Role::InOut)],
-            scalars: vec![],
-            slices: vec![],
-            reductions: vec![],
-            resets: vec![],
-            kernels: vec![KernelDecl {
-                name: "k".into(),
-                ranges: vec![
-                    AxisRange {
-                        lo: Bound::start(1),
-                        hi: Bound::end(-1)
-                    };
-                    3
-                ],
-                reads: vec![ReadDecl {
-                    array: 0,
-                    lo: vec![-1; 3],
-                    hi: vec![1; 3],
-                }],
-                writes: vec![1],
-                reductions: vec![],
-                launch: Default::default(),
-            }],
-            points: vec![],
-            step: vec![Stage::Kernel(0), Stage::Swap(0, 1)],
-            halo: 1,
-            default_chunks: None,
-            default_block_steps: None,
-            compress: Vec::new(),
-            cuda_source: String::new(),
-            row_pitch: false,
-            fusion: Default::default(),
-        }
+        fixtures::one_kernel(
+            "p",
+            &[("a", Role::InOut), ("b", Role::InOut)],
+            &[(0, 1)],
+            1,
+            1,
+        )
     }
 
     #[test]
