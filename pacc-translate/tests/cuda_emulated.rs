@@ -138,34 +138,8 @@ fn marching_forms_write_the_plain_kernels_bits_on_the_cpu() {
                 "#define PACC_VEC 0\n#define PACC_STAGE {stage}\n#define PACC_RY {ry}\n#define PACC_BX {bx}\n#define PACC_BY {by}\n"
             )
         };
-        let cpp = dir.join(format!("{name}.cpp"));
-        std::fs::write(
-            &cpp,
-            format!("{defs}{}{SHIM}\n{}\n{HARNESS}", shim::CUDA_TYPES, e.cuda),
-        )
-        .unwrap();
-        let exe = dir.join(&name);
-        let out = std::process::Command::new("g++")
-            .args([
-                "-std=c++20",
-                "-O1",
-                "-fno-strict-aliasing",
-                "-pthread",
-                "-w",
-                "-o",
-            ])
-            .arg(&exe)
-            .arg(&cpp)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{name}: g++ failed:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let run = std::process::Command::new(&exe).output().unwrap();
-        let said = String::from_utf8_lossy(&run.stdout);
-        assert!(run.status.success(), "{name}: {said}");
+        let code = format!("{defs}{}{SHIM}\n{}\n{HARNESS}", shim::CUDA_TYPES, e.cuda);
+        let said = shim::compile_and_run(&dir, &name, &code, false);
         assert!(said.contains("differ 0 "), "{name}: {said}");
     }
     let _ = std::fs::remove_dir_all(&dir);
@@ -262,34 +236,8 @@ fn the_vector_form_serves_diagonals_conditional_writes_and_f64_on_the_cpu() {
     for (bx, by) in [(2, 3), (4, 2)] {
         let name = format!("vec-{bx}x{by}");
         let defs = format!("#define PACC_VBX {bx}\n#define PACC_VBY {by}\n");
-        let cpp = dir.join(format!("{name}.cpp"));
-        std::fs::write(
-            &cpp,
-            format!("{defs}{}{SHIM}\n{}\n{HARNESS2}", shim::CUDA_TYPES, e.cuda),
-        )
-        .unwrap();
-        let exe = dir.join(&name);
-        let out = std::process::Command::new("g++")
-            .args([
-                "-std=c++20",
-                "-O1",
-                "-fno-strict-aliasing",
-                "-pthread",
-                "-w",
-                "-o",
-            ])
-            .arg(&exe)
-            .arg(&cpp)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{name}: g++ failed:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let run = std::process::Command::new(&exe).output().unwrap();
-        let said = String::from_utf8_lossy(&run.stdout);
-        assert!(run.status.success(), "{name}: {said}");
+        let code = format!("{defs}{}{SHIM}\n{}\n{HARNESS2}", shim::CUDA_TYPES, e.cuda);
+        let said = shim::compile_and_run(&dir, &name, &code, false);
         assert!(said.contains("differ 0 "), "{name}: {said}");
     }
     let _ = std::fs::remove_dir_all(&dir);

@@ -299,34 +299,10 @@ fn run(name: &str, src: &str, main: &str, fused: &str, extra: &str, s: usize, bl
         "#define PACC_FUSE {s}\n#define PACC_FBX {}\n#define PACC_FBY {}\n#define HX {hx}\n#define HY {hy}\n#define FUSED {fused}{s}\n{extra}",
         block.0, block.1
     );
-    let cpp = dir.join(format!("{name}.cpp"));
     let code = format!("{defs}{}{MODEL}\n{}\n{main}", shim::CUDA_TYPES, e.cuda);
-    std::fs::write(&cpp, code).unwrap();
-    let exe = dir.join(name);
     // Slab launches read from buffers cut to the group's reach: any load past it is a bug.
     let asan = extra.contains("LO0");
-    let out = std::process::Command::new("g++")
-        .args([
-            "-std=c++20",
-            "-O1",
-            "-fno-strict-aliasing",
-            "-pthread",
-            "-w",
-        ])
-        .args(asan.then_some("-fsanitize=address"))
-        .arg("-o")
-        .arg(&exe)
-        .arg(&cpp)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{name} s={s}: g++ failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r = std::process::Command::new(&exe).output().unwrap();
-    let said = String::from_utf8_lossy(&r.stdout);
-    assert!(r.status.success(), "{name} s={s}: {said}");
+    let said = shim::compile_and_run(&dir, &format!("{name}-{s}"), &code, asan);
     assert!(said.contains("differ 0"), "{name} s={s}: {said}");
     let _ = std::fs::remove_dir_all(&dir);
 }

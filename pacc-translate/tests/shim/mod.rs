@@ -18,3 +18,35 @@ static inline double2 make_double2(double x, double y) { return {x, y}; }
 struct pacc_dim3 { unsigned int x, y, z; };
 using std::min; using std::max; using std::abs;
 "#;
+
+/// Compiles `code` with g++ as `dir/name` (under AddressSanitizer if `asan`), runs it and
+/// returns what it printed, asserting that both steps succeeded.
+#[allow(dead_code)] // the syntax check only parses
+pub fn compile_and_run(dir: &std::path::Path, name: &str, code: &str, asan: bool) -> String {
+    let cpp = dir.join(format!("{name}.cpp"));
+    std::fs::write(&cpp, code).unwrap();
+    let exe = dir.join(name);
+    let out = std::process::Command::new("g++")
+        .args([
+            "-std=c++20",
+            "-O1",
+            "-fno-strict-aliasing",
+            "-pthread",
+            "-w",
+        ])
+        .args(asan.then_some("-fsanitize=address"))
+        .arg("-o")
+        .arg(&exe)
+        .arg(&cpp)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{name}: g++ failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run = std::process::Command::new(&exe).output().unwrap();
+    let said = String::from_utf8_lossy(&run.stdout).into_owned();
+    assert!(run.status.success(), "{name}: {said}");
+    said
+}
