@@ -5,87 +5,11 @@
 //! axis-0 offsets, two nests, a reduction, 2D and 3D, f32 and f64, on shapes no tile divides.
 //! Skips, saying why, where there is no device.
 
+mod common;
+
+use common::{asym3d, diag3d, field3, row2d};
 use ndarray::{Array2, Array3};
 use pacc::runtime::{BackendChoice, Error, MarchTuning, Options, Report, Scheme};
-
-/// Asymmetric star reads of `a` (y -1..+2, x -3..+1), a column read at z + 1, and diagonal
-/// reads of `c` across planes z - 1 ..= z + 1; a sum over the owned points.
-#[pacc::pipeline]
-fn asym3d(a: &mut Array3<f32>, b: &mut Array3<f32>, c: &Array3<f32>, steps: usize) -> f32 {
-    let (nz, ny, nx) = a.dim();
-    let mut total: f32 = 0.0;
-    for _t in 0..steps {
-        for z in 1..nz - 1 {
-            for y in 1..ny - 2 {
-                for x in 3..nx - 1 {
-                    let s = a[[z, y - 1, x]] + 2.0 * a[[z, y + 2, x]] - a[[z, y, x - 3]]
-                        + 0.5 * a[[z, y, x + 1]]
-                        + 0.25 * a[[z + 1, y, x]];
-                    let d = c[[z - 1, y + 1, x - 1]] - c[[z + 1, y - 1, x + 1]] + c[[z, y, x]];
-                    b[[z, y, x]] = 0.3 * s + 0.1 * d * a[[z, y, x]];
-                    total += b[[z, y, x]];
-                }
-            }
-        }
-        std::mem::swap(a, b);
-    }
-    total
-}
-
-/// A 19-point f64 relaxation (diagonals in every plane pair, like Himeno's) and a copy nest:
-/// diagonal in-plane reads are not staged, so every tuning runs the L1 form.
-#[pacc::pipeline]
-fn diag3d(p: &mut Array3<f64>, w: &mut Array3<f64>, steps: usize) {
-    let (nz, ny, nx) = p.dim();
-    for _t in 0..steps {
-        for z in 1..nz - 1 {
-            for y in 1..ny - 1 {
-                for x in 1..nx - 1 {
-                    let s = p[[z + 1, y + 1, x]] - p[[z + 1, y - 1, x]] - p[[z - 1, y + 1, x]]
-                        + p[[z - 1, y - 1, x]]
-                        + p[[z, y + 1, x + 1]]
-                        - p[[z, y - 1, x + 1]]
-                        - p[[z, y + 1, x - 1]]
-                        + p[[z, y - 1, x - 1]]
-                        + p[[z + 1, y, x + 1]]
-                        - p[[z - 1, y, x - 1]]
-                        + p[[z, y, x + 1]]
-                        + p[[z, y, x - 1]];
-                    w[[z, y, x]] = 0.9 * p[[z, y, x]] + 0.01 * s;
-                }
-            }
-        }
-        for z in 1..nz - 1 {
-            for y in 1..ny - 1 {
-                for x in 1..nx - 1 {
-                    p[[z, y, x]] = w[[z, y, x]];
-                }
-            }
-        }
-    }
-}
-
-/// 2D: asymmetric reads along x (-2..+1), one row above and below.
-#[pacc::pipeline]
-fn row2d(a: &mut Array2<f32>, b: &mut Array2<f32>, steps: usize) {
-    let (ny, nx) = a.dim();
-    for _t in 0..steps {
-        for y in 1..ny - 1 {
-            for x in 2..nx - 1 {
-                b[[y, x]] = 0.2 * (a[[y, x - 2]] + a[[y, x - 1]] + a[[y, x + 1]])
-                    + 0.15 * (a[[y - 1, x]] + a[[y + 1, x]])
-                    + 0.1 * a[[y, x]];
-            }
-        }
-        std::mem::swap(a, b);
-    }
-}
-
-fn field3<T: From<f32>>(n: (usize, usize, usize), k: f32) -> Array3<T> {
-    Array3::from_shape_fn(n, |(z, y, x)| {
-        T::from(((z * 7 + y * 13 + x * 3) % 29) as f32 * 0.03 + k)
-    })
-}
 
 /// The tile shapes: the default (the vector form in 3D), the L1 form, the default staged block,
 /// a tall and a narrow tile, no unrolling; vector blocks of odd sizes.

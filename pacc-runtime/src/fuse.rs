@@ -7,11 +7,13 @@
 //! old values of its halo. So
 //! the run's program gets one array per output buffer, the *twins*, and its step becomes the
 //! kernel, a swap of each written array with its twin (the name now refers to the buffer with
-//! its new values), and the step's own swaps repeated as often as the group has steps. The
-//! planner and the executors need nothing else: a twin is an array like the others whose host
-//! memory is its original's (one of the two holds the current values at every block boundary,
-//! and only names the caller sees are loaded or written back), so the invocation lists that
-//! memory twice.
+//! its new values), the step's own swaps repeated as often as the group has steps, and the same
+//! renaming among the twins (each twin follows its array's name, so that at every group's start
+//! a written name and its twin share host memory, and the names are bound to host memory as the
+//! serial loop leaves them after as many steps). The planner and the executors need nothing
+//! else: a twin is an array like the others whose host memory is its original's (one of the two
+//! holds the current values at every block boundary, and only names the caller sees are loaded
+//! or written back), so the invocation lists that memory twice.
 
 use crate::error::Error;
 use crate::invocation::Invocation;
@@ -70,6 +72,7 @@ pub fn program(program: &Program, steps: usize) -> Result<Program, String> {
     for _ in 0..steps {
         step.extend(swaps.iter().copied());
     }
+    step.extend(twin_swaps(program, &decl.outputs, steps)?);
     let halo = decl
         .reads
         .iter()
@@ -89,6 +92,45 @@ pub fn program(program: &Program, steps: usize) -> Result<Program, String> {
         nests: program.kernels.clone(),
         step: program.step.clone(),
     });
+    Ok(out)
+}
+
+/// The swaps that move the twins of `outputs` as `steps` steps of the program's swaps move the
+/// names: afterwards the twin of `x` is the buffer the twin of `rho(x)` was, where `rho(x)` is
+/// the array name `x` refers to after the steps. At a group's start each written name and its
+/// twin share host memory; the group's new version of `x` goes to the twin, and the swaps of the
+/// step then bind every name to the buffer the serial loop's name would have in host memory.
+/// That holds only where `rho` takes the written names to written names (the translator fuses
+/// no other group).
+fn twin_swaps(program: &Program, outputs: &[usize], steps: usize) -> Result<Vec<Stage>, String> {
+    let n = program.arrays.len();
+    let rho = crate::binding::binding_at(program, steps);
+    let twin = |a: usize| outputs.iter().position(|&o| o == a);
+    // Per twin k: the twin (index among the twins) whose buffer it takes.
+    let target = outputs
+        .iter()
+        .map(|&x| {
+            twin(rho[x]).ok_or_else(|| {
+                format!(
+                    "after {steps} steps the swaps leave `{}` naming the array that was `{}`, \
+                     which the group does not write",
+                    program.arrays[x].name, program.arrays[rho[x]].name
+                )
+            })
+        })
+        .collect::<Result<Vec<usize>, String>>()?;
+    // Swaps that leave twin k bound to what twin target[k] was bound to.
+    let mut bound: Vec<usize> = (0..outputs.len()).collect();
+    let mut out = Vec::new();
+    for k in 0..outputs.len() {
+        if bound[k] != target[k] {
+            let j = (k + 1..outputs.len())
+                .find(|&j| bound[j] == target[k])
+                .expect("a permutation");
+            bound.swap(k, j);
+            out.push(Stage::Swap(n + k, n + j));
+        }
+    }
     Ok(out)
 }
 

@@ -2,8 +2,9 @@
 //! the marching kernels: a host thread per CUDA thread, a barrier per `__syncthreads()`. Each
 //! must leave in its output buffers the bits that s launches of the plain kernels (and the
 //! point statements, and the swaps) leave, on shapes no tile divides, with several segments,
-//! asymmetric reaches, a point statement, two nests with a reduction reset every step, and 2D
-//! f64. Skipped, saying why, when `g++` is absent.
+//! asymmetric reaches, a point statement, two nests with a reduction reset every step, a sum
+//! over every step with a nest that only reduces, and 2D f64. Skipped, saying why, when `g++`
+//! is absent.
 
 mod shim;
 
@@ -56,6 +57,40 @@ fn him(p: &mut Array3<f32>, a: &Array3<f32>, w2: &mut Array3<f32>, steps: usize)
         }
     }
     gosa
+}
+"#;
+
+/// Asymmetric in-plane reaches and a read at z + 1, diagonal reads of a read-only array across
+/// three planes, a sum over every step (never reset), and a second nest that only adds to it,
+/// reading the first's output two planes ahead and one behind.
+const SKEW: &str = r#"
+#[pacc::pipeline]
+fn skew(a: &mut Array3<f32>, b: &mut Array3<f32>, c: &Array3<f32>, steps: usize) -> f32 {
+    let (nz, ny, nx) = a.dim();
+    let mut total: f32 = 0.0;
+    for _t in 0..steps {
+        for z in 1..nz - 1 {
+            for y in 1..ny - 2 {
+                for x in 3..nx - 1 {
+                    let s = a[[z, y - 1, x]] + 2.0 * a[[z, y + 2, x]] - a[[z, y, x - 3]]
+                        + 0.5 * a[[z, y, x + 1]] + 0.25 * a[[z + 1, y, x]];
+                    let d = c[[z - 1, y + 1, x - 1]] - c[[z + 1, y - 1, x + 1]] + c[[z, y, x]];
+                    let v = 0.3 * s + 0.1 * d * a[[z, y, x]];
+                    b[[z, y, x]] = v;
+                    total += v;
+                }
+            }
+        }
+        std::mem::swap(a, b);
+        for z in 1..nz - 2 {
+            for y in 2..ny - 1 {
+                for x in 1..nx - 1 {
+                    total += 0.5 * a[[z + 2, y - 1, x - 1]] - a[[z - 1, y, x]];
+                }
+            }
+        }
+    }
+    total
 }
 "#;
 
@@ -214,6 +249,50 @@ int main() {
 }
 "#;
 
+const SKEW_MAIN: &str = r#"
+int main() {
+    const long long NZ = 13, NY = 11, NX = 17, RP = 20, N = NZ * NY * RP, SEG = 4;
+    std::vector<float> a0(N), b0(N, 0.0f), c(N);
+    for (long long i = 0; i < N; ++i) {
+        a0[i] = (float)((i * 7) % 29) * 0.03f - 0.2f;
+        c[i] = 0.5f + (float)((i * 3) % 11) * 0.02f;
+    }
+    std::vector<float> A = a0, B = b0;
+    float *pa = A.data(), *pb = B.data();
+    std::vector<double> r(4096, 0.0);
+    double want = 0;
+    auto sum = [&] { double t = 0; for (double v : r) t += v; return t; };
+    for (int s = 0; s < PACC_FUSE; ++s) {
+        std::fill(r.begin(), r.end(), 0.0);
+        launch({(unsigned)((NX + 7) / 8), (unsigned)((NY + 3) / 4), (unsigned)(NZ - 2)}, {8, 4, 1}, [&] {
+            pacc_skew_k0_plain(1, NZ - 1, 0, NZ, 0, NZ, NY, NX, RP, s, pa, pb, c.data(), r.data());
+        });
+        want += sum();
+        std::swap(pa, pb);
+        std::fill(r.begin(), r.end(), 0.0);
+        launch({(unsigned)((NX + 7) / 8), (unsigned)((NY + 3) / 4), (unsigned)(NZ - 3)}, {8, 4, 1}, [&] {
+            pacc_skew_k1_plain(1, NZ - 2, 0, NZ, 0, NZ, NY, NX, RP, s, pa, pb, c.data(), r.data());
+        });
+        want += sum();
+    }
+    std::vector<float> O0(N, -7.0f), O1(N, -7.0f);
+    std::vector<std::vector<double>> red(2 * PACC_FUSE, std::vector<double>(4096, 0.0));
+    const long long TX = PACC_FBX - HX, TY = PACC_FBY - HY;
+    // Several segments: a segment's first nest computes planes its neighbours own, which its
+    // sums must not count.
+    launch({(unsigned)((NX + TX - 1) / TX), (unsigned)((NY + TY - 1) / TY), (unsigned)((NZ + SEG - 1) / SEG)},
+           {PACC_FBX, PACC_FBY, 1}, [&] {
+        FUSED(0, NZ, 0, NZ, 0, NZ, NY, NX, RP, 0, SEG, a0.data(), b0.data(), c.data(), O0.data(), O1.data(),
+              REDS);
+    });
+    double got = 0;
+    for (auto& v : red) for (double x : v) got += x;
+    const long long d = differ(A, O0, NX, RP) + differ(B, O1, NX, RP);
+    std::printf("differ %lld total %.9g %.9g\n", d, want, got);
+    return d == 0 && std::fabs(got - want) <= 1e-5 * std::fabs(want) && want != 0 ? 0 : 1;
+}
+"#;
+
 const HEAT2_MAIN: &str = r#"
 int main() {
     const long long NY = 23, NX = 37, RP = 40, N = NY * RP, SEG = 6;
@@ -331,6 +410,19 @@ fn fused_himeno_shape_equals_the_plain_steps_and_its_reductions() {
             extra.push_str(&format!("#define LO{k} {lo}\n#define HI{k} {hi}\n"));
         }
         run("him", HIM, HIM_MAIN, "pacc_him_f", &extra, s, block);
+    }
+}
+
+#[test]
+fn fused_asymmetric_reaches_and_sums_over_every_step_equal_the_plain_steps() {
+    if !gxx() {
+        eprintln!("skipping the emulated fused kernels: g++ is not installed");
+        return;
+    }
+    for (s, block) in [(2, (9, 7)), (3, (13, 10))] {
+        let reds: Vec<String> = (0..2 * s).map(|i| format!("red[{i}].data()")).collect();
+        let extra = format!("#define REDS {}\n", reds.join(", "));
+        run("skew", SKEW, SKEW_MAIN, "pacc_skew_f", &extra, s, block);
     }
 }
 

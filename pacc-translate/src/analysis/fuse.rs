@@ -111,12 +111,18 @@ pub struct VRead {
     pub offsets: Vec<i64>,
 }
 
+/// The farthest a fused group may reach (skew, window or halo, in points along any axis):
+/// its levels live in registers and shared memory, sized by the reach; acoustic's three steps
+/// reach 12.
+pub const MAX_REACH: u64 = 64;
+
 impl FusePlan {
     /// Plans `s` steps of `f` as one kernel, or says why it cannot.
+    /// Refuses groups reaching further than [`MAX_REACH`] points along any axis.
     pub fn of(f: &Func, an: &Analysis, s: usize) -> Result<FusePlan, String> {
         let nd = f.ndim;
         let narrays = f.arrays.len();
-        let (invs, resets_after) = unroll(f, s)?;
+        let (invs, resets_after, slot_after) = unroll(f, s)?;
         for inv in &invs {
             let nest = f.nests().nth(inv.nest).expect("nest index");
             if !late_reads(&nest.body).is_empty() {
@@ -173,7 +179,27 @@ impl FusePlan {
             .collect::<Result<_, String>>()?;
         let sigma = skew(&invs, &reads, nd);
         let outputs = outputs(&invs, narrays);
-        let (back, fwd, halo) = extents(&invs, &reads, &outputs, nd);
+        // The runtime gives every written slot an output buffer sharing its array's memory and
+        // renames the buffers as the swaps do; that keeps each slot in its own array's memory
+        // only where the group's swaps take the written names to written names.
+        let written: Vec<usize> = outputs.iter().map(|&(sl, _)| sl).collect();
+        if let Some(&sl) = written
+            .iter()
+            .find(|&&sl| !written.contains(&slot_after[sl]))
+        {
+            return Err(format!(
+                "after {s} steps the swaps leave `{}` naming the array that was `{}`, which the \
+                 {s} steps do not write; only the single-step kernels serve that",
+                f.arrays[sl].name, f.arrays[slot_after[sl]].name
+            ));
+        }
+        // A nest with a reduction computes its output tile even where no later nest reads what
+        // it writes (or it writes nothing).
+        let reduces: Vec<bool> = invs
+            .iter()
+            .map(|inv| !an.reductions[inv.nest].is_empty())
+            .collect();
+        let (back, fwd, halo) = extents(&invs, &reads, &outputs, &reduces, nd);
         let mut block_halo = [[0i64; 2]; 2];
         for h in &halo {
             for a in 0..2 {
@@ -184,6 +210,21 @@ impl FusePlan {
         }
         let (queues, inputs, rings, input_reach) =
             storage(&invs, &reads, &sigma, &back, &fwd, narrays, nd);
+        // Queues and rings are sized by these when the kernel is written (`codegen::fuse`).
+        let reach = (input_reach.iter().flatten()).flat_map(|(lo, hi)| lo.iter().chain(hi));
+        let widest = (sigma.iter().chain(&back).chain(&fwd))
+            .chain(halo.iter().flatten().flatten())
+            .chain(reach)
+            .filter(|&&v| v != i64::MIN)
+            .map(|v| v.unsigned_abs())
+            .max()
+            .unwrap_or(0);
+        if widest > MAX_REACH {
+            return Err(format!(
+                "the {s} steps reach {widest} points from a point they update, and a fused kernel \
+                 keeps at most {MAX_REACH} on chip; only the single-step kernels serve that"
+            ));
+        }
         Ok(FusePlan {
             steps: s,
             invs,
@@ -224,9 +265,12 @@ impl FusePlan {
     }
 }
 
+type Unrolled = (Vec<Inv>, Vec<usize>, Vec<usize>);
+
 /// The group's invocations in serial order, each with the slots and versions it sees, the point
-/// statements that follow it and the resets before it; and the resets after the last nest.
-fn unroll(f: &Func, s: usize) -> Result<(Vec<Inv>, Vec<usize>), String> {
+/// statements that follow it and the resets before it; the resets after the last nest; and the
+/// slot each name refers to after the group.
+fn unroll(f: &Func, s: usize) -> Result<Unrolled, String> {
     let n = f.arrays.len();
     let mut slot: Vec<usize> = (0..n).collect();
     // Per slot: the version it holds now.
@@ -281,7 +325,7 @@ fn unroll(f: &Func, s: usize) -> Result<(Vec<Inv>, Vec<usize>), String> {
     if invs.is_empty() {
         return Err("the step has no loop nest".into());
     }
-    Ok((invs, pending_resets))
+    Ok((invs, pending_resets, slot))
 }
 
 fn stmt_text(s: &syn::Stmt) -> String {
@@ -369,20 +413,31 @@ fn outputs(invs: &[Inv], narrays: usize) -> Vec<(usize, usize)> {
 type Extents = (Vec<i64>, Vec<i64>, Vec<[[i64; 2]; 2]>);
 
 /// Planes and in-plane window each invocation computes beyond the output tile: the last writers
-/// compute the output exactly; earlier ones whatever later ones read of them.
-fn extents(invs: &[Inv], reads: &[Vec<VRead>], outputs: &[(usize, usize)], nd: usize) -> Extents {
+/// compute the output exactly, and so do invocations with a reduction (`reduces`); earlier ones
+/// whatever later ones read of them.
+fn extents(
+    invs: &[Inv],
+    reads: &[Vec<VRead>],
+    outputs: &[(usize, usize)],
+    reduces: &[bool],
+    nd: usize,
+) -> Extents {
     let n = invs.len();
     let mut back = vec![i64::MIN; n];
     let mut fwd = vec![i64::MIN; n];
     let mut halo = vec![[[i64::MIN; 2]; 2]; n];
-    for &(_, w) in outputs {
+    let exact = outputs
+        .iter()
+        .map(|&(_, w)| w)
+        .chain((0..n).filter(|&i| reduces[i]));
+    for w in exact {
         back[w] = back[w].max(0);
         fwd[w] = fwd[w].max(0);
         halo[w] = [[0; 2]; 2];
     }
     for c in (0..n).rev() {
         if back[c] == i64::MIN {
-            // Nothing reads it and it is no output (a slot overwritten later in the group).
+            // Nothing reads it, it is no output and it reduces nothing.
             back[c] = 0;
             fwd[c] = -1;
             halo[c] = [[0; 2]; 2];
@@ -533,6 +588,24 @@ mod tests {
     "#;
 
     #[test]
+    fn a_group_reaching_further_than_the_chip_holds_is_refused_before_sizing_its_rings() {
+        // Reads 4294967295 planes away (a fuzzed offset): no ring of that depth is built.
+        let far = LEAP.replace("cur[[z + 4, y, x]]", "cur[[z + 4294967295, y, x]]");
+        let why = plan(&far, 2).unwrap_err();
+        assert!(why.contains("keeps at most 64 on chip"), "{why}");
+        let at = |r: &str| {
+            LEAP.replace("z - 4", &format!("z - {r}"))
+                .replace("z + 4,", &format!("z + {r},"))
+        };
+        assert!(
+            plan(&at("32"), 2).is_ok(),
+            "two steps of 32 reach 64, which fits"
+        );
+        let why = plan(&at("40"), 2).unwrap_err();
+        assert!(why.contains("reach 80 points"), "{why}");
+    }
+
+    #[test]
     fn two_leapfrog_steps_lag_by_the_reach_and_keep_the_old_level_on_chip() {
         let p = plan(LEAP, 2).unwrap();
         assert_eq!(p.invs.len(), 2);
@@ -563,5 +636,75 @@ mod tests {
         let (lo, hi) = p.input_reach[1].clone().unwrap();
         assert_eq!((lo, hi), (vec![-8, -4, -4], vec![8, 4, 4]));
         assert_eq!(p.march_range(), (-4, 4));
+    }
+
+    const ROT3: &str = r#"
+    fn rot3(prev: &mut Array3<f32>, cur: &mut Array3<f32>, next: &mut Array3<f32>, steps: usize) {
+        let (nz, ny, nx) = cur.dim();
+        for _t in 0..steps {
+            for z in 1..nz - 1 {
+                for y in 1..ny - 1 {
+                    for x in 1..nx - 1 {
+                        next[[z, y, x]] = cur[[z - 1, y, x]] + cur[[z + 1, y, x]] - prev[[z, y, x]];
+                    }
+                }
+            }
+            std::mem::swap(prev, cur);
+            std::mem::swap(cur, next);
+        }
+    }
+    "#;
+
+    #[test]
+    fn swaps_that_take_a_written_name_to_an_unwritten_one_do_not_fuse() {
+        // Two steps write `next` and `prev` (the names at the start); after them `next` names
+        // the array that was `cur`. Three steps bring every name back.
+        let e = plan(ROT3, 2).unwrap_err();
+        assert!(
+            e.contains("`next` naming the array that was `cur`, which the 2 steps do not write"),
+            "{e}"
+        );
+        let p = plan(ROT3, 3).unwrap();
+        assert_eq!(p.outputs.len(), 3);
+    }
+
+    const NORM: &str = r#"
+    fn norm(a: &mut Array3<f32>, b: &mut Array3<f32>, steps: usize) -> f32 {
+        let (nz, ny, nx) = a.dim();
+        let mut total: f32 = 0.0;
+        for _t in 0..steps {
+            for z in 1..nz - 1 {
+                for y in 1..ny - 1 {
+                    for x in 1..nx - 1 {
+                        b[[z, y, x]] = a[[z - 1, y, x]] + a[[z + 1, y, x]];
+                    }
+                }
+            }
+            std::mem::swap(a, b);
+            for z in 1..nz - 2 {
+                for y in 1..ny - 1 {
+                    for x in 1..nx - 1 {
+                        total += a[[z + 2, y, x]];
+                    }
+                }
+            }
+        }
+        total
+    }
+    "#;
+
+    #[test]
+    fn a_nest_that_only_reduces_computes_its_output_planes() {
+        let p = plan(NORM, 2).unwrap();
+        // Invocations 1 and 3 write nothing and nothing reads them: they still compute the
+        // output tile, for the sum.
+        for i in [1, 3] {
+            assert!(p.invs[i].writes.is_empty());
+            assert_eq!((p.back[i], p.fwd[i], p.halo[i]), (0, 0, [[0; 2]; 2]), "{i}");
+        }
+        // Step 2's sum reads what step 2 wrote two planes ahead, which reads what step 1 wrote
+        // one more, which reads the input one more: the group reads `a` 4 planes ahead.
+        let (_, hi) = p.input_reach[0].clone().unwrap();
+        assert_eq!(hi[0], 4);
     }
 }

@@ -5,7 +5,9 @@
 //! phase A turns the input queues (loading the next plane) and stores, into each ring of tiles,
 //! the plane its reader will need, taken from the producer's register queue; phase B runs every
 //! invocation in serial order at its plane `j - sigma`, pushes its value into its queue, writes
-//! the last versions of the output tile and adds the reductions of the owned points. A point
+//! the last versions of the output tile and adds the reductions of the owned points of its
+//! segment (an invocation also computes planes beyond the segment that later ones read, which
+//! the neighbouring segment counts). A point
 //! outside a nest's ranges keeps the previous version, as the serial loop leaves it, so the
 //! output buffers receive whole planes.
 
@@ -589,7 +591,7 @@ impl Gen<'_> {
             let acc = combine(red.op, red.ty, &format!("pacc_acc{}", *e), &name);
             let _ = writeln!(
                 self.out,
-                "            if (pacc_rng && pacc_out && pacc_p >= pacc_own0 && pacc_p < pacc_own1) pacc_acc{} = {acc};",
+                "            if (pacc_rng && pacc_out && pacc_p >= pacc_zb && pacc_p < pacc_ze && pacc_p >= pacc_own0 && pacc_p < pacc_own1) pacc_acc{} = {acc};",
                 *e
             );
             *e += 1;
