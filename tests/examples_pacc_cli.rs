@@ -322,3 +322,248 @@ fn plan_shows_the_read_only_ring() {
     }
     assert!(without.contains("vel 38..54 from chunk 0"), "{without}");
 }
+
+/// `pacc` with `args`, expected to fail: its standard error.
+fn pacc_fails(args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_pacc"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("run pacc");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!out.status.success(), "pacc {args:?} succeeded");
+    assert!(!err.contains("panicked"), "{err}");
+    err
+}
+
+/// `pacc plan` prints each block's launches: one per nest, chunk and step for the single-step
+/// kernels, one per group of S steps with `--fuse S`, planned as a fused run plans (the fused
+/// kernel, its output buffers, groups of S steps per block).
+#[test]
+fn plan_shows_launches_per_block_plain_and_fused() {
+    let himeno = |extra: &[&'static str]| {
+        let mut args = vec![
+            "plan",
+            "src/models/himeno.rs",
+            "--shape",
+            "64,64,96",
+            "--block-steps",
+            "8",
+        ];
+        args.extend_from_slice(extra);
+        args
+    };
+    let plain = pacc(&himeno(&[]));
+    assert!(
+        plain.contains(
+            "block 0: kernel launches: 8 steps = 8 launches of `pacc_jacobi_k0` + 8 launches of \
+             `pacc_jacobi_k1` per chunk (64 over 4 chunks)\n"
+        ),
+        "{plain}"
+    );
+    // 1 step per launch is the single-step kernels, as for a run.
+    assert_eq!(pacc(&himeno(&["--fuse", "1"])), plain);
+
+    let fused = pacc(&himeno(&["--fuse", "2"]));
+    assert!(
+        fused.contains(
+            "block 0: kernel launches: 8 steps = 4 launches of `pacc_jacobi_f2` (2 steps each) per \
+             chunk (16 over 4 chunks) + output buffers: p~0, wrk2~1 (4.5 MiB on the device)"
+        ),
+        "{fused}"
+    );
+    assert!(
+        fused.contains(
+            "8 steps (4 launches of 2), scheme region-sharing, 4 chunks, 8 block steps (4 \
+             launches) (1 blocks)"
+        ),
+        "{fused}"
+    );
+    assert!(fused.contains("2 time steps per launch"), "{fused}");
+    assert!(fused.contains("race check: passed"), "{fused}");
+    assert!(!fused.contains("pacc_jacobi_k0"), "{fused}");
+
+    // Three blocks of 4, 4 and 2 launches; the wavefront plans the fused program too.
+    let blocks = pacc(&himeno(&["--fuse", "2", "--steps", "20"]));
+    assert!(blocks.contains("block 2: kernel launches: 4 steps = 2 launches of `pacc_jacobi_f2`"));
+    let wave = pacc(&himeno(&[
+        "--fuse",
+        "3",
+        "--steps",
+        "18",
+        "--scheme",
+        "wavefront",
+    ]));
+    assert!(
+        wave.contains(
+            "block 1: kernel launches: 9 steps = 3 launches of `pacc_jacobi_f3` (3 steps each)"
+        ),
+        "{wave}"
+    );
+    assert!(wave.contains("race check: passed"), "{wave}");
+
+    let v: serde_json::Value =
+        serde_json::from_str(&pacc(&himeno(&["--fuse", "2", "--json"]))).expect("json");
+    let f = &v["fusion"];
+    assert_eq!(f["kernel"], "pacc_jacobi_f2", "{f}");
+    assert_eq!(
+        (f["steps_per_launch"].as_u64(), f["steps"].as_u64()),
+        (Some(2), Some(8))
+    );
+    assert_eq!(f["launches_per_chunk"], serde_json::json!([4]), "{f}");
+    assert_eq!(f["output_buffers"][0]["name"], "p~0", "{f}");
+    assert_eq!(f["output_buffers"][0]["array"], "p", "{f}");
+    let plan: Plan = serde_json::from_value(v.clone()).expect("plan");
+    assert_eq!(
+        (plan.steps, plan.block_steps),
+        (4, 4),
+        "the plan counts launches"
+    );
+    let v: serde_json::Value = serde_json::from_str(&pacc(&himeno(&["--json"]))).expect("json");
+    assert!(v.get("fusion").is_none(), "no fusion without --fuse");
+
+    // The acoustic step: its point statement is folded into the fused kernel.
+    let acoustic = |extra: &[&'static str]| {
+        let mut args = vec![
+            "plan",
+            "src/models/acoustic.rs",
+            "--function",
+            "propagate",
+            "--shape",
+            "200,64,64",
+            "--chunks",
+            "4",
+            "--block-steps",
+            "6",
+        ];
+        args.extend_from_slice(extra);
+        pacc(&args)
+    };
+    let out = acoustic(&[]);
+    assert!(
+        out.contains(
+            "block 0: kernel launches: 6 steps = 6 launches of `pacc_propagate_k0` per chunk (24 \
+             over 4 chunks) + 11 launches of point statement `pacc_propagate_p0` in the chunks \
+             holding its plane\n"
+        ),
+        "{out}"
+    );
+    let out = acoustic(&["--fuse", "2"]);
+    assert!(
+        out.contains("6 steps = 3 launches of `pacc_propagate_f2` (2 steps each) per chunk"),
+        "{out}"
+    );
+    assert!(out.contains("output buffers: prev~0, cur~1 ("), "{out}");
+}
+
+/// `--fuse` with no fused form of that many steps, or a step count that is no multiple of it:
+/// an error that says why, no plan.
+#[test]
+fn plan_refuses_a_fusion_it_cannot_run() {
+    let args = |fuse: &'static str, steps: &'static str| {
+        vec![
+            "plan",
+            "src/models/himeno.rs",
+            "--shape",
+            "64,64,96",
+            "--block-steps",
+            "8",
+            "--fuse",
+            fuse,
+            "--steps",
+            steps,
+        ]
+    };
+    let err = pacc_fails(&args("5", "10"));
+    assert!(
+        err.contains(
+            "fuse = 5 (from `--fuse`): `jacobi` has no kernel fusing 5 steps: the translator \
+             fuses 2 or 3 steps only"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("leave it unset (or 1)"), "{err}");
+    let err = pacc_fails(&args("2", "7"));
+    assert!(
+        err.contains("a fused run takes the steps in groups of 2"),
+        "{err}"
+    );
+    assert!(err.contains("and the call has 7"), "{err}");
+}
+
+/// `pacc expand` prints the CUDA C once, as text: the host code and the program description
+/// point to it instead of repeating it as an escaped string, and an index names every kernel
+/// form with its line and the condition it is compiled under.
+#[test]
+fn expand_prints_no_escaped_cuda_and_lists_every_kernel_form() {
+    for file in [
+        "src/models/himeno.rs",
+        "src/models/acoustic.rs",
+        "src/models/laplace2d.rs",
+    ] {
+        let out = pacc(&["expand", file, "--program"]);
+        assert!(!out.contains("\\n"), "{file}: an escaped line break");
+        assert!(
+            out.contains("\"cuda_source\": \"/* the CUDA C section above ("),
+            "{file}"
+        );
+        let host = pacc(&["expand", file, "--host"]);
+        assert!(!host.contains("__global__"), "{file}");
+        assert!(!host.contains("\\n"), "{file}");
+        assert!(
+            host.contains(
+                "pub const CUDA_SOURCE: &str = \"...\"; // `pacc expand --cuda` prints it ("
+            ),
+            "{file}"
+        );
+    }
+    let cuda = pacc(&["expand", "src/models/himeno.rs", "--cuda"]);
+    assert!(!cuda.contains("mod jacobi"), "{cuda}");
+    let index: Vec<&str> = cuda
+        .lines()
+        .skip(1)
+        .take_while(|l| l.starts_with("//"))
+        .collect();
+    for (name, form) in [
+        ("pacc_jacobi_k0 ", "marching"),
+        ("pacc_jacobi_k0_plain", "plain: one thread per point"),
+        ("pacc_jacobi_k1 ", "marching"),
+        ("pacc_jacobi_f2", "fused: 2 steps per launch"),
+        ("pacc_jacobi_f3", "fused: 3 steps per launch"),
+    ] {
+        assert!(
+            index.iter().any(|l| l.contains(name) && l.ends_with(form)),
+            "{name}: {index:#?}"
+        );
+    }
+    assert!(
+        index.iter().any(|l| l.contains("#if PACC_FUSE == 2 &&")),
+        "{index:#?}"
+    );
+    // The line an index row gives is the line of `__global__` in the source.
+    let source = cuda.lines().skip(index.len() + 2).collect::<Vec<_>>();
+    let row = index.iter().find(|l| l.contains("pacc_jacobi_f3")).unwrap();
+    let line: usize = row[2..].split_whitespace().next().unwrap().parse().unwrap();
+    assert!(
+        source[line - 1].contains("__global__") && source[line - 1].contains("pacc_jacobi_f3(")
+    );
+
+    let acoustic = pacc(&[
+        "expand",
+        "src/models/acoustic.rs",
+        "--function",
+        "propagate",
+        "--cuda",
+    ]);
+    for form in [
+        "pacc_propagate_k0        marching, staged: in-plane reads from shared-memory tiles",
+        "pacc_propagate_k0        marching, L1: in-plane reads through the cache",
+        "pacc_propagate_k0_vec    vector marching: 4 points along x per thread",
+        "pacc_propagate_k0_plain  plain: one thread per point",
+        "pacc_propagate_p0        point statement",
+        "pacc_propagate_f2        fused: 2 steps per launch",
+    ] {
+        assert!(acoustic.contains(form), "{form}");
+    }
+    assert!(acoustic.contains("#else of the #if at line "), "{acoustic}");
+}

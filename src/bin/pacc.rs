@@ -4,9 +4,10 @@
 //! pacc expand src/models/acoustic.rs --function propagate
 //! pacc plan src/models/acoustic.rs --function propagate --shape 1160,1160,1160 \
 //!     --chunks 8 --block-steps 12 --scheme region-sharing
+//! pacc plan src/models/himeno.rs --shape 256,256,512 --block-steps 8 --fuse 2
 //! ```
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 use pacc_runtime::config;
 use pacc_runtime::plan::{self, PlanOptions, Scheme};
 use std::fmt::Write as _;
@@ -48,46 +49,55 @@ enum Cmd {
     },
     /// Translate a function and print the plan of a run: planes crossing the link per array
     /// and block, device memory per buffer set, operations per stream.
-    Plan {
-        /// A Rust source file with `#[pacc::pipeline]` functions.
-        file: PathBuf,
-        /// The function to plan (may be left out when the file has only one).
-        #[arg(long)]
-        function: Option<String>,
-        /// Array shape, outermost axis first: Z,Y,X (3D) or Y,X (2D).
-        #[arg(long, value_name = "Z,Y,X")]
-        shape: String,
-        /// Chunks the outermost axis is split into (default: the directive's, else 4).
-        #[arg(long)]
-        chunks: Option<usize>,
-        /// Time steps per block (default: the directive's, else 4).
-        #[arg(long)]
-        block_steps: Option<usize>,
-        /// staged-copy, direct-map, region-sharing or wavefront.
-        #[arg(long, default_value = "region-sharing")]
-        scheme: Scheme,
-        /// Time steps of the run (default: one block).
-        #[arg(long)]
-        steps: Option<usize>,
-        /// Device buffer sets in flight (default: the scheme's, 4 for the wavefront, else 3).
-        #[arg(long)]
-        buffer_sets: Option<usize>,
-        /// Plane (outermost index) written by each point statement, comma-separated
-        /// (default: the middle plane).
-        #[arg(long, value_name = "P,...")]
-        points: Option<String>,
-        /// Compress arrays between blocks: NAME=RATE[,NAME=RATE] (bits per value), `all=RATE`,
-        /// or `off` (default: the directive's `compress(..)` clause).
-        #[arg(long, value_name = "NAME=RATE,...")]
-        compress: Option<String>,
-        /// Copy the wavefront's read-only arrays from chunk to chunk with the staircase instead
-        /// of keeping them in the read-only ring (as `PACC_RING=0` does for a run).
-        #[arg(long)]
-        no_ring: bool,
-        /// Print the plan as JSON (every operation) instead of the summary.
-        #[arg(long)]
-        json: bool,
-    },
+    Plan(PlanArgs),
+}
+
+/// The flags of `pacc plan`.
+#[derive(Args, Debug)]
+struct PlanArgs {
+    /// A Rust source file with `#[pacc::pipeline]` functions.
+    file: PathBuf,
+    /// The function to plan (may be left out when the file has only one).
+    #[arg(long)]
+    function: Option<String>,
+    /// Array shape, outermost axis first: Z,Y,X (3D) or Y,X (2D).
+    #[arg(long, value_name = "Z,Y,X")]
+    shape: String,
+    /// Chunks the outermost axis is split into (default: the directive's, else 4).
+    #[arg(long)]
+    chunks: Option<usize>,
+    /// Time steps per block (default: the directive's, else 4).
+    #[arg(long)]
+    block_steps: Option<usize>,
+    /// staged-copy, direct-map, region-sharing or wavefront.
+    #[arg(long, default_value = "region-sharing")]
+    scheme: Scheme,
+    /// Time steps of the run (default: one block).
+    #[arg(long)]
+    steps: Option<usize>,
+    /// Device buffer sets in flight (default: the scheme's, 4 for the wavefront, else 3).
+    #[arg(long)]
+    buffer_sets: Option<usize>,
+    /// Plane (outermost index) written by each point statement, comma-separated
+    /// (default: the middle plane).
+    #[arg(long, value_name = "P,...")]
+    points: Option<String>,
+    /// Compress arrays between blocks: NAME=RATE[,NAME=RATE] (bits per value), `all=RATE`,
+    /// or `off` (default: the directive's `compress(..)` clause).
+    #[arg(long, value_name = "NAME=RATE,...")]
+    compress: Option<String>,
+    /// Copy the wavefront's read-only arrays from chunk to chunk with the staircase instead
+    /// of keeping them in the read-only ring (as `PACC_RING=0` does for a run).
+    #[arg(long)]
+    no_ring: bool,
+    /// Time steps per launch of the translator's fused kernel (2 or 3), as `PACC_FUSE` runs
+    /// them: the plan counts groups of S steps; the steps must be a multiple of S (unset or 1:
+    /// the single-step kernels).
+    #[arg(long, value_name = "S")]
+    fuse: Option<usize>,
+    /// Print the plan as JSON (every operation) instead of the summary.
+    #[arg(long)]
+    json: bool,
 }
 
 fn main() -> ExitCode {
@@ -155,20 +165,121 @@ fn one_function(
     Ok(fns.remove(0))
 }
 
+/// Where the host code's `CUDA_SOURCE` literal and the program description's `cuda_source`
+/// send the reader: the CUDA section printed above, or the command that prints it.
+fn cuda_pointer(printed: bool, lines: usize) -> String {
+    if printed {
+        format!("the CUDA C section above ({lines} lines)")
+    } else {
+        format!("`pacc expand --cuda` prints it ({lines} lines)")
+    }
+}
+
 /// The host code with its `CUDA_SOURCE` literal (the whole CUDA C as one escaped line) replaced
-/// by a pointer to the CUDA section, which prints the same text readably.
-fn elide_cuda_literal(host: &str, cuda_lines: usize) -> String {
+/// by `pointer` to the CUDA section, which prints the same text readably.
+fn elide_cuda_literal(host: &str, pointer: &str) -> String {
     const DECL: &str = "pub const CUDA_SOURCE: &str = \"";
     host.lines()
         .map(|l| match l.find(DECL) {
-            Some(at) => format!(
-                "{}\"...\"; // the CUDA C section above ({cuda_lines} lines)",
-                &l[..at + DECL.len() - 1]
-            ),
+            Some(at) => format!("{}\"...\"; // {pointer}", &l[..at + DECL.len() - 1]),
             None => l.to_string(),
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// What the `__global__` function `name` of `program`'s CUDA source is: which nest, point
+/// statement or fused group, in which form. `stage` is whether it is the branch of an
+/// `#if PACC_STAGE ..` (true) or its `#else` (false), if either.
+fn kernel_form(program: &pacc_runtime::Program, name: &str, stage: Option<bool>) -> String {
+    use pacc_runtime::program::{PLAIN_SUFFIX, VECTOR_SUFFIX, VECTOR_WIDTH};
+    for k in &program.kernels {
+        if name == k.name {
+            return match stage {
+                Some(true) => "marching, staged: in-plane reads from shared-memory tiles",
+                Some(false) => "marching, L1: in-plane reads through the cache",
+                None => "marching",
+            }
+            .to_string();
+        }
+        if name.strip_prefix(k.name.as_str()) == Some(PLAIN_SUFFIX) {
+            return "plain: one thread per point".to_string();
+        }
+        if name.strip_prefix(k.name.as_str()) == Some(VECTOR_SUFFIX) {
+            return format!("vector marching: {VECTOR_WIDTH} points along x per thread");
+        }
+    }
+    if program.points.iter().any(|p| p.name == name) {
+        return "point statement".to_string();
+    }
+    match program.fusion.kernels.iter().find(|f| f.name == name) {
+        Some(f) => format!("fused: {} steps per launch", f.steps),
+        None => "helper".to_string(),
+    }
+}
+
+/// A comment that lists the `__global__` functions of `cuda` (the CUDA source of `program`): the
+/// line of each in the source (NVRTC's messages count the same lines), its name and form, and
+/// the preprocessor condition it is compiled under. Empty when the source has none.
+fn kernel_index(cuda: &str, program: &pacc_runtime::Program) -> String {
+    // Open conditionals: the condition, its line, and whether we are in its `#else`.
+    let mut open: Vec<(String, usize, bool)> = Vec::new();
+    let mut rows = Vec::new();
+    for (i, line) in cuda.lines().enumerate() {
+        let t = line.trim_start();
+        if let Some(c) = t.strip_prefix("#if ") {
+            open.push((c.trim().to_string(), i + 1, false));
+        } else if let Some(c) = t.strip_prefix("#ifdef ") {
+            open.push((format!("defined({})", c.trim()), i + 1, false));
+        } else if let Some(c) = t.strip_prefix("#ifndef ") {
+            open.push((format!("!defined({})", c.trim()), i + 1, false));
+        } else if let Some(c) = t.strip_prefix("#elif ") {
+            if let Some(top) = open.last_mut() {
+                *top = (c.trim().to_string(), i + 1, false);
+            }
+        } else if t.starts_with("#else") {
+            if let Some(top) = open.last_mut() {
+                top.2 = true;
+            }
+        } else if t.starts_with("#endif") {
+            open.pop();
+        } else if t.contains("__global__") {
+            let Some(name) = t
+                .rsplit_once('(')
+                .and_then(|(h, _)| h.split_whitespace().last())
+            else {
+                continue;
+            };
+            let stage = open
+                .iter()
+                .rev()
+                .find(|(c, ..)| c.starts_with("PACC_STAGE"))
+                .map(|&(_, _, e)| !e);
+            let under: Vec<String> = open
+                .iter()
+                .map(|(c, at, e)| match e {
+                    false => format!("#if {c}"),
+                    true => format!("#else of the #if at line {at}"),
+                })
+                .collect();
+            rows.push((i + 1, name, kernel_form(program, name, stage), under));
+        }
+    }
+    if rows.is_empty() {
+        return String::new();
+    }
+    let width = rows.iter().map(|r| r.1.len()).max().unwrap_or(0);
+    let mut s = String::from(
+        "// Kernel forms below (line in the source: function, form; the condition it is compiled \
+         under):\n",
+    );
+    for (line, name, form, under) in rows {
+        let _ = writeln!(s, "// {line:>6}  {name:<width$}  {form}");
+        if !under.is_empty() {
+            let _ = writeln!(s, "// {:>6}  {:<width$}    {}", "", "", under.join(", in "));
+        }
+    }
+    s
 }
 
 /// `pacc expand`: the generated CUDA, host Rust and program description of `file`'s functions.
@@ -183,17 +294,28 @@ fn expand(
     };
     for f in &pipelined(file, function)? {
         let name = &f.name;
+        let pointer = cuda_pointer(!host, f.cuda.lines().count());
         if !host {
-            section(format!("`{name}`: CUDA C (`{name}::CUDA_SOURCE`)"), &f.cuda);
+            let index = kernel_index(&f.cuda, &f.program);
+            section(
+                format!("`{name}`: CUDA C (`{name}::CUDA_SOURCE`)"),
+                &format!(
+                    "{index}{}{}",
+                    if index.is_empty() { "" } else { "\n" },
+                    f.cuda
+                ),
+            );
         }
         if !cuda {
             section(
                 format!("`{name}`: host Rust (the wrapper and `mod {name}`)"),
-                &elide_cuda_literal(&f.host, f.cuda.lines().count()),
+                &elide_cuda_literal(&f.host, &pointer),
             );
         }
         if program {
-            let json = serde_json::to_string_pretty(&f.program).map_err(|e| e.to_string())?;
+            let mut v = serde_json::to_value(&f.program).map_err(|e| e.to_string())?;
+            v["cuda_source"] = serde_json::Value::from(format!("/* {pointer} */"));
+            let json = serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?;
             section(format!("`{name}`: program description"), &json);
         }
     }
@@ -209,89 +331,100 @@ fn run(cli: Cli, out: &mut String) -> Result<(), String> {
             host,
             program,
         } => expand(&file, function.as_deref(), (cuda, host, program), out),
-        Cmd::Plan {
-            file,
-            function,
-            shape,
-            chunks,
-            block_steps,
-            scheme,
-            steps,
-            buffer_sets,
-            points,
-            compress,
-            no_ring,
-            json,
-        } => {
-            let program = one_function(&file, function.as_deref())?.program;
-            let shape = numbers(&shape)
-                .map_err(|_| format!("--shape `{shape}`: expected numbers like 512,512,512"))?;
-            let mut o = pacc_runtime::Options::new().read_only_ring(!no_ring);
-            (o.chunks, o.block_steps, o.scheme) = (chunks, block_steps, Some(scheme));
-            // One block by default: as many steps as the blocking depth the run would use.
-            let steps = steps.unwrap_or_else(|| {
-                config::Fixed::of(&program, &o)
-                    .block_steps
-                    .unwrap_or(config::DEFAULT_BLOCK_STEPS)
-            });
-            let point_planes: Vec<usize> = match points {
-                Some(p) => {
-                    numbers(&p).map_err(|_| format!("--points `{p}`: expected plane numbers"))?
-                }
-                None => vec![shape.first().copied().unwrap_or(0) / 2; program.points.len()],
-            };
-            if point_planes.len() != program.points.len() {
-                return Err(format!(
-                    "`{}` has {} point statement(s) but --points gives {}",
-                    program.name,
-                    program.points.len(),
-                    point_planes.len()
-                ));
-            }
-            if let Some(c) = &compress {
-                let l = pacc_runtime::compress::parse_list(c)
-                    .map_err(|e| format!("--compress: {e}"))?;
-                (o.compress, o.compress_all, o.compress_off) = (l.arrays, l.all, l.off);
-            }
-            let rates = pacc_runtime::compress::rates(&program, &shape, scheme, &o)
-                .map_err(|e| e.to_string())?;
-            let base =
-                config::plan_options(&program, shape.first().copied().unwrap_or(0), steps, &o);
-            let opts = PlanOptions {
-                buffer_sets: buffer_sets.unwrap_or(base.buffer_sets),
-                compress: rates,
-                ..base
-            };
-            let plan = plan::build(&program, &shape, steps, &point_planes, &opts)
-                .map_err(|e| format!("cannot plan the run: {e}"))?;
-            if json {
-                let mut v = serde_json::to_value(&plan).map_err(|e| e.to_string())?;
-                let totals = serde_json::to_value(plan.totals(&program));
-                v["summary"] = totals.map_err(|e| e.to_string())?;
-                v["warnings"] = serde_json::Value::from(plan.warnings(&program));
-                let _ = writeln!(out, "{v}");
-                return Ok(());
-            }
-            out.push_str(&plan.summary(&program));
-            for w in plan.warnings(&program) {
-                let _ = writeln!(out, "warning: {w}");
-            }
-            if plan.scheme.tiling() == plan::Tiling::Wavefront {
-                out.push_str(&plan.windows(&program));
-            }
-            print_link_per_block(out, &program, &plan);
-            match plan::race::check(&program, &plan) {
-                Ok(()) => {
-                    let _ = writeln!(
-                        out,
-                        "race check: passed (every two conflicting operations are ordered)"
-                    );
-                }
-                Err(e) => return Err(format!("race check FAILED: {e}")),
-            }
-            Ok(())
-        }
+        Cmd::Plan(args) => plan_run(args, out),
     }
+}
+
+/// `pacc plan`: the plan of a run as `pacc_runtime::run` would make it with these settings (on
+/// the CPU path: the CUDA tuner is not consulted), its summary or JSON, and the race check.
+fn plan_run(a: PlanArgs, out: &mut String) -> Result<(), String> {
+    let program = one_function(&a.file, a.function.as_deref())?.program;
+    let shape = numbers(&a.shape)
+        .map_err(|_| format!("--shape `{}`: expected numbers like 512,512,512", a.shape))?;
+    // As a run: 0 or 1 step per launch is the single-step kernels.
+    let fuse = a.fuse.filter(|&s| s > 1);
+    let mut o = pacc_runtime::Options::new()
+        .read_only_ring(!a.no_ring)
+        .set_by("fuse", pacc_runtime::Origin::CommandLine);
+    (o.chunks, o.block_steps, o.scheme) = (a.chunks, a.block_steps, Some(a.scheme));
+    o.fuse = fuse;
+    // One block by default: as many steps as the blocking depth the run would use (for a fused
+    // run, rounded up to whole groups: the block it would run).
+    let steps = a.steps.unwrap_or_else(|| {
+        let k = config::Fixed::of(&program, &o)
+            .block_steps
+            .unwrap_or(config::DEFAULT_BLOCK_STEPS);
+        fuse.map_or(k, |s| k.div_ceil(s) * s)
+    });
+    let point_planes: Vec<usize> = match &a.points {
+        Some(p) => numbers(p).map_err(|_| format!("--points `{p}`: expected plane numbers"))?,
+        None => vec![shape.first().copied().unwrap_or(0) / 2; program.points.len()],
+    };
+    if point_planes.len() != program.points.len() {
+        return Err(format!(
+            "`{}` has {} point statement(s) but --points gives {}",
+            program.name,
+            program.points.len(),
+            point_planes.len()
+        ));
+    }
+    if let Some(c) = &a.compress {
+        let l = pacc_runtime::compress::parse_list(c).map_err(|e| format!("--compress: {e}"))?;
+        (o.compress, o.compress_all, o.compress_off) = (l.arrays, l.all, l.off);
+    }
+    let rates =
+        pacc_runtime::compress::rates(&program, &shape, a.scheme, &o).map_err(|e| e.to_string())?;
+    let base = config::plan_options(&program, shape.first().copied().unwrap_or(0), steps, &o);
+    let mut opts = PlanOptions {
+        buffer_sets: a.buffer_sets.unwrap_or(base.buffer_sets),
+        compress: rates,
+        ..base
+    };
+    // A fused run (`pacc_runtime::run`): the options resolved on the original program, then the
+    // program with its fused kernel and output buffers, planned in groups of `s` steps.
+    let (program, plan_steps) = match fuse {
+        None => (program, steps),
+        Some(s) => {
+            let from = o.source_of("fuse");
+            pacc_runtime::fuse::refuse(&program, steps, s, from, &o, opts.compresses())
+                .map_err(|e| e.to_string())?;
+            let fused = pacc_runtime::fuse::program(&program, s)?;
+            opts.block_steps = opts.block_steps.div_ceil(s);
+            (fused, steps / s)
+        }
+    };
+    let plan = plan::build(&program, &shape, plan_steps, &point_planes, &opts)
+        .map_err(|e| format!("cannot plan the run: {e}"))?;
+    if a.json {
+        let mut v = serde_json::to_value(&plan).map_err(|e| e.to_string())?;
+        let totals = serde_json::to_value(plan.totals(&program));
+        v["summary"] = totals.map_err(|e| e.to_string())?;
+        v["warnings"] = serde_json::Value::from(plan.warnings(&program));
+        if let Some(f) = fusion_json(&program, &plan) {
+            v["fusion"] = f;
+        }
+        let _ = writeln!(out, "{v}");
+        return Ok(());
+    }
+    out.push_str(&plan.summary(&program));
+    for w in plan.warnings(&program) {
+        let _ = writeln!(out, "warning: {w}");
+    }
+    if plan.scheme.tiling() == plan::Tiling::Wavefront {
+        out.push_str(&plan.windows(&program));
+    }
+    print_link_per_block(out, &program, &plan);
+    print_launches_per_block(out, &program, &plan);
+    match plan::race::check(&program, &plan) {
+        Ok(()) => {
+            let _ = writeln!(
+                out,
+                "race check: passed (every two conflicting operations are ordered)"
+            );
+        }
+        Err(e) => return Err(format!("race check FAILED: {e}")),
+    }
+    Ok(())
 }
 
 /// Planes per block crossing the link, summed over arrays and compared with the extent of the
@@ -320,4 +453,149 @@ fn print_link_per_block(
             }
         );
     }
+}
+
+fn mib(bytes: u64) -> String {
+    format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
+}
+
+/// A fused plan's output buffers (the twins `name~k` of the arrays the group writes): program
+/// array indices, and their bytes on the device over all buffer sets. Empty for other plans.
+fn output_buffers(program: &pacc_runtime::Program, plan: &pacc_runtime::Plan) -> (Vec<usize>, u64) {
+    let Some(active) = &program.fusion.active else {
+        return (Vec::new(), 0);
+    };
+    let first = program.arrays.len() - active.twins.len();
+    let twins: Vec<usize> = (first..program.arrays.len()).collect();
+    let bytes = twins
+        .iter()
+        .map(|&t| (plan.device_planes(t) * plan.plane_len * plan.elem_sizes[t]) as u64)
+        .sum();
+    (twins, bytes)
+}
+
+/// Kernel launches of block `b` per chunk of each kernel of `program` (min and max over the
+/// block's chunks), and launches of each point statement in all.
+fn launches(
+    program: &pacc_runtime::Program,
+    plan: &pacc_runtime::Plan,
+    b: usize,
+) -> (Vec<(usize, usize)>, Vec<usize>) {
+    let chunks = plan.blocks[b].chunks.len().max(1);
+    let mut kernels = vec![vec![0usize; chunks]; program.kernels.len()];
+    let mut points = vec![0usize; program.points.len()];
+    for op in plan.ops.iter().filter(|op| op.block == b) {
+        match op.kind {
+            plan::OpKind::Kernel { kernel, .. } => {
+                if let Some(c) = kernels[kernel].get_mut(op.chunk) {
+                    *c += 1;
+                }
+            }
+            plan::OpKind::Point { point, .. } => points[point] += 1,
+            _ => {}
+        }
+    }
+    let per_chunk = kernels
+        .iter()
+        .map(|c| {
+            let min = c.iter().copied().min().unwrap_or(0);
+            (min, c.iter().copied().max().unwrap_or(0))
+        })
+        .collect();
+    (per_chunk, points)
+}
+
+/// Per block: the time steps it advances and the launches that take, per chunk (for a fused
+/// plan, of the fused kernel, and the output buffers it writes to on the device).
+fn print_launches_per_block(
+    out: &mut String,
+    program: &pacc_runtime::Program,
+    plan: &pacc_runtime::Plan,
+) {
+    let per = program.fusion.active.as_ref().map(|a| a.decl.steps);
+    let (twins, twin_bytes) = output_buffers(program, plan);
+    for (b, block) in plan.blocks.iter().enumerate() {
+        let (per_chunk, points) = launches(program, plan, b);
+        let each = match per {
+            Some(s) => format!(" ({s} steps each)"),
+            None => String::new(),
+        };
+        let kernels: Vec<String> = per_chunk
+            .iter()
+            .zip(&program.kernels)
+            .map(|(&(min, max), k)| {
+                let n = match min == max {
+                    true => max.to_string(),
+                    false => format!("{min}-{max}"),
+                };
+                format!("{n} launches of `{}`{each}", k.name)
+            })
+            .collect();
+        let total: usize = plan
+            .ops
+            .iter()
+            .filter(|op| op.block == b && matches!(op.kind, plan::OpKind::Kernel { .. }))
+            .count();
+        let mut line = format!(
+            "block {b}: kernel launches: {} steps = {} per chunk ({total} over {} chunks)",
+            block.steps * per.unwrap_or(1),
+            kernels.join(" + "),
+            block.chunks.len()
+        );
+        for (n, p) in points.iter().zip(&program.points) {
+            if *n > 0 {
+                let _ = write!(
+                    line,
+                    " + {n} launches of point statement `{}` in the chunks holding its plane",
+                    p.name
+                );
+            }
+        }
+        if !twins.is_empty() {
+            let names: Vec<&str> = twins
+                .iter()
+                .map(|&t| program.arrays[t].name.as_str())
+                .collect();
+            let _ = write!(
+                line,
+                " + output buffers: {} ({} on the device)",
+                names.join(", "),
+                mib(twin_bytes)
+            );
+        }
+        let _ = writeln!(out, "{line}");
+    }
+}
+
+/// What `pacc plan --json` says of a fused plan (none for other plans): steps per launch, the
+/// kernel, the run's steps and block steps (the plan's own count launches), the output buffers.
+fn fusion_json(
+    program: &pacc_runtime::Program,
+    plan: &pacc_runtime::Plan,
+) -> Option<serde_json::Value> {
+    let active = program.fusion.active.as_ref()?;
+    let s = active.decl.steps;
+    let (twins, bytes) = output_buffers(program, plan);
+    let buffers: Vec<serde_json::Value> = twins
+        .iter()
+        .zip(&active.twins)
+        .map(|(&t, &of)| {
+            serde_json::json!({
+                "name": program.arrays[t].name,
+                "array": program.arrays[of].name,
+                "device_bytes": plan.device_planes(t) * plan.plane_len * plan.elem_sizes[t],
+            })
+        })
+        .collect();
+    Some(serde_json::json!({
+        "steps_per_launch": s,
+        "kernel": active.decl.name,
+        "steps": plan.steps * s,
+        "block_steps": plan.block_steps * s,
+        "launches_per_chunk": (0..plan.blocks.len())
+            .map(|b| launches(program, plan, b).0.iter().map(|&(_, max)| max).sum::<usize>())
+            .collect::<Vec<_>>(),
+        "output_buffers": buffers,
+        "output_buffer_bytes": bytes,
+    }))
 }

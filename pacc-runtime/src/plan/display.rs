@@ -13,12 +13,27 @@ impl Plan {
     /// A human-readable summary, as `pacc plan` prints it.
     pub fn summary(&self, program: &Program) -> String {
         let mut s = String::new();
+        // A fused program's plan counts launches of `per` steps (`crate::fuse`).
+        let per = program.fusion.active.as_ref().map(|a| a.decl.steps);
+        let (steps, block_steps) = match per {
+            None => (
+                format!("{} steps", self.steps),
+                format!("{} block steps", self.block_steps),
+            ),
+            Some(p) => (
+                format!("{} steps ({} launches of {p})", self.steps * p, self.steps),
+                format!(
+                    "{} block steps ({} launches)",
+                    self.block_steps * p,
+                    self.block_steps
+                ),
+            ),
+        };
         let _ = writeln!(
             s,
-            "plan for `{}`: shape {:?}, {} steps, scheme {}, {} chunks{}, {} block steps ({} blocks)",
+            "plan for `{}`: shape {:?}, {steps}, scheme {}, {} chunks{}, {block_steps} ({} blocks)",
             program.name,
             self.shape,
-            self.steps,
             self.scheme,
             self.chunks,
             if self.chunks != self.requested_chunks {
@@ -26,7 +41,6 @@ impl Plan {
             } else {
                 String::new()
             },
-            self.block_steps,
             self.blocks.len()
         );
         for a in &self.adjustments {
@@ -86,15 +100,23 @@ impl Plan {
             .iter()
             .filter(|o| matches!(o.kind, OpKind::Kernel { .. }))
             .count();
-        let _ = writeln!(
-            s,
-            "kernel launches: {} per block on average ({} nest(s) x {} chunks x up to {} steps; one \
-             time step per launch)",
-            launches.div_ceil(self.blocks.len().max(1)),
-            program.kernels.len(),
-            self.chunks,
-            self.block_steps
-        );
+        let launches = launches.div_ceil(self.blocks.len().max(1));
+        let _ = match per {
+            None => writeln!(
+                s,
+                "kernel launches: {launches} per block on average ({} nest(s) x {} chunks x up to \
+                 {} steps; one time step per launch)",
+                program.kernels.len(),
+                self.chunks,
+                self.block_steps
+            ),
+            Some(p) => writeln!(
+                s,
+                "kernel launches: {launches} per block on average (1 fused kernel x {} chunks x up \
+                 to {} launches; {p} time steps per launch)",
+                self.chunks, self.block_steps
+            ),
+        };
         self.compression_summary(program, &mut s);
         let _ = writeln!(s, "operations per stream:");
         for stream in 0..self.streams {
