@@ -186,29 +186,9 @@ fn main() {
         ));
     }
 
-    // prev, cur, vel (and the sponge); --verify and --compare-with keep two more each.
-    let arrays = 3
-        + usize::from(cli.sponge > 0)
-        + 2 * usize::from(cli.pipe.verify)
-        + 2 * usize::from(cli.compare_with.is_some());
-    common::check_host_memory(
-        "acoustic",
-        arrays,
-        nz.saturating_mul(ny).saturating_mul(nx),
-        4,
-    );
-    let vel = acoustic::layered_vel(shape, cli.layers, vtop, vbottom, cli.dt, cli.dx);
     let wavelet = acoustic::ricker(cli.f0, cli.dt, cli.steps);
     let dx2 = (cli.dx * cli.dx) as f32;
-    let damp = (cli.sponge > 0).then(|| acoustic::sponge(shape, cli.sponge, cli.sponge_strength));
-    let mut prev = initial_field(shape, cli.init_noise, 1);
-    let mut cur = initial_field(shape, cli.init_noise, 2);
-    let (sz, sy, sx) = (src[0], src[1], src[2]);
-    let second = cli.compare_with.as_deref().map(|s| {
-        let v = parse_list::<usize>(s, 2, "--compare-with").unwrap_or_else(|e| fail(e));
-        (v[0], v[1])
-    });
-
+    // Under mpirun each rank builds only its window of the arrays.
     #[cfg(feature = "mpi")]
     if common::dist::launched() {
         let setup = Setup {
@@ -221,6 +201,27 @@ fn main() {
         };
         std::process::exit(distributed(&cli, &opts, &setup));
     }
+
+    // prev, cur, vel (and the sponge); --verify and --compare-with keep two more each.
+    let arrays = 3
+        + usize::from(cli.sponge > 0)
+        + 2 * usize::from(cli.pipe.verify)
+        + 2 * usize::from(cli.compare_with.is_some());
+    common::check_host_memory(
+        "acoustic",
+        arrays,
+        nz.saturating_mul(ny).saturating_mul(nx),
+        4,
+    );
+    let vel = acoustic::layered_vel(shape, cli.layers, vtop, vbottom, cli.dt, cli.dx);
+    let damp = (cli.sponge > 0).then(|| acoustic::sponge(shape, cli.sponge, cli.sponge_strength));
+    let mut prev = initial_field(shape, cli.init_noise, 1);
+    let mut cur = initial_field(shape, cli.init_noise, 2);
+    let (sz, sy, sx) = (src[0], src[1], src[2]);
+    let second = cli.compare_with.as_deref().map(|s| {
+        let v = parse_list::<usize>(s, 2, "--compare-with").unwrap_or_else(|e| fail(e));
+        (v[0], v[1])
+    });
 
     println!(
         "acoustic: {nz}x{ny}x{nx} grid, {} steps, dx {} m, dt {} s, {}, Courant {courant:.3} \
@@ -374,15 +375,11 @@ fn distributed_run(
     let slab = dist::slab(world, program, &[nz, ny, nx], cli.steps, opts)?;
     let w = slab.window.clone();
     let local = (w.len(), ny, nx);
-    // Each rank builds only its window (the sponge excepted: it is cut from the global one).
+    // Each rank builds only its window.
     let column = acoustic::layered_vel((nz, 1, 1), cli.layers, s.vtop, s.vbottom, cli.dt, cli.dx);
     let vel = ndarray::Array3::from_shape_fn(local, |(z, _, _)| column[[w.start + z, 0, 0]]);
-    let damp = (cli.sponge > 0).then(|| {
-        dist::window(
-            &acoustic::sponge(s.shape, cli.sponge, cli.sponge_strength),
-            &slab,
-        )
-    });
+    let damp = (cli.sponge > 0)
+        .then(|| acoustic::sponge_planes(s.shape, cli.sponge, cli.sponge_strength, w.clone()));
     let field = |seed| {
         let mut a = ndarray::Array3::<f32>::zeros(local);
         reset_field_at(&mut a, cli.init_noise, seed, w.start, nz);

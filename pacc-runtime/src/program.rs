@@ -366,18 +366,25 @@ pub struct Program {
     pub fusion: Fusion,
 }
 
+impl KernelDecl {
+    /// The widest read of this kernel along axis 0: (planes before, planes after).
+    pub fn axis0_reach(&self) -> (usize, usize) {
+        self.reads.iter().fold((0, 0), |(b, f), r| {
+            (
+                b.max((-r.lo[0]).max(0) as usize),
+                f.max(r.hi[0].max(0) as usize),
+            )
+        })
+    }
+}
+
 impl Program {
     /// Largest backward (negative) and forward read offset along axis 0 over all kernels.
     pub fn axis0_reach(&self) -> (usize, usize) {
-        let mut back = 0i64;
-        let mut fwd = 0i64;
-        for k in &self.kernels {
-            for r in &k.reads {
-                back = back.max(-r.lo[0]);
-                fwd = fwd.max(r.hi[0]);
-            }
-        }
-        (back.max(0) as usize, fwd.max(0) as usize)
+        self.kernels
+            .iter()
+            .map(KernelDecl::axis0_reach)
+            .fold((0, 0), |(b, f), (kb, kf)| (b.max(kb), f.max(kf)))
     }
 
     /// The value of the time variable at step `step` of a run whose first step has `t0`: a

@@ -217,12 +217,25 @@ pub fn layered_vel(
 /// Damping factors `e` for [`propagate_sponge()`]: 0 in the interior, `strength * (1 - d/width)^2`
 /// within `width` points (distance `d`) of the first computed plane of any face.
 pub fn sponge(shape: (usize, usize, usize), width: usize, strength: f32) -> Array3<f32> {
+    sponge_planes(shape, width, strength, 0..shape.0)
+}
+
+/// The planes `planes` (along z) of [`sponge`]`(shape, width, strength)`, built without the
+/// others: a distributed rank's window.
+pub fn sponge_planes(
+    shape: (usize, usize, usize),
+    width: usize,
+    strength: f32,
+    planes: std::ops::Range<usize>,
+) -> Array3<f32> {
     let dist = |i: usize, n: usize| -> usize {
         let lo = i.saturating_sub(HALO);
         let hi = (n - 1 - HALO).saturating_sub(i);
         lo.min(hi)
     };
-    Array3::from_shape_fn(shape, |(z, y, x)| {
+    let local = (planes.len(), shape.1, shape.2);
+    Array3::from_shape_fn(local, |(z, y, x)| {
+        let z = planes.start + z;
         let d = dist(z, shape.0).min(dist(y, shape.1)).min(dist(x, shape.2));
         if width == 0 || d >= width {
             0.0
@@ -272,4 +285,20 @@ pub fn write_png(path: &std::path::Path, u: &Array3<f32>, z: usize) -> std::io::
     let mut w = enc.write_header().map_err(std::io::Error::other)?;
     w.write_image_data(&pixels).map_err(std::io::Error::other)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sponge_planes_are_the_planes_of_the_whole_sponge() {
+        let shape = (30, 24, 26);
+        let whole = sponge(shape, 6, 0.5);
+        assert!(whole.iter().any(|&e| e > 0.0) && whole.iter().any(|&e| e == 0.0));
+        for planes in [0..30, 3..11, 20..30] {
+            let part = sponge_planes(shape, 6, 0.5, planes.clone());
+            assert_eq!(part, whole.slice(ndarray::s![planes, .., ..]));
+        }
+    }
 }

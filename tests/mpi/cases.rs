@@ -443,6 +443,41 @@ fn errors(w: &Communicator) {
         let e = call(&mine, 1.0 + me as f32, 0).unwrap_err();
         assert!(matches!(dist_err(&e), DistError::Disagree { .. }), "{e}");
     }
+    // Fused kernels are refused, not ignored.
+    let fused = Options {
+        fuse: Some(2),
+        ..opts.clone()
+    };
+    let (mut p, mut c, v) = (
+        Array3::<f32>::zeros(dims(&mine)),
+        Array3::<f32>::zeros(dims(&mine)),
+        Array3::<f32>::zeros(dims(&mine)),
+    );
+    let e = acoustic::propagate::run_distributed(
+        &mut p,
+        &mut c,
+        &v,
+        &wavelet,
+        nz / 2,
+        6,
+        6,
+        1.0,
+        6,
+        w,
+        &mine,
+        &fused,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::Setting {
+                setting: "fuse",
+                ..
+            }
+        ),
+        "{e}"
+    );
     // The serial backend does not run distributed.
     let serial = Options {
         backend: BackendChoice::Serial,

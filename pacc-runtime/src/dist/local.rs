@@ -8,7 +8,7 @@
 //! Point statements outside the window are dropped from the step; those inside apply at their
 //! local plane (also in the halos, which stand in for the neighbour's planes).
 
-use super::slab::{kernel_reach, Slab};
+use super::slab::Slab;
 #[cfg(feature = "mpi")]
 use crate::exec::{BufView, CpuKernelFn, CpuKernels, CpuPointFn, KernelFrame};
 #[cfg(feature = "mpi")]
@@ -23,7 +23,7 @@ pub(crate) fn program(program: &Program, slab: &Slab, points: &[Vec<i64>]) -> (P
     let mut local = program.clone();
     let (w, n0) = (&slab.window, slab.global[0]);
     for (k, decl) in local.kernels.iter_mut().enumerate() {
-        let (back, fwd) = kernel_reach(program, k);
+        let (back, fwd) = program.kernels[k].axis0_reach();
         let r = decl.ranges[0];
         let (glo, ghi) = (r.lo.eval(n0).max(0) as usize, r.hi.eval(n0).max(0) as usize);
         let lo = glo.max(w.start + back).max(w.start);

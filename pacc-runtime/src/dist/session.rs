@@ -234,6 +234,15 @@ fn prepare(
     opts.validate()?;
     crate::validate::call(lprog, inv)?;
     let backend = choose_backend(opts.backend, opts.source_of("backend"))?;
+    if let Some(s) = opts.fuse.filter(|&s| s > 1) {
+        return Err(Error::Setting {
+            setting: "fuse",
+            value: s.to_string(),
+            from: opts.source_of("fuse"),
+            problem: "a distributed run does not run fused kernels yet".into(),
+            fix: "leave it unset (or 1) for a distributed run".into(),
+        });
+    }
     let shape = slab.local_shape();
     let k = slab.block_steps.min(inv.steps).max(1);
     let mut popts = crate::config::plan_options(lprog, shape[0], inv.steps, opts);

@@ -51,22 +51,12 @@ pub fn reach_per_step(program: &Program) -> (usize, usize) {
     let (mut back, mut fwd) = (0usize, 0usize);
     for stage in &program.step {
         if let Stage::Kernel(k) = *stage {
-            let (b, f) = kernel_reach(program, k);
+            let (b, f) = program.kernels[k].axis0_reach();
             back += b;
             fwd += f;
         }
     }
     (back, fwd)
-}
-
-/// The widest read of kernel `k` along axis 0: (planes before, planes after).
-pub(crate) fn kernel_reach(program: &Program, k: usize) -> (usize, usize) {
-    program.kernels[k].reads.iter().fold((0, 0), |(b, f), r| {
-        (
-            b.max((-r.lo[0]).max(0) as usize),
-            f.max(r.hi[0].max(0) as usize),
-        )
-    })
 }
 
 /// The time steps per block of a distributed run of `steps` steps: the option, else the
