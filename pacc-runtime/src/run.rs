@@ -64,18 +64,33 @@ pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<Run
     };
     let (mut popts, tune_note) = resolve_options(program, &inv, opts, backend)?;
     let swap_replays = swap_replays(program, steps);
+    let (fuse, fuse_note) = match fuse {
+        Some(s) => {
+            let from = opts.source_of("fuse");
+            crate::fuse::refuse(program, steps, s, from, opts, popts.compresses())?;
+            popts.block_steps = popts.block_steps.div_ceil(s);
+            (Some(s), None)
+        }
+        None => {
+            let (picked, note) = auto_fuse(program, &inv, opts, &popts, backend);
+            (
+                picked.map(|(s, p)| {
+                    popts = p;
+                    s
+                }),
+                note,
+            )
+        }
+    };
     if let Some(s) = fuse {
-        let from = opts.source_of("fuse");
-        crate::fuse::refuse(program, steps, s, from, opts, popts.compresses())?;
         let fused = crate::fuse::program(program, s).map_err(Error::Internal)?;
         let inv = crate::fuse::invocation(&fused, inv, s);
-        popts.block_steps = popts.block_steps.div_ceil(s);
         let mut out = run_fused(&fused, inv, opts, &popts, backend)?;
         out.swap_replays = swap_replays;
         out.report.steps = steps;
         out.report
             .adjustments
-            .extend(march_note.into_iter().chain(tune_note));
+            .extend(march_note.into_iter().chain(tune_note).chain(fuse_note));
         out.report.adjustments.push(format!(
             "fused: {s} steps per launch (`{}`), {} groups of {s} steps per block",
             fused.kernels[0].name, popts.block_steps
@@ -85,7 +100,10 @@ pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<Run
     }
     let durable = Durable::prepare(program, &inv, opts)?;
     let first = durable.found.as_ref().map_or(0, |f| f.state.step);
-    let mut notes: Vec<String> = march_note.into_iter().chain(tune_note).collect();
+    let mut notes: Vec<String> = (march_note.into_iter())
+        .chain(tune_note)
+        .chain(fuse_note)
+        .collect();
     if let Some(f) = &durable.found {
         notes.push(format!(
             "resumed from the checkpoint in `{}` at step {} of {steps}",
@@ -217,6 +235,25 @@ fn resolve_options(
         Backend::Cuda => crate::tune::auto_plan_options(program, inv, opts, popts),
         Backend::Cpu(_) => (popts, None),
     })
+}
+
+/// The tuner's choice of a fused form when the options leave it free (CUDA backend only):
+/// its steps per launch and plan options, and a note whenever fusion was weighed.
+fn auto_fuse(
+    program: &Program,
+    inv: &Invocation<'_>,
+    opts: &Options,
+    popts: &PlanOptions,
+    backend: Backend,
+) -> (Option<(usize, PlanOptions)>, Option<String>) {
+    match backend {
+        #[cfg(feature = "cuda")]
+        Backend::Cuda => crate::tune::fusion::auto_fuse(program, inv, opts, popts),
+        _ => {
+            let _ = (program, inv, opts, popts);
+            (None, None)
+        }
+    }
 }
 
 /// What a checkpointing or resuming call must agree with, and the checkpoint it resumes from:

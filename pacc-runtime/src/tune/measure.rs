@@ -5,9 +5,11 @@
 //! Link and kernel measurements are cached per process, so a run pays for them once.
 
 use super::model::LinkRates;
+use crate::program::{Bound, Program};
 #[cfg(feature = "cuda")]
 pub use cuda_rates::{
-    link_rates, measure_inputs, measure_kernel_rates, measure_link, measure_march_candidates,
+    link_rates, measure_inputs, measure_inputs_at, measure_kernel_rates, measure_kernel_rates_at,
+    measure_link, measure_march_candidates, slab_planes,
 };
 
 /// Host memcpy rate in bytes per second, as the staged-copy executor copies (4 MiB pieces in
@@ -28,6 +30,23 @@ pub fn measure_host_copy_rate(bytes: usize) -> f64 {
     }
     std::hint::black_box(&dst);
     bytes as f64 / best.max(1e-9)
+}
+
+/// `program` with every kernel's axis-0 range inside a slab of `planes` planes, for timing its
+/// kernels there: a rank's local program (`dist::local`) computes fixed planes of its window,
+/// which the slab may not have. Ranges that fit stay as they are.
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+pub(crate) fn slab_program(program: &Program, planes: usize) -> Program {
+    let mut p = program.clone();
+    for k in &mut p.kernels {
+        let (back, fwd) = k.axis0_reach();
+        let r = &mut k.ranges[0];
+        if r.lo.eval(planes) < back as i64 || r.hi.eval(planes) + fwd as i64 > planes as i64 {
+            r.lo = Bound::start(back as i64);
+            r.hi = Bound::end(-(fwd as i64));
+        }
+    }
+    p
 }
 
 /// Rates from the link's copy times.
@@ -77,12 +96,13 @@ mod cuda_rates {
             })
     }
 
-    /// Program, source hash, plane shape, FMA, kernel form, compile-time shape and unpadded
-    /// rows: what a kernel's rate depends on.
+    /// Program, source hash and kernel names, plane shape, slab planes, FMA, kernel form,
+    /// compile-time shape and unpadded rows: what a kernel's measured rate depends on.
     type Key = (
         String,
         u64,
         Vec<usize>,
+        usize,
         bool,
         KernelForm,
         Option<MarchTuning>,
@@ -98,20 +118,44 @@ mod cuda_rates {
     }
 
     /// Points per second of each kernel of `program`, measured by running it (2 steps, in core)
-    /// on a copy of the first planes of the call's arrays: a slab of the real plane size. Cached
-    /// per process, program source, plane shape and FMA setting.
+    /// on a copy of the first planes of the call's arrays: a slab of the real plane size, as
+    /// deep as the program's reach needs ([`slab_planes`]). Cached per process, program,
+    /// plane shape and the options the kernels depend on.
     pub fn measure_kernel_rates(
         program: &Program,
         inv: &Invocation<'_>,
         opts: &Options,
     ) -> Result<Vec<f64>, Error> {
+        let planes = slab_planes(program, inv.arrays[0].shape()[0]);
+        measure_kernel_rates_at(program, inv, opts, planes)
+    }
+
+    /// The planes of the slab [`measure_kernel_rates`] times the kernels on.
+    pub fn slab_planes(program: &Program, n: usize) -> usize {
+        n.min((4 * program.halo + 8).max(16))
+    }
+
+    /// [`measure_kernel_rates`] on a slab of `planes` planes (at most the call's). `program`
+    /// may be a fused run's (`crate::fuse::program`) with `inv` the call's own invocation: the
+    /// level buffers get copies of the arrays they stand for.
+    pub fn measure_kernel_rates_at(
+        program: &Program,
+        inv: &Invocation<'_>,
+        opts: &Options,
+        planes: usize,
+    ) -> Result<Vec<f64>, Error> {
         let shape = inv.arrays[0].shape().to_vec();
+        let planes = planes.min(shape[0]);
         let mut h = std::collections::hash_map::DefaultHasher::new();
         program.cuda_source.hash(&mut h);
+        for k in &program.kernels {
+            k.name.hash(&mut h);
+        }
         let key = (
             program.name.clone(),
             h.finish(),
             shape[1..].to_vec(),
+            planes,
             opts.fma,
             opts.kernel_form,
             opts.march,
@@ -120,7 +164,8 @@ mod cuda_rates {
         if let Some(v) = rate_cache().get(&key) {
             return Ok(v.clone());
         }
-        let slab = Slab::copy(program, inv);
+        let slab = Slab::copy(program, inv, planes);
+        let program = &super::slab_program(program, slab.shape[0]);
         let steps = 2;
         let plan = plan::build(
             program,
@@ -221,13 +266,14 @@ mod cuda_rates {
     }
 
     impl Slab {
-        fn copy(program: &Program, inv: &Invocation<'_>) -> Slab {
+        /// The first `slab` planes of the arrays of `program`: the call's, and for a fused
+        /// run's level buffers those of the arrays they stand for.
+        fn copy(program: &Program, inv: &Invocation<'_>, slab: usize) -> Slab {
             let shape = inv.arrays[0].shape().to_vec();
-            let slab = shape[0].min((4 * program.halo + 8).max(16));
             let plane_elems: usize = shape[1..].iter().product();
             let mut store: Vec<Vec<u64>> = Vec::new();
             let mut arrays = Vec::new();
-            for a in &inv.arrays {
+            for a in (0..program.arrays.len()).map(|a| &inv.arrays[program.host_array(a)]) {
                 let bytes = slab * plane_elems * a.elem.size();
                 let mut v = vec![0u64; bytes.div_ceil(8)];
                 // SAFETY: the first `bytes` bytes of the caller's array (it has >= slab planes).
@@ -311,8 +357,20 @@ mod cuda_rates {
         inv: &Invocation<'_>,
         opts: &Options,
     ) -> Result<TuneInputs, Error> {
+        let planes = slab_planes(program, inv.arrays[0].shape()[0]);
+        measure_inputs_at(program, inv, opts, planes)
+    }
+
+    /// [`measure_inputs`] with the kernels timed on a slab of `planes` planes
+    /// ([`measure_kernel_rates_at`]).
+    pub fn measure_inputs_at(
+        program: &Program,
+        inv: &Invocation<'_>,
+        opts: &Options,
+        planes: usize,
+    ) -> Result<TuneInputs, Error> {
         let link = link_rates()?;
-        let rates = measure_kernel_rates(program, inv, opts)?;
+        let rates = measure_kernel_rates_at(program, inv, opts, planes)?;
         let budget = cuda::device_memory_budget()?;
         let mut t = TuneInputs::new(link, rates, budget);
         t.point_planes = inv
@@ -321,5 +379,26 @@ mod cuda_rates {
             .map(|p| p.first().copied().unwrap_or(0).max(0) as usize)
             .collect();
         Ok(t)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::slab_program;
+    use crate::program::{fixtures::one_kernel, Bound, Role};
+
+    #[test]
+    fn slab_program_moves_fixed_ranges_inside_the_slab_and_keeps_fitting_ones() {
+        let arrays = [("a", Role::InOut), ("b", Role::InOut)];
+        let p = one_kernel("p", &arrays, &[(0, 4)], 1, 4);
+        assert_eq!(slab_program(&p, 24).kernels, p.kernels);
+        // A rank's local program: planes 4..700 of its window, fixed.
+        let mut local = p.clone();
+        local.kernels[0].ranges[0].lo = Bound::start(4);
+        local.kernels[0].ranges[0].hi = Bound::start(700);
+        let s = slab_program(&local, 24);
+        let r = s.kernels[0].ranges[0];
+        assert_eq!((r.lo.eval(24), r.hi.eval(24)), (4, 20));
+        assert_eq!(s.kernels[0].ranges[1..], local.kernels[0].ranges[1..]);
     }
 }

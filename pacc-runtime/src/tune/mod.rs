@@ -11,16 +11,21 @@
 //! the free ones are tuned. When the options name no scheme, the tuner picks it too, among
 //! [`AUTO_SCHEMES`].
 //!
+//! On long runs, [`fusion`] weighs the translator's fused kernels (several steps per launch)
+//! against single steps, each form timed on the same slab and predicted by the model.
+//!
 //! Before that, on long runs, [`auto_march`] picks the marching kernels' compile-time shape
 //! (registers against occupancy, see [`MarchTuning::candidates`]) by timing each candidate.
 
+pub mod fusion;
 pub mod measure;
 pub mod model;
 
 pub use measure::measure_host_copy_rate;
 #[cfg(feature = "cuda")]
 pub use measure::{
-    link_rates, measure_inputs, measure_kernel_rates, measure_link, measure_march_candidates,
+    link_rates, measure_inputs, measure_inputs_at, measure_kernel_rates, measure_kernel_rates_at,
+    measure_link, measure_march_candidates, slab_planes,
 };
 pub use model::{
     block_step_candidates, choose, choose_scheme, fastest_kernels, plane_points, plane_rate,
@@ -140,42 +145,47 @@ pub fn auto_plan_options(
     opts: &crate::options::Options,
     base: PlanOptions,
 ) -> (PlanOptions, Option<String>) {
-    use crate::plan::Scheme;
-    use std::sync::OnceLock;
     let fixed = crate::config::Fixed::of(program, opts);
-    let (fixed_c, fixed_k) = (fixed.chunks, fixed.block_steps);
-    if (fixed_c.is_some() && fixed_k.is_some()) || inv.steps == 0 {
+    if (fixed.chunks.is_some() && fixed.block_steps.is_some()) || inv.steps == 0 {
         return (base, None);
     }
-    let shape = inv.arrays[0].shape().to_vec();
-    let r = measure_inputs(program, inv, opts).and_then(|mut t| {
-        t.scheme = base.scheme;
-        if base.scheme == Scheme::StagedCopy {
-            static HOST: OnceLock<f64> = OnceLock::new();
-            t.rates.host_copy_rate = *HOST.get_or_init(|| measure_host_copy_rate(256 << 20));
-        }
-        t.chunks = fixed_c;
-        t.block_steps = fixed_k;
-        t.read_only_ring = base.read_only_ring;
-        match opts.scheme {
-            Some(_) => choose(program, &shape, inv.steps, &t),
-            None => choose_scheme(program, &shape, inv.steps, &t, &AUTO_SCHEMES),
-        }
-    });
+    let shape = inv.arrays[0].shape();
+    let r = measure_inputs(program, inv, opts)
+        .and_then(|t| tuned_choice(program, shape, inv.steps, opts, &base, fixed, t));
     match r {
-        Ok(c) => (
-            PlanOptions {
-                chunks: c.chunks,
-                block_steps: c.block_steps,
-                scheme: c.scheme,
-                buffer_sets: c.scheme.buffer_sets(),
-                ..base
-            },
-            Some(c.summary()),
-        ),
+        Ok(c) => (c.plan_options(&base), Some(c.summary())),
         Err(e) => (
             base,
             Some(format!("tuner skipped ({e}); using the default options")),
         ),
+    }
+}
+
+/// The model's choice for a call of `steps` steps of `program` with measured inputs `t`: the
+/// free ones of chunks and block steps (`fixed` holds the others), and the scheme unless the
+/// options name it (`base` holds the planner's other settings).
+#[cfg(feature = "cuda")]
+pub(crate) fn tuned_choice(
+    program: &Program,
+    shape: &[usize],
+    steps: usize,
+    opts: &crate::options::Options,
+    base: &PlanOptions,
+    fixed: crate::config::Fixed,
+    mut t: TuneInputs,
+) -> Result<TuneChoice, crate::error::Error> {
+    use crate::plan::Scheme;
+    use std::sync::OnceLock;
+    t.scheme = base.scheme;
+    if base.scheme == Scheme::StagedCopy {
+        static HOST: OnceLock<f64> = OnceLock::new();
+        t.rates.host_copy_rate = *HOST.get_or_init(|| measure_host_copy_rate(256 << 20));
+    }
+    t.chunks = fixed.chunks;
+    t.block_steps = fixed.block_steps;
+    t.read_only_ring = base.read_only_ring;
+    match opts.scheme {
+        Some(_) => choose(program, shape, steps, &t),
+        None => choose_scheme(program, shape, steps, &t, &AUTO_SCHEMES),
     }
 }

@@ -185,6 +185,17 @@ pub struct TuneChoice {
 }
 
 impl TuneChoice {
+    /// `base` with this choice's chunks, block steps and scheme (and the scheme's buffer sets).
+    pub fn plan_options(&self, base: &PlanOptions) -> PlanOptions {
+        PlanOptions {
+            chunks: self.chunks,
+            block_steps: self.block_steps,
+            scheme: self.scheme,
+            buffer_sets: self.scheme.buffer_sets(),
+            ..base.clone()
+        }
+    }
+
     pub fn summary(&self) -> String {
         format!(
             "tuner: {} chunks x {} block steps ({}), predicted {:.4} s ({:.4} s/step; per block link {:.4} s, kernels {:.4} s)",

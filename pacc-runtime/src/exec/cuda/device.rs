@@ -134,7 +134,8 @@ fn arch(cc: (i32, i32)) -> &'static str {
 }
 
 /// Compiles `source` with NVRTC for the context's device (once per process, device, program
-/// name, source hash and FMA setting) and loads it. `kernel` names the program in errors.
+/// name, source hash and FMA setting; the PTX also once per machine, `ptx_cache`) and loads
+/// it. `kernel` names the program in errors.
 pub(crate) fn module(
     ctx: &Arc<CudaContext>,
     program: &str,
@@ -145,12 +146,12 @@ pub(crate) fn module(
     static MODS: OnceLock<Mutex<HashMap<Key, Arc<Module>>>> = OnceLock::new();
     let mut h = std::collections::hash_map::DefaultHasher::new();
     source.hash(&mut h);
-    let key = (ctx.ordinal(), program.to_string(), h.finish(), fma);
+    let key_of = (ctx.ordinal(), program.to_string(), h.finish(), fma);
     let mut m = MODS
         .get_or_init(Default::default)
         .lock()
         .unwrap_or_else(|e| e.into_inner());
-    if let Some(x) = m.get(&key) {
+    if let Some(x) = m.get(&key_of) {
         return Ok(x.clone());
     }
     let cc = ctx
@@ -162,7 +163,46 @@ pub(crate) fn module(
         name: Some(format!("{program}.cu")),
         ..Default::default()
     };
-    let ptx = cudarc::nvrtc::compile_ptx_with_opts(source, opts).map_err(|e| Error::Nvrtc {
+    let key = format!(
+        "pacc {} {} fmad={fma} nvrtc {:?}",
+        env!("CARGO_PKG_VERSION"),
+        arch(cc),
+        nvrtc_version()
+    );
+    let ptx = match super::ptx_cache::load(&key, source) {
+        Some(ptx) => cudarc::nvrtc::Ptx::from_src(ptx),
+        None => {
+            let ptx = compile(program, source, opts)?;
+            super::ptx_cache::store(&key, source, &ptx.to_src());
+            ptx
+        }
+    };
+    let module = ctx.load_module(ptx).map_err(cuda_err(format!(
+        "loading the compiled module of `{program}`"
+    )))?;
+    let md = Arc::new(Module {
+        module,
+        funcs: Mutex::new(HashMap::new()),
+    });
+    m.insert(key_of, md.clone());
+    Ok(md)
+}
+
+/// NVRTC's (major, minor) version.
+fn nvrtc_version() -> (i32, i32) {
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: two out-parameters; NVRTC is loaded (the caller compiles with it next).
+    unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) };
+    (major, minor)
+}
+
+/// NVRTC's PTX of `source`, or its log as an error naming `program`.
+fn compile(
+    program: &str,
+    source: &str,
+    opts: cudarc::nvrtc::CompileOptions,
+) -> Result<cudarc::nvrtc::Ptx, Error> {
+    cudarc::nvrtc::compile_ptx_with_opts(source, opts).map_err(|e| Error::Nvrtc {
         kernel: program.to_string(),
         log: match e {
             cudarc::nvrtc::CompileError::CompileError {
@@ -176,16 +216,7 @@ pub(crate) fn module(
             ),
             other => format!("{other:?}"),
         },
-    })?;
-    let module = ctx.load_module(ptx).map_err(cuda_err(format!(
-        "loading the compiled module of `{program}`"
-    )))?;
-    let md = Arc::new(Module {
-        module,
-        funcs: Mutex::new(HashMap::new()),
-    });
-    m.insert(key, md.clone());
-    Ok(md)
+    })
 }
 
 /// The executor's own kernels: combine a buffer of per-block reduction partials into one value

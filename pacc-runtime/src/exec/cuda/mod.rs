@@ -57,6 +57,7 @@ mod memory;
 mod pinning;
 mod prepare;
 mod probe;
+mod ptx_cache;
 #[cfg(feature = "bench")]
 mod resident;
 mod rows;

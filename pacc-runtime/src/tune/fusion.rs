@@ -1,0 +1,304 @@
+//! Whether a call runs the translator's fused kernels (`crate::fuse`), and how many steps per
+//! launch: the model's prediction of the whole run, single-step against each fused form, with
+//! every form's kernels timed on the same slab of the call's arrays.
+//!
+//! A fused form moves fewer bytes per step through device memory, but it recomputes halo
+//! points, holds level buffers (less room for chunks) and its steps come in groups; which of
+//! these wins depends on the program, the shape and the device, so the tuner measures rather
+//! than assumes. Only calls long enough for the marching kernels' shape to be tuned
+//! ([`super::MARCH_TUNE_POINTS`]) and predicted to run [`WEIGH_SECONDS`] are considered:
+//! timing a fused form costs a compile and two short runs; the forms are timed shallowest
+//! first, and a deeper one only while the shallower beat single steps.
+
+use crate::options::Options;
+use crate::program::Program;
+
+/// A fused form is taken only when its predicted run is at most this share of the single-step
+/// one: the slab's rates carry a few percent of noise, and a tie is not worth the level
+/// buffers.
+pub const FUSE_MARGIN: f64 = 0.95;
+
+/// Runs predicted shorter than this (single steps) are not weighed: weighing copies a slab of
+/// up to [`SLAB_BYTES`] and runs it twice per form (about 2 s for Himeno at 512x512x768 on the
+/// H100, the PTX cached), which should stay within a few percent of the run.
+pub const WEIGH_SECONDS: f64 = 60.0;
+
+/// Slab planes the forms are timed on: enough for the widest fused reach and for marching
+/// segments of a realistic length, without copying more than [`SLAB_BYTES`].
+pub const SLAB_PLANES: usize = 64;
+
+/// The most bytes the timing slab copies out of the call's arrays.
+pub const SLAB_BYTES: usize = 1 << 30;
+
+/// The fused step counts worth timing for a call of `steps` steps: forms the translator
+/// generated that the call can run (a multiple of the group, no checkpoints or compression;
+/// [`crate::fuse::refuse`] is the rule).
+pub fn candidates(program: &Program, steps: usize, opts: &Options, compressed: bool) -> Vec<usize> {
+    let allowed =
+        |s: usize| crate::fuse::refuse(program, steps, s, String::new(), opts, compressed).is_ok();
+    (program.fusion.kernels.iter())
+        .map(|k| k.steps)
+        .filter(|&s| s > 1 && allowed(s))
+        .collect()
+}
+
+/// The planes of the slab every form is timed on: [`SLAB_PLANES`], or more where the widest
+/// fused group reaches further, or fewer where the planes are large (at least what the widest
+/// reach needs), and never more than the call has.
+pub fn slab_planes(program: &Program, shape: &[usize], steps: &[usize]) -> usize {
+    let halo = steps.iter().max().copied().unwrap_or(1) * program.halo;
+    let need = 4 * halo + 8;
+    let plane: usize = shape[1..].iter().product();
+    let twins: usize = (program.fusion.kernels.iter())
+        .flat_map(|k| &k.outputs)
+        .map(|&a| program.arrays[a].elem.size())
+        .max()
+        .unwrap_or(0);
+    let bytes = plane * (program.arrays.iter().map(|a| a.elem.size()).sum::<usize>() + twins);
+    let fits = SLAB_BYTES / bytes.max(1);
+    SLAB_PLANES.min(fits).max(need).min(shape[0])
+}
+
+/// The step count to fuse, from the single-step run's predicted seconds and each fused form's
+/// `(steps per launch, predicted seconds)`: the fastest form that beats single steps by
+/// [`FUSE_MARGIN`], else `None`.
+pub fn pick(single: f64, fused: &[(usize, f64)]) -> Option<usize> {
+    fused
+        .iter()
+        .filter(|(_, t)| t.is_finite() && *t <= FUSE_MARGIN * single)
+        .min_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)))
+        .map(|&(s, _)| s)
+}
+
+#[cfg(feature = "cuda")]
+pub use cuda::auto_fuse;
+
+#[cfg(feature = "cuda")]
+mod cuda {
+    use super::{candidates, pick, slab_planes, FUSE_MARGIN, WEIGH_SECONDS};
+    use crate::config::Fixed;
+    use crate::error::Error;
+    use crate::invocation::Invocation;
+    use crate::options::Options;
+    use crate::plan::PlanOptions;
+    use crate::program::Program;
+    use crate::tune::{
+        measure_inputs_at, plane_rate, tuned_choice, useful_points, TuneChoice, MARCH_TUNE_POINTS,
+    };
+
+    /// One form's prediction: steps per launch (1: single step), the model's choice, the
+    /// kernels' points per second per time step on the slab.
+    struct Form {
+        steps: usize,
+        choice: TuneChoice,
+        rate: f64,
+    }
+
+    /// `run`'s hook, on the CUDA backend when the options leave fusion free: the fused form
+    /// to run (its steps per launch and plan options, block steps in groups) when the model
+    /// predicts it beats single steps, and a note for the report whenever fusion was weighed.
+    /// `base` holds the planner settings the single-step run resolved.
+    pub fn auto_fuse(
+        program: &Program,
+        inv: &Invocation<'_>,
+        opts: &Options,
+        base: &PlanOptions,
+    ) -> (Option<(usize, PlanOptions)>, Option<String>) {
+        let shape = inv.arrays[0].shape();
+        if opts.fuse.is_some() || useful_points(program, shape, inv.steps) < MARCH_TUNE_POINTS {
+            return (None, None);
+        }
+        let steps = candidates(program, inv.steps, opts, base.compresses());
+        if steps.is_empty() {
+            return (None, None);
+        }
+        let began = std::time::Instant::now();
+        let planes = slab_planes(program, shape, &steps);
+        let single = match form(program, inv, opts, base, 1, planes) {
+            Ok(f) => f,
+            Err(e) => return (None, Some(format!("fusion not weighed ({e})"))),
+        };
+        if single.choice.predicted_seconds < WEIGH_SECONDS {
+            return (None, None);
+        }
+        // Deeper groups recompute more halo: time the next one only while fusing deeper pays.
+        let mut forms: Vec<Form> = Vec::new();
+        let mut skipped = Vec::new();
+        let mut best = single.choice.predicted_seconds;
+        for (i, &s) in steps.iter().enumerate() {
+            let f = crate::fuse::program(program, s)
+                .map_err(Error::Internal)
+                .and_then(|fp| form(&fp, inv, opts, base, s, planes));
+            let t = match f {
+                Ok(f) => {
+                    let t = f.choice.predicted_seconds;
+                    forms.push(f);
+                    t
+                }
+                Err(e) => {
+                    skipped.push(format!("fused {s} failed ({e})"));
+                    f64::INFINITY
+                }
+            };
+            if t > FUSE_MARGIN * best {
+                let rest = steps[i + 1..]
+                    .iter()
+                    .map(|d| format!("fused {d} not timed"));
+                skipped.extend(rest);
+                break;
+            }
+            best = t;
+        }
+        let times: Vec<(usize, f64)> = (forms.iter())
+            .map(|f| (f.steps, f.choice.predicted_seconds))
+            .collect();
+        let chosen = pick(single.choice.predicted_seconds, &times);
+        let spent = began.elapsed().as_secs_f64();
+        let note = note(&single, &forms, &skipped, chosen, planes, spent);
+        let picked = chosen.and_then(|s| forms.into_iter().find(|f| f.steps == s));
+        (
+            picked.map(|f| (f.steps, f.choice.plan_options(base))),
+            Some(note),
+        )
+    }
+
+    /// Times `program` (single step, or a fused run's program of `s` steps per launch) on the
+    /// slab and asks the model for its whole run.
+    fn form(
+        program: &Program,
+        inv: &Invocation<'_>,
+        opts: &Options,
+        base: &PlanOptions,
+        s: usize,
+        planes: usize,
+    ) -> Result<Form, Error> {
+        let shape = inv.arrays[0].shape();
+        let t = measure_inputs_at(program, inv, opts, planes)?;
+        let rate = plane_rate(program, shape, &t.rates.kernel_rate) * s as f64;
+        let fixed = Fixed::of(program, opts);
+        let fixed = Fixed {
+            block_steps: fixed.block_steps.map(|k| k.div_ceil(s)),
+            ..fixed
+        };
+        let choice = tuned_choice(program, shape, inv.steps / s, opts, base, fixed, t)?;
+        Ok(Form {
+            steps: s,
+            choice,
+            rate,
+        })
+    }
+
+    fn note(
+        single: &Form,
+        forms: &[Form],
+        failed: &[String],
+        chosen: Option<usize>,
+        planes: usize,
+        spent: f64,
+    ) -> String {
+        let one = |f: &Form| {
+            let name = match f.steps {
+                1 => "single step".to_string(),
+                s => format!("fused {s}"),
+            };
+            format!(
+                "{name} {:.3} s ({:.1} Gpt/s per step, {} chunks x {} {})",
+                f.choice.predicted_seconds,
+                f.rate / 1e9,
+                f.choice.chunks,
+                f.choice.block_steps,
+                if f.steps == 1 { "steps" } else { "groups" }
+            )
+        };
+        let all: Vec<String> = std::iter::once(single)
+            .chain(forms)
+            .map(one)
+            .chain(failed.iter().cloned())
+            .collect();
+        let verdict = match chosen {
+            Some(s) => format!("running fused {s}"),
+            None => format!(
+                "keeping single steps (a fused form must be predicted {:.0}% faster)",
+                (1.0 / FUSE_MARGIN - 1.0) * 100.0
+            ),
+        };
+        format!(
+            "fusion: predicted {} (kernels timed on a slab of {planes} planes; weighing took {spent:.2} s); {verdict}",
+            all.join(", ")
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::program::fixtures::one_kernel;
+    use crate::program::{FusedDecl, Role};
+
+    fn fusable(steps: &[usize]) -> Program {
+        let arrays = [("a", Role::InOut), ("b", Role::InOut)];
+        let mut p = one_kernel("p", &arrays, &[(0, 1)], 1, 1);
+        for &s in steps {
+            p.fusion.kernels.push(FusedDecl {
+                name: format!("p_f{s}"),
+                steps: s,
+                outputs: vec![0],
+                reads: p.kernels[0].reads.clone(),
+                block: [32, 8],
+                halo: [[s as u32; 2]; 2],
+                events: vec![],
+                points: vec![],
+            });
+        }
+        p
+    }
+
+    #[test]
+    fn candidates_are_the_generated_forms_the_call_can_run() {
+        let p = fusable(&[2, 3]);
+        let o = Options::default();
+        assert_eq!(candidates(&p, 12, &o, false), vec![2, 3]);
+        assert_eq!(
+            candidates(&p, 8, &o, false),
+            vec![2],
+            "8 is no multiple of 3"
+        );
+        assert!(candidates(&p, 12, &o, true).is_empty(), "compressed runs");
+        let ck = o.clone().checkpoint("/tmp/x", 1);
+        assert!(candidates(&p, 12, &ck, false).is_empty(), "checkpoints");
+        assert!(candidates(&fusable(&[]), 12, &o, false).is_empty());
+    }
+
+    #[test]
+    fn a_fused_form_must_beat_single_steps_by_the_margin() {
+        assert_eq!(pick(1.0, &[(2, 0.96)]), None);
+        assert_eq!(pick(1.0, &[(2, 0.94)]), Some(2));
+        assert_eq!(pick(1.0, &[(2, 0.90), (3, 0.80)]), Some(3));
+        assert_eq!(
+            pick(1.0, &[(2, 0.80), (3, 0.80)]),
+            Some(2),
+            "a tie goes to fewer"
+        );
+        assert_eq!(pick(1.0, &[(2, f64::INFINITY), (3, f64::NAN)]), None);
+        assert_eq!(pick(1.0, &[]), None);
+    }
+
+    #[test]
+    fn the_slab_covers_the_widest_reach_and_stays_within_its_bytes() {
+        let p = fusable(&[2, 3]);
+        // 3 arrays' worth of 256x256 f32 planes: 768 KiB a plane, 64 planes fit.
+        assert_eq!(slab_planes(&p, &[512, 256, 256], &[2, 3]), 64);
+        assert_eq!(
+            slab_planes(&p, &[40, 256, 256], &[2, 3]),
+            40,
+            "the call's planes"
+        );
+        // 2048x2048 planes: 48 MiB each, 21 fit; the reach needs 4 * 3 + 8 = 20.
+        assert_eq!(slab_planes(&p, &[512, 2048, 2048], &[2, 3]), 21);
+        assert_eq!(
+            slab_planes(&p, &[512, 8192, 8192], &[2, 3]),
+            20,
+            "the reach wins"
+        );
+    }
+}
