@@ -15,6 +15,17 @@ impl Plan {
         let mut s = String::new();
         // A fused program's plan counts launches of `per` steps (`crate::fuse`).
         let per = program.fusion.active.as_ref().map(|a| a.decl.steps);
+        self.header_summary(program, per, &mut s);
+        self.ring_summary(program, &mut s);
+        self.link_summary(program, &mut s);
+        self.launch_summary(program, per, &mut s);
+        self.compression_summary(program, &mut s);
+        self.stream_summary(&mut s);
+        s
+    }
+
+    /// The plan's shape, scheme, chunks and blocks, its adjustments and device memory.
+    fn header_summary(&self, program: &Program, per: Option<usize>, s: &mut String) {
         let (steps, block_steps) = match per {
             None => (
                 format!("{} steps", self.steps),
@@ -64,7 +75,10 @@ impl Plan {
             self.buffer_planes,
             self.plane_len
         );
-        self.ring_summary(program, &mut s);
+    }
+
+    /// Planes crossing the link per array and block, and the totals.
+    fn link_summary(&self, program: &Program, s: &mut String) {
         let _ = writeln!(
             s,
             "planes crossing the link per block (to device / from device):"
@@ -89,6 +103,10 @@ impl Plan {
             mib(self.bytes_dtoh()),
             mib(self.bytes_dtod())
         );
+    }
+
+    /// Points computed against the serial loop's, and kernel launches per block.
+    fn launch_summary(&self, program: &Program, per: Option<usize>, s: &mut String) {
         let t = self.totals(program);
         let _ = writeln!(
             s,
@@ -117,7 +135,10 @@ impl Plan {
                 self.chunks, self.block_steps
             ),
         };
-        self.compression_summary(program, &mut s);
+    }
+
+    /// Operations and event waits per stream.
+    fn stream_summary(&self, s: &mut String) {
         let _ = writeln!(s, "operations per stream:");
         for stream in 0..self.streams {
             let mut counts = [0usize; OpKind::LABELS.len()];
@@ -144,7 +165,6 @@ impl Plan {
                 }
             );
         }
-        s
     }
 }
 

@@ -210,21 +210,7 @@ impl FusePlan {
         }
         let (queues, inputs, rings, input_reach) =
             storage(&invs, &reads, &sigma, &back, &fwd, narrays, nd);
-        // Queues and rings are sized by these when the kernel is written (`codegen::fuse`).
-        let reach = (input_reach.iter().flatten()).flat_map(|(lo, hi)| lo.iter().chain(hi));
-        let widest = (sigma.iter().chain(&back).chain(&fwd))
-            .chain(halo.iter().flatten().flatten())
-            .chain(reach)
-            .filter(|&&v| v != i64::MIN)
-            .map(|v| v.unsigned_abs())
-            .max()
-            .unwrap_or(0);
-        if widest > MAX_REACH {
-            return Err(format!(
-                "the {s} steps reach {widest} points from a point they update, and a fused kernel \
-                 keeps at most {MAX_REACH} on chip; only the single-step kernels serve that"
-            ));
-        }
+        within_reach(s, &[&sigma, &back, &fwd], &halo, &input_reach)?;
         Ok(FusePlan {
             steps: s,
             invs,
@@ -270,6 +256,32 @@ type Unrolled = (Vec<Inv>, Vec<usize>, Vec<usize>);
 /// The group's invocations in serial order, each with the slots and versions it sees, the point
 /// statements that follow it and the resets before it; the resets after the last nest; and the
 /// slot each name refers to after the group.
+/// Refuses a group reaching further than [`MAX_REACH`] points: its queues and rings are sized
+/// by the skews `per_inv` (skew, back, forward per invocation), the in-plane halos and the
+/// inputs' reach when the kernel is written (`codegen::fuse`).
+fn within_reach(
+    s: usize,
+    per_inv: &[&Vec<i64>],
+    halo: &[[[i64; 2]; 2]],
+    input_reach: &[Option<(Vec<i64>, Vec<i64>)>],
+) -> Result<(), String> {
+    let reach = (input_reach.iter().flatten()).flat_map(|(lo, hi)| lo.iter().chain(hi));
+    let widest = (per_inv.iter().flat_map(|v| v.iter()))
+        .chain(halo.iter().flatten().flatten())
+        .chain(reach)
+        .filter(|&&v| v != i64::MIN)
+        .map(|v| v.unsigned_abs())
+        .max()
+        .unwrap_or(0);
+    if widest > MAX_REACH {
+        return Err(format!(
+            "the {s} steps reach {widest} points from a point they update, and a fused kernel \
+             keeps at most {MAX_REACH} on chip; only the single-step kernels serve that"
+        ));
+    }
+    Ok(())
+}
+
 fn unroll(f: &Func, s: usize) -> Result<Unrolled, String> {
     let n = f.arrays.len();
     let mut slot: Vec<usize> = (0..n).collect();
