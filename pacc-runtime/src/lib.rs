@@ -38,6 +38,8 @@ pub mod compress;
 #[cfg(feature = "runtime")]
 pub mod config;
 #[cfg(feature = "runtime")]
+mod disk_cache;
+#[cfg(feature = "runtime")]
 pub mod dist;
 #[cfg(feature = "runtime")]
 pub mod error;

@@ -19,8 +19,9 @@ use crate::program::Program;
 pub const FUSE_MARGIN: f64 = 0.95;
 
 /// Runs predicted shorter than this (single steps) are not weighed: weighing copies a slab of
-/// up to [`SLAB_BYTES`] and runs it twice per form (about 2 s for Himeno at 512x512x768 on the
-/// H100, the PTX cached), which should stay within a few percent of the run.
+/// up to [`SLAB_BYTES`] and runs it twice per form (Himeno at 512x512x768 on the H100: 6.2 s
+/// with the fused forms' first compiles, 2.0-2.2 s with the PTX on disk), which should stay
+/// within a few percent of the run. A later process with the rates on disk pays nothing.
 pub const WEIGH_SECONDS: f64 = 60.0;
 
 /// Slab planes the forms are timed on: enough for the widest fused reach and for marching

@@ -65,6 +65,7 @@ fn link_from_times(bytes: usize, htod_s: f64, dtoh_s: f64, both_s: f64) -> LinkR
 mod cuda_rates {
     use super::super::model::{plane_points, LinkRates, TuneInputs};
     use super::link_from_times;
+    use crate::disk_cache::{self, Kind};
     use crate::error::Error;
     use crate::exec::cuda::{self, CudaOutput};
     use crate::exec::{CpuKernelFn, CpuKernels, CpuPointFn, KernelFrame};
@@ -164,6 +165,11 @@ mod cuda_rates {
         if let Some(v) = rate_cache().get(&key) {
             return Ok(v.clone());
         }
+        let on_disk = disk_key(program, &key)?;
+        if let Some(v) = load_rates(&on_disk, program.kernels.len()) {
+            rate_cache().insert(key, v.clone());
+            return Ok(v);
+        }
         let slab = Slab::copy(program, inv, planes);
         let program = &super::slab_program(program, slab.shape[0]);
         let steps = 2;
@@ -187,7 +193,37 @@ mod cuda_rates {
         let out = cuda::execute(program, &plan, &slab.invocation(program, inv, steps), &o)?;
         let rates = rates_from(program, &out);
         rate_cache().insert(key, rates.clone());
+        let text: Vec<String> = rates.iter().map(|r| format!("{r:?}")).collect();
+        disk_cache::store(Kind::Rates, &on_disk, &text.join(" "));
         Ok(rates)
+    }
+
+    /// The key of a measurement in the disk cache: [`Key`] with the device's name and a
+    /// checksum of the whole source (stable across processes and compilers).
+    fn disk_key(program: &Program, key: &Key) -> Result<String, Error> {
+        let device = cuda::available()
+            .map_err(|reason| Error::no_cuda(reason, None))?
+            .name;
+        let (name, _, plane, planes, fma, form, march, unpadded) = key;
+        let kernels: Vec<&str> = program.kernels.iter().map(|k| k.name.as_str()).collect();
+        Ok(format!(
+            "pacc {} kernel rates\ndevice {device}\nprogram {name} source {:08x}-{}\nkernels {}\n\
+             plane {plane:?} slab {planes} fma {fma} form {form:?} march {march:?} unpadded {unpadded}\n",
+            env!("CARGO_PKG_VERSION"),
+            crc32fast::hash(program.cuda_source.as_bytes()),
+            program.cuda_source.len(),
+            kernels.join(" "),
+        ))
+    }
+
+    /// Rates stored by an earlier process, if there is an entry with one per kernel.
+    fn load_rates(key: &str, kernels: usize) -> Option<Vec<f64>> {
+        let text = disk_cache::load(Kind::Rates, key)?;
+        let rates: Vec<f64> = text
+            .split(' ')
+            .map(|r| r.parse().ok())
+            .collect::<Option<_>>()?;
+        (rates.len() == kernels && rates.iter().all(|r| r.is_finite() && *r > 0.0)).then_some(rates)
     }
 
     /// The settings of `opts` that a kernel's rate depends on (the rest of [`Key`]), and

@@ -29,6 +29,7 @@
 use crate::error::Error;
 use crate::plan::{self, OpKind, Plan, PlanOptions, Scheme, Tiling};
 use crate::program::Program;
+use rayon::prelude::*;
 use serde::Serialize;
 
 /// Host <-> device bandwidth in bytes per second.
@@ -549,34 +550,42 @@ pub fn choose(
     let mut candidates: Vec<Candidate> = Vec::new();
     let mut last_err = None;
     let chunk_list = search.chunk_list();
-    for k in search.step_list() {
-        let k = k.min(steps).max(1);
-        for &c in &chunk_list {
-            if !worth_planning(program, inputs, shape[0], c, k) {
+    let pairs: Vec<(usize, usize)> = (search.step_list().into_iter())
+        .map(|k| k.min(steps).max(1))
+        .flat_map(|k| chunk_list.iter().map(move |&c| (k, c)))
+        .filter(|&(k, c)| worth_planning(program, inputs, shape[0], c, k))
+        .collect();
+    // Planning a block is the cost (a block of thousands of steps has hundreds of thousands
+    // of operations), so the candidates are planned and predicted in parallel, and taken in
+    // their order as if one by one (the first of a re-planned chunk count counts).
+    let evaluated: Vec<_> = pairs
+        .par_iter()
+        .map(|&(k, c)| {
+            let block = search.build(c, k, k).map_err(|e| e.to_string())?;
+            Ok((block.chunks, k, search.evaluate(&block, k)))
+        })
+        .collect();
+    for e in evaluated {
+        let (chunks, k, (cand, choice)) = match e {
+            Ok(x) => x,
+            Err(e) => {
+                last_err = Some(e);
                 continue;
             }
-            let block = match search.build(c, k, k) {
-                Ok(p) => p,
-                Err(e) => {
-                    last_err = Some(e.to_string());
-                    continue;
-                }
-            };
-            if candidates
-                .iter()
-                .any(|x| x.chunks == block.chunks && x.block_steps == k)
+        };
+        if candidates
+            .iter()
+            .any(|x| x.chunks == chunks && x.block_steps == k)
+        {
+            continue;
+        }
+        candidates.push(cand);
+        if let Some(ch) = choice {
+            if best
+                .as_ref()
+                .is_none_or(|b| ch.predicted_seconds < b.predicted_seconds * (1.0 - 1e-9))
             {
-                continue;
-            }
-            let (cand, choice) = search.evaluate(&block, k);
-            candidates.push(cand);
-            if let Some(ch) = choice {
-                if best
-                    .as_ref()
-                    .is_none_or(|b| ch.predicted_seconds < b.predicted_seconds * (1.0 - 1e-9))
-                {
-                    best = Some(ch);
-                }
+                best = Some(ch);
             }
         }
     }

@@ -1,6 +1,7 @@
 //! Devices, contexts and the per-process cache of NVRTC-compiled modules.
 
 use super::driver::{self, cuda_err, Function};
+use crate::disk_cache::{self, Kind};
 use crate::error::Error;
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule};
 use std::collections::HashMap;
@@ -134,7 +135,7 @@ fn arch(cc: (i32, i32)) -> &'static str {
 }
 
 /// Compiles `source` with NVRTC for the context's device (once per process, device, program
-/// name, source hash and FMA setting; the PTX also once per machine, `ptx_cache`) and loads
+/// name, source hash and FMA setting; the PTX also once per machine, `disk_cache`) and loads
 /// it. `kernel` names the program in errors.
 pub(crate) fn module(
     ctx: &Arc<CudaContext>,
@@ -169,11 +170,12 @@ pub(crate) fn module(
         arch(cc),
         nvrtc_version()
     );
-    let ptx = match super::ptx_cache::load(&key, source) {
+    let key = format!("{key}\n{source}");
+    let ptx = match disk_cache::load(Kind::Ptx, &key) {
         Some(ptx) => cudarc::nvrtc::Ptx::from_src(ptx),
         None => {
             let ptx = compile(program, source, opts)?;
-            super::ptx_cache::store(&key, source, &ptx.to_src());
+            disk_cache::store(Kind::Ptx, &key, &ptx.to_src());
             ptx
         }
     };

@@ -57,7 +57,6 @@ mod memory;
 mod pinning;
 mod prepare;
 mod probe;
-mod ptx_cache;
 #[cfg(feature = "bench")]
 mod resident;
 mod rows;
