@@ -115,41 +115,6 @@ fn heat2(a: &mut Array2<f64>, b: &mut Array2<f64>, k: f64, steps: usize) {
 }
 "#;
 
-/// The thread model, as in `cuda_emulated.rs`.
-const MODEL: &str = r#"
-#include <barrier>
-#include <cstdio>
-#include <cstring>
-#include <functional>
-#include <thread>
-#include <vector>
-static pacc_dim3 blockIdx, blockDim, gridDim;
-static thread_local pacc_dim3 threadIdx;
-static std::barrier<>* pacc_bar;
-static inline void __syncthreads() { pacc_bar->arrive_and_wait(); }
-static void launch(pacc_dim3 grid, pacc_dim3 block, const std::function<void()>& k) {
-    gridDim = grid; blockDim = block;
-    const unsigned nt = block.x * block.y;
-    for (unsigned bz = 0; bz < grid.z; ++bz)
-    for (unsigned by = 0; by < grid.y; ++by)
-    for (unsigned bx = 0; bx < grid.x; ++bx) {
-        blockIdx = {bx, by, bz};
-        std::barrier<> bar(nt);
-        pacc_bar = &bar;
-        std::vector<std::thread> ts;
-        for (unsigned t = 0; t < nt; ++t)
-            ts.emplace_back([&, t] { threadIdx = {t % block.x, t / block.x, 0}; k(); });
-        for (auto& t : ts) t.join();
-    }
-}
-template <class T> static long long differ(const std::vector<T>& a, const std::vector<T>& b, long long nx, long long rp) {
-    long long d = 0;
-    for (size_t i = 0; i < a.size(); ++i)
-        if ((long long)(i % rp) < nx) d += std::memcmp(&a[i], &b[i], sizeof(T)) != 0;
-    return d;
-}
-"#;
-
 const LEAP_MAIN: &str = r#"
 int main() {
     const long long NZ = 14, NY = 12, NX = 19, RP = 20, N = NZ * NY * RP, SEG = 5;
@@ -378,7 +343,12 @@ fn run(name: &str, src: &str, main: &str, fused: &str, extra: &str, s: usize, bl
         "#define PACC_FUSE {s}\n#define PACC_FBX {}\n#define PACC_FBY {}\n#define HX {hx}\n#define HY {hy}\n#define FUSED {fused}{s}\n{extra}",
         block.0, block.1
     );
-    let code = format!("{defs}{}{MODEL}\n{}\n{main}", shim::CUDA_TYPES, e.cuda);
+    let code = format!(
+        "{defs}{}{}\n{}\n{main}",
+        shim::CUDA_TYPES,
+        shim::THREAD_MODEL,
+        e.cuda
+    );
     // Slab launches read from buffers cut to the group's reach: any load past it is a bug.
     let asan = extra.contains("LO0");
     let said = shim::compile_and_run(&dir, &format!("{name}-{s}"), &code, asan);
