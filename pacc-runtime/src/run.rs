@@ -64,24 +64,7 @@ pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<Run
     };
     let (mut popts, tune_note) = resolve_options(program, &inv, opts, backend)?;
     let swap_replays = swap_replays(program, steps);
-    let (fuse, fuse_note) = match fuse {
-        Some(s) => {
-            let from = opts.source_of("fuse");
-            crate::fuse::refuse(program, steps, s, from, opts, popts.compresses())?;
-            popts.block_steps = popts.block_steps.div_ceil(s);
-            (Some(s), None)
-        }
-        None => {
-            let (picked, note) = auto_fuse(program, &inv, opts, &popts, backend);
-            (
-                picked.map(|(s, p)| {
-                    popts = p;
-                    s
-                }),
-                note,
-            )
-        }
-    };
+    let (fuse, fuse_note) = fusion(program, &inv, opts, &mut popts, backend, fuse)?;
     if let Some(s) = fuse {
         let fused = crate::fuse::program(program, s).map_err(Error::Internal)?;
         let inv = crate::fuse::invocation(&fused, inv, s);
@@ -235,6 +218,33 @@ fn resolve_options(
         Backend::Cuda => crate::tune::auto_plan_options(program, inv, opts, popts),
         Backend::Cpu(_) => (popts, None),
     })
+}
+
+/// The steps per launch of the run (`None`: single steps) and a note for the report: the
+/// option's `forced` count, refused with the reason where the call cannot run it, with `popts`'
+/// block steps counted in groups; else, on CUDA, the tuner's pick, with its plan options.
+fn fusion(
+    program: &Program,
+    inv: &Invocation<'_>,
+    opts: &Options,
+    popts: &mut PlanOptions,
+    backend: Backend,
+    forced: Option<usize>,
+) -> Result<(Option<usize>, Option<String>), Error> {
+    if let Some(s) = forced {
+        let from = opts.source_of("fuse");
+        crate::fuse::refuse(program, inv.steps, s, from, opts, popts.compresses())?;
+        popts.block_steps = popts.block_steps.div_ceil(s);
+        return Ok((Some(s), None));
+    }
+    let (picked, note) = auto_fuse(program, inv, opts, popts, backend);
+    Ok((
+        picked.map(|(s, tuned)| {
+            *popts = tuned;
+            s
+        }),
+        note,
+    ))
 }
 
 /// The tuner's choice of a fused form when the options leave it free (CUDA backend only):
