@@ -9,20 +9,10 @@
 
 mod common;
 
-use common::{asym3d, diag3d, differing, field3, fused_reach, kick3d, rot3, row2d, skew3d};
+use common::{asym3d, diag3d, differing, field3, fused_reach, kick3d, noise, rot3, row2d, skew3d};
 use ndarray::{Array2, Array3};
 use pacc::models::{acoustic, himeno, laplace2d};
 use pacc::{BackendChoice, Error, Options, Report, Scheme};
-
-fn noise(seed: u64, lo: f32, hi: f32) -> impl FnMut() -> f32 {
-    let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
-    move || {
-        s = s
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        lo + (hi - lo) * ((s >> 40) as f32 / (1u64 << 24) as f32)
-    }
-}
 
 /// (backend, chunks, group steps per block (in original steps), scheme, steps per launch).
 fn combos() -> Vec<(BackendChoice, usize, usize, Scheme, usize)> {

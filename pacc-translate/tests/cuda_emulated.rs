@@ -30,38 +30,8 @@ fn emu(a: &mut Array3<f32>, b: &mut Array3<f32>, c: &Array3<f32>, steps: usize) 
 
 mod shim;
 
-/// The thread model: a host thread per CUDA thread, a barrier per block.
-const SHIM: &str = r#"
-#include <barrier>
-#include <cstdio>
-#include <cstring>
-#include <functional>
-#include <thread>
-#include <vector>
-static pacc_dim3 blockIdx, blockDim, gridDim;
-static thread_local pacc_dim3 threadIdx;
-static std::barrier<>* pacc_bar;
-static inline void __syncthreads() { pacc_bar->arrive_and_wait(); }
-"#;
-
-/// Runs every block of a launch, each with one host thread per CUDA thread.
+/// The driver: plain and marching launches of the kernels, compared.
 const HARNESS: &str = r#"
-static void launch(pacc_dim3 grid, pacc_dim3 block, const std::function<void()>& k) {
-    gridDim = grid; blockDim = block;
-    const unsigned nt = block.x * block.y;
-    for (unsigned bz = 0; bz < grid.z; ++bz)
-    for (unsigned by = 0; by < grid.y; ++by)
-    for (unsigned bx = 0; bx < grid.x; ++bx) {
-        blockIdx = {bx, by, bz};
-        std::barrier<> bar(nt);
-        pacc_bar = &bar;
-        std::vector<std::thread> ts;
-        for (unsigned t = 0; t < nt; ++t)
-            ts.emplace_back([&, t] { threadIdx = {t % block.x, t / block.x, 0}; k(); });
-        for (auto& t : ts) t.join();
-    }
-}
-
 int main() {
     const long long NZ = 13, NY = 11, NX = 21, RP = 24, N = NZ * NY * RP;
     std::vector<float> a(N), c(N), b1(N, 0.0f), b2(N, 0.0f);
@@ -138,7 +108,12 @@ fn marching_forms_write_the_plain_kernels_bits_on_the_cpu() {
                 "#define PACC_VEC 0\n#define PACC_STAGE {stage}\n#define PACC_RY {ry}\n#define PACC_BX {bx}\n#define PACC_BY {by}\n"
             )
         };
-        let code = format!("{defs}{}{SHIM}\n{}\n{HARNESS}", shim::CUDA_TYPES, e.cuda);
+        let code = format!(
+            "{defs}{}{}\n{}\n{HARNESS}",
+            shim::CUDA_TYPES,
+            shim::THREAD_MODEL,
+            e.cuda
+        );
         let said = shim::compile_and_run(&dir, &name, &code, false);
         assert!(said.contains("differ 0 "), "{name}: {said}");
     }
@@ -176,22 +151,6 @@ fn emu2(p: &mut Array3<f64>, q: &mut Array3<f64>, w: &Array3<f64>, steps: usize)
 "#;
 
 const HARNESS2: &str = r#"
-static void launch(pacc_dim3 grid, pacc_dim3 block, const std::function<void()>& k) {
-    gridDim = grid; blockDim = block;
-    const unsigned nt = block.x * block.y;
-    for (unsigned bz = 0; bz < grid.z; ++bz)
-    for (unsigned by = 0; by < grid.y; ++by)
-    for (unsigned bx = 0; bx < grid.x; ++bx) {
-        blockIdx = {bx, by, bz};
-        std::barrier<> bar(nt);
-        pacc_bar = &bar;
-        std::vector<std::thread> ts;
-        for (unsigned t = 0; t < nt; ++t)
-            ts.emplace_back([&, t] { threadIdx = {t % block.x, t / block.x, 0}; k(); });
-        for (auto& t : ts) t.join();
-    }
-}
-
 int main() {
     const long long NZ = 9, NY = 10, NX = 19, RP = 20, N = NZ * NY * RP;
     std::vector<double> p1(N), w(N), q1(N, 0.0);
@@ -236,7 +195,12 @@ fn the_vector_form_serves_diagonals_conditional_writes_and_f64_on_the_cpu() {
     for (bx, by) in [(2, 3), (4, 2)] {
         let name = format!("vec-{bx}x{by}");
         let defs = format!("#define PACC_VBX {bx}\n#define PACC_VBY {by}\n");
-        let code = format!("{defs}{}{SHIM}\n{}\n{HARNESS2}", shim::CUDA_TYPES, e.cuda);
+        let code = format!(
+            "{defs}{}{}\n{}\n{HARNESS2}",
+            shim::CUDA_TYPES,
+            shim::THREAD_MODEL,
+            e.cuda
+        );
         let said = shim::compile_and_run(&dir, &name, &code, false);
         assert!(said.contains("differ 0 "), "{name}: {said}");
     }

@@ -218,3 +218,14 @@ pub fn fused_reach(program: &pacc::runtime::Program, s: usize) -> usize {
         .max()
         .unwrap_or(0)
 }
+
+/// A deterministic stream of values in `lo..hi` (a 64-bit LCG): the fused tests' initial fields.
+pub fn noise(seed: u64, lo: f32, hi: f32) -> impl FnMut() -> f32 {
+    let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+    move || {
+        s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        lo + (hi - lo) * ((s >> 40) as f32 / (1u64 << 24) as f32)
+    }
+}

@@ -19,10 +19,10 @@ struct pacc_dim3 { unsigned int x, y, z; };
 using std::min; using std::max; using std::abs;
 "#;
 
-/// The fused tests' thread model (as in `cuda_emulated.rs`): a host thread per CUDA thread, a
+/// The emulation tests' thread model: a host thread per CUDA thread, a
 /// barrier per `__syncthreads()`, blocks one after another; and `differ`, which counts the
 /// elements of two buffers whose bits differ (columns below `nx` of rows `rp` long).
-#[allow(dead_code)] // the fused tests only
+#[allow(dead_code)] // the emulation tests only
 pub const THREAD_MODEL: &str = r#"
 #include <barrier>
 #include <cstdio>
