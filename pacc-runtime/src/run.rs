@@ -237,7 +237,10 @@ fn fusion(
         popts.block_steps = popts.block_steps.div_ceil(s);
         return Ok((Some(s), None));
     }
-    let (picked, note) = auto_fuse(program, inv, opts, popts, backend);
+    let (picked, note) = match backend {
+        Backend::Cuda => crate::tune::fusion::auto_fuse(program, inv, opts, popts),
+        Backend::Cpu(_) => (None, None),
+    };
     Ok((
         picked.map(|(s, tuned)| {
             *popts = tuned;
@@ -245,25 +248,6 @@ fn fusion(
         }),
         note,
     ))
-}
-
-/// The tuner's choice of a fused form when the options leave it free (CUDA backend only):
-/// its steps per launch and plan options, and a note whenever fusion was weighed.
-fn auto_fuse(
-    program: &Program,
-    inv: &Invocation<'_>,
-    opts: &Options,
-    popts: &PlanOptions,
-    backend: Backend,
-) -> (Option<(usize, PlanOptions)>, Option<String>) {
-    match backend {
-        #[cfg(feature = "cuda")]
-        Backend::Cuda => crate::tune::fusion::auto_fuse(program, inv, opts, popts),
-        _ => {
-            let _ = (program, inv, opts, popts);
-            (None, None)
-        }
-    }
 }
 
 /// What a checkpointing or resuming call must agree with, and the checkpoint it resumes from:

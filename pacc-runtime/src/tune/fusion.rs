@@ -48,7 +48,7 @@ pub fn candidates(program: &Program, steps: usize, opts: &Options, compressed: b
 /// reach needs), and never more than the call has.
 pub fn slab_planes(program: &Program, shape: &[usize], steps: &[usize]) -> usize {
     let halo = steps.iter().max().copied().unwrap_or(1) * program.halo;
-    let need = 4 * halo + 8;
+    let need = super::measure::reach_planes(halo);
     let plane: usize = shape[1..].iter().product();
     let twins: usize = (program.fusion.kernels.iter())
         .flat_map(|k| &k.outputs)
@@ -73,6 +73,17 @@ pub fn pick(single: f64, fused: &[(usize, f64)]) -> Option<usize> {
 
 #[cfg(feature = "cuda")]
 pub use cuda::auto_fuse;
+
+#[cfg(not(feature = "cuda"))]
+/// Without the CUDA feature there are no fused kernels to weigh.
+pub fn auto_fuse(
+    _program: &Program,
+    _inv: &crate::invocation::Invocation<'_>,
+    _opts: &Options,
+    _base: &crate::plan::PlanOptions,
+) -> (Option<(usize, crate::plan::PlanOptions)>, Option<String>) {
+    (None, None)
+}
 
 #[cfg(feature = "cuda")]
 mod cuda {

@@ -32,6 +32,12 @@ pub fn measure_host_copy_rate(bytes: usize) -> f64 {
     bytes as f64 / best.max(1e-9)
 }
 
+/// The slab planes kernels reaching `halo` planes need for their rate: four reaches and
+/// eight planes, so that most of the slab is computed in full.
+pub fn reach_planes(halo: usize) -> usize {
+    4 * halo + 8
+}
+
 /// `program` with every kernel's axis-0 range inside a slab of `planes` planes, for timing its
 /// kernels there: a rank's local program (`dist::local`) computes fixed planes of its window,
 /// which the slab may not have. Ranges that fit stay as they are.
@@ -133,7 +139,7 @@ mod cuda_rates {
 
     /// The planes of the slab [`measure_kernel_rates`] times the kernels on.
     pub fn slab_planes(program: &Program, n: usize) -> usize {
-        n.min((4 * program.halo + 8).max(16))
+        n.min(super::reach_planes(program.halo).max(16))
     }
 
     /// [`measure_kernel_rates`] on a slab of `planes` planes (at most the call's). `program`
