@@ -88,9 +88,9 @@ impl PipelineArgs {
             o.scheme = Some(s.parse::<Scheme>().map_err(|e| format!("--scheme: {e}"))?);
             o = o.set_by("scheme", flag);
         }
-        o.fma |= self.fma;
+        o.cuda.fma |= self.fma;
         if let Some(t) = &self.trace {
-            o.trace = Some(t.clone());
+            o.cuda.trace = Some(t.clone());
         }
         if let Some(list) = &self.compress {
             let l = pacc::runtime::compress::parse_list(list)

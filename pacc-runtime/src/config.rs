@@ -1,7 +1,17 @@
-//! Options and their precedence, resolved in one place: an option the caller gives beats the
-//! directive's clause, which beats the default. The session (`run`), the tuner and the `pacc`
-//! tool all resolve the chunk count and the blocking depth here.
+//! Options and their precedence, resolved in one place: an option the caller gives (in code, on
+//! the command line or as a `PACC_*` variable read by `Options::from_env`) beats the directive's
+//! clause, which beats the default. The session (`run`), each distributed rank, the tuner, the
+//! executors and the `pacc` tool read these functions rather than the raw fields:
+//!
+//! - chunk count and blocking depth ([`Fixed`], [`plan_options`]), scheme and ring;
+//! - compression rates, array by array ([`resolve`], through `crate::compress::rates`);
+//! - steps per fused launch ([`fuse`]);
+//! - the CUDA kernels' compile-time shape ([`march`], [`march_fixed`]).
+//!
+//! What the tuner then picks where nothing is fixed is `crate::tune`'s.
 
+use crate::error::Error;
+use crate::march::MarchTuning;
 use crate::options::Options;
 use crate::plan::{PlanOptions, Scheme};
 use crate::program::Program;
@@ -63,6 +73,44 @@ pub fn plan_options(program: &Program, planes: usize, steps: usize, opts: &Optio
         read_only_ring: !opts.no_ring,
         ..PlanOptions::default()
     }
+}
+
+/// The steps per fused launch the caller forced (`Options::fuse`, `PACC_FUSE`); `None` for
+/// single steps or when unset (then the tuner may weigh fusion).
+pub fn fuse(opts: &Options) -> Option<usize> {
+    opts.fuse.filter(|&s| s > 1)
+}
+
+/// The marching kernels' compile-time shape a CUDA run compiles with: the option if set, else
+/// `PACC_MARCH`, else the translator's defaults (the tuner's pick arrives as the option).
+pub fn march(opts: &Options) -> Result<MarchTuning, Error> {
+    match opts.cuda.march {
+        Some(t) => Ok(t),
+        None => Ok(MarchTuning::from_env()?.unwrap_or_default()),
+    }
+}
+
+/// Whether the caller fixed the kernels' shape (the option, or `PACC_MARCH`), so the tuner
+/// leaves it alone.
+pub fn march_fixed(opts: &Options) -> bool {
+    opts.cuda.march.is_some() || std::env::var_os("PACC_MARCH").is_some()
+}
+
+/// The planner options of a call on arrays of `shape` for `steps` steps before any tuning:
+/// [`plan_options`] and each array's compression rate (`crate::compress::rates`; none when no
+/// array is compressed). The session and each distributed rank start from this.
+pub fn resolve(
+    program: &Program,
+    shape: &[usize],
+    steps: usize,
+    opts: &Options,
+) -> Result<PlanOptions, Error> {
+    let mut popts = plan_options(program, shape[0], steps, opts);
+    popts.compress = crate::compress::rates(program, shape, popts.scheme, opts)?;
+    if !popts.compresses() {
+        popts.compress.clear();
+    }
+    Ok(popts)
 }
 
 #[cfg(test)]

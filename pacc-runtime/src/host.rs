@@ -2,7 +2,7 @@
 //! that must pass before any data is touched.
 
 use crate::error::Error;
-use crate::exec::frame::GridElem;
+use crate::frame::GridElem;
 use crate::invocation::{HostArray, HostSlice};
 use ndarray::{ArrayBase, Data, DataMut, Dimension};
 

@@ -1,6 +1,6 @@
 //! What a generated wrapper hands the runtime for one call.
 
-use crate::exec::frame::CpuKernels;
+use crate::frame::CpuKernels;
 use crate::program::{Elem, ScalarType};
 
 /// One of the user's arrays, as raw memory. Made by [`crate::host::host_array`] and

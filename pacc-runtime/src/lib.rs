@@ -48,6 +48,8 @@ pub mod exec;
 #[cfg(feature = "runtime")]
 pub mod fault;
 #[cfg(feature = "runtime")]
+pub mod frame;
+#[cfg(feature = "runtime")]
 pub mod fuse;
 #[cfg(feature = "runtime")]
 pub mod host;

@@ -48,25 +48,12 @@ pub struct MarchTuning {
 const SM_THREADS: u32 = 2048;
 
 impl MarchTuning {
-    /// `PACC_MARCH` if set (parsed), else no override.
+    /// `PACC_MARCH` if set (parsed), else no override. Which one a run uses is
+    /// [`crate::config::march`]'s to say.
     pub fn from_env() -> Result<Option<MarchTuning>, Error> {
         match std::env::var("PACC_MARCH") {
             Ok(v) => MarchTuning::parse(&v).map(Some),
             Err(_) => Ok(None),
-        }
-    }
-
-    /// Whether the caller fixed the shape (`option`, or `PACC_MARCH` set), so the tuner leaves
-    /// it alone.
-    pub fn fixed(option: Option<MarchTuning>) -> bool {
-        option.is_some() || std::env::var_os("PACC_MARCH").is_some()
-    }
-
-    /// What a run compiles with: `option` if set, else `PACC_MARCH`, else no override.
-    pub fn effective(option: Option<MarchTuning>) -> Result<MarchTuning, Error> {
-        match option {
-            Some(t) => Ok(t),
-            None => Ok(MarchTuning::from_env()?.unwrap_or_default()),
         }
     }
 

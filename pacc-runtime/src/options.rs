@@ -1,5 +1,9 @@
 //! Run-time options: backend choice, chunking, blocking depth, scheme.
 
+mod cuda;
+
+pub use cuda::{CudaOptions, KernelForm};
+
 use crate::error::Error;
 use crate::march::MarchTuning;
 use crate::plan::Scheme;
@@ -56,20 +60,12 @@ pub struct Options {
     pub chunks: Option<usize>,
     pub block_steps: Option<usize>,
     pub scheme: Option<Scheme>,
-    /// Let the CUDA compiler contract multiply-adds into FMAs (faster; results then match the
-    /// serial function within rounding instead of exactly).
-    pub fma: bool,
-    /// Write a Chrome/Perfetto trace of the streams here (CUDA backend).
-    pub trace: Option<PathBuf>,
+    /// The CUDA backend's own settings.
+    pub cuda: CudaOptions,
     /// Write a checkpoint every so many blocks (see [`Checkpointing`]).
     pub checkpoint: Option<Checkpointing>,
     /// Resume from a checkpoint instead of starting at the first step (see [`Resume`]).
     pub resume: Option<Resume>,
-    /// Which form of the generated CUDA kernels runs.
-    pub kernel_form: KernelForm,
-    /// The marching kernels' compile-time shape (see [`MarchTuning`]). Unset: `PACC_MARCH`,
-    /// else the tuner's choice on long CUDA runs, else the translator's defaults.
-    pub march: Option<MarchTuning>,
     /// On-the-fly compression: (array name, rate in bits per value); overrides the directive's
     /// `compress(..)` clause array by array (see [`Options::compress`]).
     pub compress: Vec<(String, f64)>,
@@ -78,19 +74,9 @@ pub struct Options {
     pub compress_all: Option<f64>,
     /// Ignore the directive's `compress(..)` clause (and `compress_all`): no compression.
     pub compress_off: bool,
-    /// Keep rows unpadded in the device buffers (`PACC_PAD_ROWS=0`). By default the CUDA
-    /// backend starts every row of a translated program's buffers on 128 bytes (see
-    /// [`Options::row_padding`]).
-    pub unpadded_rows: bool,
     /// Copy the wavefront's read-only arrays from chunk to chunk with the staircase
     /// (`PACC_RING=0`) instead of keeping them in the ring (see [`Options::read_only_ring`]).
     pub no_ring: bool,
-    /// Threads page-locking the user's arrays on the CUDA backend (`PACC_PIN_THREADS`; unset:
-    /// `exec::cuda::DEFAULT_PIN_THREADS`).
-    pub pin_threads: Option<usize>,
-    /// Page-lock every piece of the user's arrays before the first operation
-    /// (`PACC_PIN_OVERLAP=0`) instead of beside the run's first transfers and kernels.
-    pub pin_upfront: bool,
     /// Run the translator's fused kernel of this many steps per launch (`PACC_FUSE`; 1 or unset:
     /// the single-step kernels). See [`Options::fuse`].
     pub fuse: Option<usize>,
@@ -129,30 +115,6 @@ impl Origin {
             }
             Origin::Environment => format!("`PACC_{}`", key.to_ascii_uppercase()),
             Origin::CommandLine => format!("`--{}`", key.replace('_', "-")),
-        }
-    }
-}
-
-/// The form of a generated CUDA kernel (docs/internals.md §3).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
-pub enum KernelForm {
-    /// Thread blocks march along the outermost axis, keeping planes in registers: the fast
-    /// form.
-    #[default]
-    Marching,
-    /// One thread per point: the baseline the kernel benchmark compares against.
-    Plain,
-}
-
-impl std::str::FromStr for KernelForm {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self, Error> {
-        match s {
-            "marching" => Ok(KernelForm::Marching),
-            "plain" => Ok(KernelForm::Plain),
-            _ => Err(Error::Option(format!(
-                "unknown kernel form `{s}`; expected marching or plain"
-            ))),
         }
     }
 }
@@ -265,22 +227,8 @@ impl Options {
                     .map_err(|e: String| Error::Option(format!("PACC_SCHEME={v}: {e}")))?,
             );
         }
-        if let Ok(v) = std::env::var("PACC_FMA") {
-            o.fma = matches!(v.as_str(), "1" | "true" | "yes");
-        }
-        o.trace = std::env::var_os("PACC_TRACE").map(PathBuf::from);
-        if let Ok(v) = std::env::var("PACC_KERNELS") {
-            o.kernel_form = v.parse()?;
-        }
-        if let Ok(v) = std::env::var("PACC_PAD_ROWS") {
-            o.unpadded_rows = !pad_rows(&v)?;
-        }
-        o.pin_threads = env_usize("PACC_PIN_THREADS")?;
+        o.cuda.read_env()?;
         o.fuse = env_usize("PACC_FUSE")?;
-        if let Ok(v) = std::env::var("PACC_PIN_OVERLAP") {
-            let on = "page-lock the arrays beside the run's first transfers, the default";
-            o.pin_upfront = !switch("PACC_PIN_OVERLAP", &v, on)?;
-        }
         if let Ok(v) = std::env::var("PACC_RING") {
             let on = "keep the wavefront's read-only arrays in one device buffer each, the default";
             o.no_ring = !switch("PACC_RING", &v, on)?;
@@ -379,7 +327,7 @@ impl Options {
     /// of 128 bytes otherwise start inside a cache line, which cost the marching kernels
     /// 13-15% on an H100; the host arrays keep their layout either way.
     pub fn row_padding(mut self, on: bool) -> Self {
-        self.unpadded_rows = !on;
+        self.cuda.unpadded_rows = !on;
         self
     }
 
@@ -397,25 +345,25 @@ impl Options {
     /// default) the run's first transfers and kernels go ahead as soon as the pieces they touch
     /// are registered; without it every piece is registered before the first operation.
     pub fn page_locking(mut self, threads: usize, overlap: bool) -> Self {
-        self.pin_threads = Some(threads.max(1));
-        self.pin_upfront = !overlap;
+        self.cuda.pin_threads = Some(threads.max(1));
+        self.cuda.pin_upfront = !overlap;
         self
     }
 
     pub fn kernel_form(mut self, k: KernelForm) -> Self {
-        self.kernel_form = k;
+        self.cuda.kernel_form = k;
         self
     }
     pub fn march(mut self, t: MarchTuning) -> Self {
-        self.march = Some(t);
+        self.cuda.march = Some(t);
         self
     }
     pub fn fma(mut self, on: bool) -> Self {
-        self.fma = on;
+        self.cuda.fma = on;
         self
     }
     pub fn trace(mut self, path: impl Into<PathBuf>) -> Self {
-        self.trace = Some(path.into());
+        self.cuda.trace = Some(path.into());
         self
     }
     /// Checkpoint to `dir` every `every_blocks` blocks (see [`Checkpointing`]).
@@ -508,17 +456,8 @@ fn reason(e: Error) -> String {
     }
 }
 
-/// `PACC_PAD_ROWS`: whether device rows are padded.
-fn pad_rows(v: &str) -> Result<bool, Error> {
-    switch(
-        "PACC_PAD_ROWS",
-        v,
-        "pad device rows to 128 bytes, the default",
-    )
-}
-
 /// A 0/1 setting of variable `var` (`true`/`false`, `yes`/`no` too); `on` says what 1 does.
-fn switch(var: &str, v: &str, on: &str) -> Result<bool, Error> {
+pub(crate) fn switch(var: &str, v: &str, on: &str) -> Result<bool, Error> {
     match v {
         "1" | "true" | "yes" => Ok(true),
         "0" | "false" | "no" => Ok(false),
@@ -526,7 +465,7 @@ fn switch(var: &str, v: &str, on: &str) -> Result<bool, Error> {
     }
 }
 
-fn env_usize(key: &str) -> Result<Option<usize>, Error> {
+pub(crate) fn env_usize(key: &str) -> Result<Option<usize>, Error> {
     match std::env::var(key) {
         Ok(v) => v.parse().map(Some).map_err(|_| {
             Error::Option(format!(
@@ -539,6 +478,7 @@ fn env_usize(key: &str) -> Result<Option<usize>, Error> {
 
 #[cfg(test)]
 mod tests {
+    use super::cuda::pad_rows;
     use super::*;
 
     #[test]
@@ -554,8 +494,8 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        assert!(Options::new().row_padding(false).unpadded_rows);
-        assert!(!Options::new().unpadded_rows);
+        assert!(Options::new().row_padding(false).cuda.unpadded_rows);
+        assert!(!Options::new().cuda.unpadded_rows);
         match switch("PACC_RING", "maybe", "keep the ring") {
             Err(Error::Option(m)) => {
                 assert_eq!(m, "PACC_RING=maybe: expected 1 (keep the ring) or 0")
@@ -565,9 +505,9 @@ mod tests {
         assert!(Options::new().read_only_ring(false).no_ring);
         assert!(!Options::new().no_ring);
         let o = Options::new().page_locking(0, false);
-        assert_eq!((o.pin_threads, o.pin_upfront), (Some(1), true));
+        assert_eq!((o.cuda.pin_threads, o.cuda.pin_upfront), (Some(1), true));
         let o = Options::new();
-        assert_eq!((o.pin_threads, o.pin_upfront), (None, false));
+        assert_eq!((o.cuda.pin_threads, o.cuda.pin_upfront), (None, false));
     }
 
     #[test]

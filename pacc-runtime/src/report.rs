@@ -69,6 +69,23 @@ impl StageTimes {
         };
         *slot += secs;
     }
+
+    /// Adds another run's times, stage by stage.
+    pub fn absorb(&mut self, other: &StageTimes) {
+        for (x, y) in [
+            (&mut self.htod, other.htod),
+            (&mut self.dtoh, other.dtoh),
+            (&mut self.dtod, other.dtod),
+            (&mut self.kernel, other.kernel),
+            (&mut self.host_copy, other.host_copy),
+            (&mut self.register, other.register),
+            (&mut self.setup, other.setup),
+            (&mut self.encode, other.encode),
+            (&mut self.decode, other.decode),
+        ] {
+            *x += y;
+        }
+    }
 }
 
 /// One operation on a stream's timeline (for traces).
@@ -110,6 +127,29 @@ pub struct Report {
 }
 
 impl Report {
+    /// Adds the report of a later part of the same run (a checkpoint segment, a distributed
+    /// block): bytes, times and trace events add up, device memory is the peak, and each note is
+    /// kept once.
+    pub fn absorb(&mut self, later: Report) {
+        if self.device.is_none() {
+            self.device = later.device;
+        }
+        self.bytes_htod += later.bytes_htod;
+        self.bytes_dtoh += later.bytes_dtoh;
+        self.bytes_dtod += later.bytes_dtod;
+        self.bytes_htod_raw += later.bytes_htod_raw;
+        self.bytes_dtoh_raw += later.bytes_dtoh_raw;
+        self.device_bytes = self.device_bytes.max(later.device_bytes);
+        self.wall_seconds += later.wall_seconds;
+        self.stages.absorb(&later.stages);
+        for note in later.adjustments {
+            if !self.adjustments.contains(&note) {
+                self.adjustments.push(note);
+            }
+        }
+        self.timeline.extend(later.timeline);
+    }
+
     /// The report of running `plan` on `backend`, before any time is spent: its geometry and the
     /// bytes it moves (the executors fill in the times).
     pub fn of_plan(

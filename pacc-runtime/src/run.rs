@@ -46,18 +46,15 @@ pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<Run
     settings(program, opts)?;
     let backend = backend::choose(opts.backend, Some(opts.source_of("backend")))?;
     let steps = inv.steps;
-    let fuse = opts.fuse.filter(|&s| s > 1);
-    let (march, march_note) = match backend {
-        Backend::Cuda if fuse.is_none() => crate::tune::auto_march(program, &inv, opts),
-        _ => (None, None),
+    let fuse = crate::config::fuse(opts);
+    let (march, march_note) = match backend.is_tuned() && fuse.is_none() {
+        true => crate::tune::auto_march(program, &inv, opts),
+        false => (None, None),
     };
     let tuned;
     let opts = match march {
         Some(t) => {
-            tuned = Options {
-                march: Some(t),
-                ..opts.clone()
-            };
+            tuned = opts.clone().march(t);
             &tuned
         }
         None => opts,
@@ -208,15 +205,10 @@ fn resolve_options(
     opts: &Options,
     backend: Backend,
 ) -> Result<(PlanOptions, Option<String>), Error> {
-    let shape = inv.arrays[0].shape();
-    let mut popts = plan_options(program, shape[0], inv.steps, opts);
-    popts.compress = crate::compress::rates(program, shape, popts.scheme, opts)?;
-    if !popts.compresses() {
-        popts.compress.clear();
-    }
-    Ok(match backend {
-        Backend::Cuda => crate::tune::auto_plan_options(program, inv, opts, popts),
-        Backend::Cpu(_) => (popts, None),
+    let popts = crate::config::resolve(program, inv.arrays[0].shape(), inv.steps, opts)?;
+    Ok(match backend.is_tuned() {
+        true => crate::tune::auto_plan_options(program, inv, opts, popts),
+        false => (popts, None),
     })
 }
 
@@ -237,9 +229,9 @@ fn fusion(
         popts.block_steps = popts.block_steps.div_ceil(s);
         return Ok((Some(s), None));
     }
-    let (picked, note) = match backend {
-        Backend::Cuda => crate::tune::fusion::auto_fuse(program, inv, opts, popts),
-        Backend::Cpu(_) => (None, None),
+    let (picked, note) = match backend.is_tuned() {
+        true => crate::tune::fusion::auto_fuse(program, inv, opts, popts),
+        false => (None, None),
     };
     Ok((
         picked.map(|(s, tuned)| {
@@ -438,7 +430,7 @@ impl Session<'_> {
             cursor.reductions = out.reductions;
             match &mut report {
                 None => report = Some(out.report),
-                Some(total) => merge(total, out.report),
+                Some(total) => total.absorb(out.report),
             }
             cursor.done += plan.steps;
             cursor.blocks += plan.blocks.len();
@@ -480,33 +472,6 @@ impl Session<'_> {
         }
         Ok(true)
     }
-}
-
-/// Adds a later segment's report to the run's.
-fn merge(total: &mut Report, seg: Report) {
-    total.bytes_htod += seg.bytes_htod;
-    total.bytes_dtoh += seg.bytes_dtoh;
-    total.bytes_dtod += seg.bytes_dtod;
-    total.bytes_htod_raw += seg.bytes_htod_raw;
-    total.bytes_dtoh_raw += seg.bytes_dtoh_raw;
-    total.device_bytes = total.device_bytes.max(seg.device_bytes);
-    total.wall_seconds += seg.wall_seconds;
-    let (t, s) = (&mut total.stages, &seg.stages);
-    t.htod += s.htod;
-    t.dtoh += s.dtoh;
-    t.dtod += s.dtod;
-    t.kernel += s.kernel;
-    t.host_copy += s.host_copy;
-    t.register += s.register;
-    t.setup += s.setup;
-    t.encode += s.encode;
-    t.decode += s.decode;
-    for a in seg.adjustments {
-        if !total.adjustments.contains(&a) {
-            total.adjustments.push(a);
-        }
-    }
-    total.timeline.extend(seg.timeline);
 }
 
 fn cpu_device() -> String {

@@ -112,7 +112,7 @@ pub fn run(
             }
         }
     }
-    let mut report = s.report.0;
+    let mut report = s.report;
     report.steps = steps;
     report.wall_seconds = start.elapsed().as_secs_f64();
     let mine = [
@@ -218,7 +218,7 @@ struct Session {
     full: Plan,
     tail: Option<Plan>,
     fp: checkpoint::Fingerprint,
-    report: Totals,
+    report: Report,
     /// On the GPU, the rank's share of the device and its arrays page-locked for the run.
     #[cfg(feature = "cuda")]
     _device: Option<super::device::DeviceShare>,
@@ -234,7 +234,7 @@ fn prepare(
     opts.validate()?;
     crate::validate::call(lprog, inv)?;
     let backend = choose_backend(opts.backend, opts.source_of("backend"))?;
-    if let Some(s) = opts.fuse.filter(|&s| s > 1) {
+    if let Some(s) = crate::config::fuse(opts) {
         return Err(Error::Setting {
             setting: "fuse",
             value: s.to_string(),
@@ -245,12 +245,8 @@ fn prepare(
     }
     let shape = slab.local_shape();
     let k = slab.block_steps.min(inv.steps).max(1);
-    let mut popts = crate::config::plan_options(lprog, shape[0], inv.steps, opts);
+    let mut popts = crate::config::resolve(lprog, &shape, inv.steps, opts)?;
     popts.block_steps = k;
-    popts.compress = crate::compress::rates(lprog, &shape, popts.scheme, opts)?;
-    if !popts.compresses() {
-        popts.compress.clear();
-    }
     let mut notes: Vec<String> = slab.tuner.iter().cloned().collect();
     #[cfg(feature = "cuda")]
     let (device, register_s) = match backend {
@@ -262,7 +258,7 @@ fn prepare(
     };
     #[cfg(not(feature = "cuda"))]
     let register_s = 0.0;
-    if backend == Backend::Cuda {
+    if backend.is_tuned() {
         // The rank's chunks (and scheme, unless named) for its window at the agreed depth,
         // with its kernels timed on its own arrays.
         let o = Options {
@@ -304,7 +300,6 @@ fn prepare(
     report.bytes_htod_raw = 0;
     report.bytes_dtoh_raw = 0;
     report.device_bytes = 0;
-    let report = Totals(report);
     Ok(Session {
         backend,
         full,
@@ -364,42 +359,4 @@ fn execute(
 ) -> Result<(Vec<f64>, Report), Error> {
     let out = backend.executor().execute(program, plan, inv, opts)?;
     Ok((out.reductions, out.report))
-}
-
-/// The rank's report, summed over its blocks.
-struct Totals(Report);
-
-impl Totals {
-    /// Adds a block's report.
-    fn absorb(&mut self, seg: Report) {
-        let t = &mut self.0;
-        if t.device.is_none() {
-            t.device = seg.device.clone();
-        }
-        t.bytes_htod += seg.bytes_htod;
-        t.bytes_dtoh += seg.bytes_dtoh;
-        t.bytes_dtod += seg.bytes_dtod;
-        t.bytes_htod_raw += seg.bytes_htod_raw;
-        t.bytes_dtoh_raw += seg.bytes_dtoh_raw;
-        t.device_bytes = t.device_bytes.max(seg.device_bytes);
-        let (a, b) = (&mut t.stages, &seg.stages);
-        for (x, y) in [
-            (&mut a.htod, b.htod),
-            (&mut a.dtoh, b.dtoh),
-            (&mut a.dtod, b.dtod),
-            (&mut a.kernel, b.kernel),
-            (&mut a.host_copy, b.host_copy),
-            (&mut a.register, b.register),
-            (&mut a.setup, b.setup),
-            (&mut a.encode, b.encode),
-            (&mut a.decode, b.decode),
-        ] {
-            *x += y;
-        }
-        for note in seg.adjustments {
-            if !t.adjustments.contains(&note) {
-                t.adjustments.push(note);
-            }
-        }
-    }
 }

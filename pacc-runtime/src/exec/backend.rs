@@ -23,6 +23,13 @@ impl Backend {
         }
     }
 
+    /// Whether the tuner times kernels on this backend (the kernels' shape, the chunks and
+    /// scheme, fusion). The CPU backend runs with the defaults: its kernels are closures whose
+    /// speed the tuner's device model does not describe.
+    pub(crate) fn is_tuned(self) -> bool {
+        matches!(self, Backend::Cuda)
+    }
+
     /// The executor that runs this backend's plans. Only reached for `Cuda` when
     /// [`cuda_available`] said yes.
     pub(crate) fn executor(self) -> Box<dyn Executor> {

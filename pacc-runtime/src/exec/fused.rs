@@ -7,8 +7,8 @@
 //! exactly), and the last versions of the operation's planes go to the output buffers. The
 //! arithmetic is the serial function's, so are the bits.
 
-use super::frame::{reduction_identity, BufView, KernelFrame};
 use super::reduce::combine;
+use crate::frame::{reduction_identity, BufView, KernelFrame};
 use crate::invocation::Invocation;
 use crate::plan::Plan;
 use crate::program::{Active, Program, Stage};

@@ -6,12 +6,11 @@ pub(crate) mod backend;
 pub mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;
-pub(crate) mod frame;
 mod fused;
 pub mod reduce;
 mod tracker;
 
-pub use frame::{
+pub use crate::frame::{
     reduction_identity, BufView, CpuKernelFn, CpuKernels, CpuPointFn, Grid, GridElem, KernelFrame,
 };
 pub use tracker::{writes_user_array, Tracker};

@@ -163,10 +163,10 @@ mod cuda_rates {
             h.finish(),
             shape[1..].to_vec(),
             planes,
-            opts.fma,
-            opts.kernel_form,
-            opts.march,
-            opts.unpadded_rows,
+            opts.cuda.fma,
+            opts.cuda.kernel_form,
+            opts.cuda.march,
+            opts.cuda.unpadded_rows,
         );
         if let Some(v) = rate_cache().get(&key) {
             return Ok(v.clone());
@@ -235,11 +235,15 @@ mod cuda_rates {
     /// The settings of `opts` that a kernel's rate depends on (the rest of [`Key`]), and
     /// defaults for everything else.
     fn kernel_options(opts: &Options) -> Options {
+        let c = &opts.cuda;
         Options {
-            fma: opts.fma,
-            kernel_form: opts.kernel_form,
-            march: opts.march,
-            unpadded_rows: opts.unpadded_rows,
+            cuda: crate::options::CudaOptions {
+                fma: c.fma,
+                kernel_form: c.kernel_form,
+                march: c.march,
+                unpadded_rows: c.unpadded_rows,
+                ..Default::default()
+            },
             ..Options::default()
         }
     }
@@ -256,10 +260,8 @@ mod cuda_rates {
         candidates
             .iter()
             .filter_map(|&c| {
-                let o = Options {
-                    march: Some(c),
-                    ..kernel_options(opts)
-                };
+                let mut o = kernel_options(opts);
+                o.cuda.march = Some(c);
                 measure_kernel_rates(program, inv, &o).ok().map(|r| (c, r))
             })
             .collect()

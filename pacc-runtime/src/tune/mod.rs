@@ -61,7 +61,7 @@ pub fn auto_march(
     opts: &crate::options::Options,
 ) -> (Option<MarchTuning>, Option<String>) {
     let shape = inv.arrays[0].shape();
-    if MarchTuning::fixed(opts.march)
+    if crate::config::march_fixed(opts)
         || useful_points(program, shape, inv.steps) < MARCH_TUNE_POINTS
     {
         return (None, None);
@@ -85,7 +85,7 @@ pub fn pick_march(
         Launch::Marching { block } => Some(block),
         Launch::PerPoint | Launch::Fused { .. } => None,
     });
-    let Some(block) = block.filter(|_| opts.kernel_form == KernelForm::Marching) else {
+    let Some(block) = block.filter(|_| opts.cuda.kernel_form == KernelForm::Marching) else {
         return (None, None);
     };
     let forms = MarchTuning::stage_forms(&program.cuda_source);

@@ -106,7 +106,7 @@ pub(super) fn combine_reductions(
 }
 
 /// The run's report (`notes` after the plan's own adjustments); writes the trace if
-/// `opts.trace` asks for one.
+/// `opts.cuda.trace` asks for one.
 pub(super) fn report(
     program: &Program,
     plan: &Plan,
@@ -119,7 +119,7 @@ pub(super) fn report(
     let mut report = Report::of_plan(program, "cuda", Some(info.name.clone()), plan);
     report.adjustments.extend(notes);
     (report.wall_seconds, report.stages, report.timeline) = (wall_seconds, stages, timeline);
-    if let Some(path) = &opts.trace {
+    if let Some(path) = &opts.cuda.trace {
         // The run has already updated the arrays: a trace that cannot be written is a note,
         // not an error.
         if let Err(e) = write_trace(path, &program.name, &report.timeline) {

@@ -82,12 +82,12 @@ pub fn run_managed(
         what: "the unified-memory baseline".into(),
         message: m,
     })?;
-    let tuning = super::launch::MarchTuning::effective(opts.march)?;
+    let tuning = crate::config::march(opts)?;
     let md = module(
         &ctx,
         &program.name,
         &super::prepare::source(program, &tuning),
-        opts.fma,
+        opts.cuda.fma,
     )?;
     let mut managed = Managed(Vec::new());
     for a in &inv.arrays {

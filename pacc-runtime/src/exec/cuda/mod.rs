@@ -169,8 +169,8 @@ fn execute_serialized(
     let compiled = prepare::compile(&ctx, program, plan, opts)?;
     let mut notes: Vec<String> = compiled.note.iter().cloned().collect();
     let pin = prepare::PinSettings {
-        threads: opts.pin_threads.unwrap_or(DEFAULT_PIN_THREADS).max(1),
-        overlap: !opts.pin_upfront,
+        threads: opts.cuda.pin_threads.unwrap_or(DEFAULT_PIN_THREADS).max(1),
+        overlap: !opts.cuda.pin_upfront,
     };
     let run = Run {
         ctx: &ctx,
@@ -181,7 +181,7 @@ fn execute_serialized(
         info: &info,
         t_start,
     };
-    let pad = !opts.unpadded_rows;
+    let pad = !opts.cuda.unpadded_rows;
     let placed = prepare::place(
         &ctx,
         program,

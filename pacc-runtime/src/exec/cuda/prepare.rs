@@ -50,12 +50,12 @@ pub(super) fn compile(
     fault::hit(Site::Compile, || {
         format!("NVRTC compile of `{}`", program.name)
     })?;
-    let mut tuning = launch::MarchTuning::effective(opts.march)?;
-    let mut module = device::module(ctx, &program.name, &source(program, &tuning), opts.fma)?;
+    let mut tuning = crate::config::march(opts)?;
+    let mut module = device::module(ctx, &program.name, &source(program, &tuning), opts.cuda.fma)?;
     let mut note = None;
-    if opts.kernel_form == crate::options::KernelForm::Marching {
+    if opts.cuda.kernel_form == crate::options::KernelForm::Marching {
         if let Some((t, why)) = launch::occupancy_guard(&module, program, &tuning)? {
-            module = device::module(ctx, &program.name, &source(program, &t), opts.fma)?;
+            module = device::module(ctx, &program.name, &source(program, &t), opts.cuda.fma)?;
             (tuning, note) = (t, Some(why));
         }
     }
@@ -121,7 +121,7 @@ fn geometries(
     program
         .kernels
         .iter()
-        .map(|k| launch::geometry(module, k, shape, pitch, opts.kernel_form, sms, tuning))
+        .map(|k| launch::geometry(module, k, shape, pitch, opts.cuda.kernel_form, sms, tuning))
         .collect()
 }
 

@@ -84,7 +84,7 @@ impl<'a> Steps<'a> {
         let geoms = program
             .kernels
             .iter()
-            .map(|k| launch::geometry(md, k, &shape, pitch, opts.kernel_form, sms, tuning))
+            .map(|k| launch::geometry(md, k, &shape, pitch, opts.cuda.kernel_form, sms, tuning))
             .collect::<Result<Vec<_>, _>>()?;
         let pfuncs = program
             .points

@@ -1,0 +1,92 @@
+//! The CUDA backend's settings, kept apart from the settings every backend reads so that a new
+//! backend adds its own struct beside this one instead of fields across [`Options`](super::Options).
+//! The builder methods on `Options` (`fma`, `trace`, `kernel_form`, `march`, `row_padding`,
+//! `page_locking`) set these fields.
+
+use super::{env_usize, switch};
+use crate::error::Error;
+use crate::march::MarchTuning;
+use std::path::PathBuf;
+
+/// Settings only the CUDA backend (and the tuner's CUDA measurements) read.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CudaOptions {
+    /// Let the CUDA compiler contract multiply-adds into FMAs (faster; results then match the
+    /// serial function within rounding instead of exactly).
+    pub fma: bool,
+    /// Write a Chrome/Perfetto trace of the streams here.
+    pub trace: Option<PathBuf>,
+    /// Which form of the generated CUDA kernels runs.
+    pub kernel_form: KernelForm,
+    /// The marching kernels' compile-time shape (see [`MarchTuning`]). Unset: `PACC_MARCH`,
+    /// else the tuner's choice on long runs, else the translator's defaults
+    /// (`crate::config::march`).
+    pub march: Option<MarchTuning>,
+    /// Keep rows unpadded in the device buffers (`PACC_PAD_ROWS=0`). By default every row of a
+    /// translated program's buffers starts on 128 bytes (see
+    /// [`Options::row_padding`](super::Options::row_padding)).
+    pub unpadded_rows: bool,
+    /// Threads page-locking the user's arrays (`PACC_PIN_THREADS`; unset:
+    /// `exec::cuda::DEFAULT_PIN_THREADS`).
+    pub pin_threads: Option<usize>,
+    /// Page-lock every piece of the user's arrays before the first operation
+    /// (`PACC_PIN_OVERLAP=0`) instead of beside the run's first transfers and kernels.
+    pub pin_upfront: bool,
+}
+
+impl CudaOptions {
+    /// Reads `PACC_FMA`, `PACC_TRACE`, `PACC_KERNELS`, `PACC_PAD_ROWS`, `PACC_PIN_THREADS` and
+    /// `PACC_PIN_OVERLAP` into `self` (variables that are unset leave their field alone, except
+    /// `PACC_TRACE`, whose absence means no trace).
+    pub(super) fn read_env(&mut self) -> Result<(), Error> {
+        if let Ok(v) = std::env::var("PACC_FMA") {
+            self.fma = matches!(v.as_str(), "1" | "true" | "yes");
+        }
+        self.trace = std::env::var_os("PACC_TRACE").map(PathBuf::from);
+        if let Ok(v) = std::env::var("PACC_KERNELS") {
+            self.kernel_form = v.parse()?;
+        }
+        if let Ok(v) = std::env::var("PACC_PAD_ROWS") {
+            self.unpadded_rows = !pad_rows(&v)?;
+        }
+        self.pin_threads = env_usize("PACC_PIN_THREADS")?;
+        if let Ok(v) = std::env::var("PACC_PIN_OVERLAP") {
+            let on = "page-lock the arrays beside the run's first transfers, the default";
+            self.pin_upfront = !switch("PACC_PIN_OVERLAP", &v, on)?;
+        }
+        Ok(())
+    }
+}
+
+/// The form of a generated CUDA kernel (docs/internals.md §3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum KernelForm {
+    /// Thread blocks march along the outermost axis, keeping planes in registers: the fast
+    /// form.
+    #[default]
+    Marching,
+    /// One thread per point: the baseline the kernel benchmark compares against.
+    Plain,
+}
+
+impl std::str::FromStr for KernelForm {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Error> {
+        match s {
+            "marching" => Ok(KernelForm::Marching),
+            "plain" => Ok(KernelForm::Plain),
+            _ => Err(Error::Option(format!(
+                "unknown kernel form `{s}`; expected marching or plain"
+            ))),
+        }
+    }
+}
+
+/// `PACC_PAD_ROWS`: whether device rows are padded.
+pub(super) fn pad_rows(v: &str) -> Result<bool, Error> {
+    switch(
+        "PACC_PAD_ROWS",
+        v,
+        "pad device rows to 128 bytes, the default",
+    )
+}
