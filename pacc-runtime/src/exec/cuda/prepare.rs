@@ -340,7 +340,7 @@ fn start_pinning(
     inv: &Invocation<'_>,
     pin: PinSettings,
 ) -> Option<Pinning> {
-    if plan.scheme == Scheme::StagedCopy {
+    if !plan.scheme.transfers().pins_user_arrays() {
         return None;
     }
     let mut already_locked = 0;
@@ -417,7 +417,13 @@ pub(super) fn staged(
 ) -> Result<Plan, Error> {
     let fit = fitter(program, inv, geoms)?;
     let chunks = plan.requested_chunks.max(plan.chunks);
-    let p = replan(program, plan, &fit.points, chunks, Scheme::StagedCopy)?;
+    let p = replan(
+        program,
+        plan,
+        &fit.points,
+        chunks,
+        Scheme::WHEN_PINNING_FAILS,
+    )?;
     fit.fit(p, notes)
 }
 
