@@ -76,13 +76,22 @@ struct Cli {
     svg: Option<PathBuf>,
 }
 
+/// The schemes that can compress.
+fn compressing() -> String {
+    Scheme::names_where(|s| s.transfers().can_compress())
+}
+
+/// Why `--scheme` is refused when it cannot compress.
+fn cannot_compress(scheme: Scheme) -> String {
+    format!("--scheme {scheme} cannot compress; use {}", compressing())
+}
+
 /// `--scheme`'s help: the schemes that can compress, and the ones that cannot.
 fn scheme_help() -> String {
-    let can = |s: Scheme| s.transfers().can_compress();
+    let cannot = Scheme::names_where(|s| !s.transfers().can_compress());
     format!(
-        "How data moves: {} ({} cannot compress)",
-        Scheme::names_where(can),
-        Scheme::names_where(|s| !can(s))
+        "How data moves: {} ({cannot} cannot compress)",
+        compressing()
     )
 }
 
@@ -476,8 +485,7 @@ fn main() {
         .parse()
         .unwrap_or_else(|e| fail(format!("--scheme: {e}")));
     if !scheme.transfers().can_compress() {
-        let can = Scheme::names_where(|s| s.transfers().can_compress());
-        fail(format!("--scheme {scheme} cannot compress; use {can}"));
+        fail(cannot_compress(scheme));
     }
     let blocks = every.div_ceil(block_steps);
     if blocks < 2 {
