@@ -61,8 +61,7 @@ struct Cli {
     /// shuffled[:SEED].
     #[arg(long, default_value = "auto")]
     backend: String,
-    /// How data moves: direct-map, region-sharing or wavefront (staged-copy cannot compress).
-    #[arg(long, default_value = "region-sharing")]
+    #[arg(long, default_value = Scheme::DEFAULT.name(), help = scheme_help())]
     scheme: String,
     /// Floor of the pointwise relative error's denominator, as a fraction of the reference
     /// field's largest magnitude: e_i = |a_i - b_i| / max(|b_i|, FLOOR * max|b|).
@@ -75,6 +74,25 @@ struct Cli {
     /// beside it (the same name ending in `.png`).
     #[arg(long, value_name = "PATH")]
     svg: Option<PathBuf>,
+}
+
+/// The schemes that can compress.
+fn compressing() -> String {
+    Scheme::names_where(|s| s.transfers().can_compress())
+}
+
+/// Why `--scheme` is refused when it cannot compress.
+fn cannot_compress(scheme: Scheme) -> String {
+    format!("--scheme {scheme} cannot compress; use {}", compressing())
+}
+
+/// `--scheme`'s help: the schemes that can compress, and the ones that cannot.
+fn scheme_help() -> String {
+    let cannot = Scheme::names_where(|s| !s.transfers().can_compress());
+    format!(
+        "How data moves: {} ({cannot} cannot compress)",
+        compressing()
+    )
 }
 
 /// Prints `error: msg` and exits with status 2.
@@ -466,8 +484,8 @@ fn main() {
         .scheme
         .parse()
         .unwrap_or_else(|e| fail(format!("--scheme: {e}")));
-    if scheme == Scheme::StagedCopy {
-        fail("--scheme staged-copy cannot compress; use region-sharing or direct-map");
+    if !scheme.transfers().can_compress() {
+        fail(cannot_compress(scheme));
     }
     let blocks = every.div_ceil(block_steps);
     if blocks < 2 {

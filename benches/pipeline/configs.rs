@@ -120,7 +120,7 @@ pub fn color_of(config: &str) -> (u8, u8, u8) {
 /// read-only arrays with the staircase (`PACC_RING=0`) at the same chunks and block steps.
 fn run_tuned(b: &mut Bench, name: &str, scheme: Scheme, compress: Vec<Option<f64>>, ring: bool) {
     let g = b.gpu.as_ref().expect("GPU configurations run with a GPU");
-    let host = (scheme == Scheme::StagedCopy).then_some(g.staging_budget);
+    let host = (scheme.transfers().stages_through_pinned_buffers()).then_some(g.staging_budget);
     let predicted = compress.iter().all(Option::is_none);
     let c = match g.choose(&b.w, b.steps, scheme, host) {
         Ok(c) => fixed(c, b.args.at.as_deref()),

@@ -36,7 +36,7 @@ pub fn plan_only(args: &Args) {
                 let mut i = TuneInputs::new(link, vec![50e9], 78_000_000_000);
                 i.scheme = scheme;
                 i.point_planes = prog.points.iter().map(|_| shape[0] / 2).collect();
-                if scheme == Scheme::StagedCopy {
+                if scheme.transfers().stages_through_pinned_buffers() {
                     i.host_memory = Some(24 << 30);
                 }
                 let t = Instant::now();

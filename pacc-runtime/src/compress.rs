@@ -59,7 +59,7 @@ pub fn rates(
     if rates.iter().all(Option::is_none) {
         return Ok(rates);
     }
-    if scheme == Scheme::StagedCopy {
+    if !scheme.transfers().can_compress() {
         return Err(CompressError::Scheme { scheme });
     }
     for (a, r) in rates.iter().enumerate() {

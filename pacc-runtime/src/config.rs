@@ -22,7 +22,7 @@ pub const DEFAULT_CHUNKS: usize = 4;
 /// Default temporal blocking depth (clamped to the number of steps).
 pub const DEFAULT_BLOCK_STEPS: usize = 4;
 /// Default transfer scheme (the directive has no clause for it).
-pub const DEFAULT_SCHEME: Scheme = Scheme::RegionSharing;
+pub const DEFAULT_SCHEME: Scheme = Scheme::DEFAULT;
 
 /// The precedence rule itself: the caller's option if given, else the directive's clause.
 /// `None`: neither fixes the setting, so the default (or the tuner) decides.

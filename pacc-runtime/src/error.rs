@@ -144,11 +144,22 @@ fn no_cuda_fix(from: &Option<String>) -> String {
     }
 }
 
-fn plan_hint(e: &PlanError) -> &'static str {
-    match e {
+/// The schemes that can compress, as a hint lists them.
+fn compressing_schemes() -> String {
+    Scheme::names_where(|s| s.transfers().can_compress())
+}
+
+fn plan_hint(e: &PlanError) -> std::borrow::Cow<'static, str> {
+    let hint = match e {
         PlanError::ZeroChunks(_) => ". Hint: use 1 or more chunks",
         PlanError::ZeroBlockSteps(_) => ". Hint: use 1 or more block steps",
-        PlanError::ZeroBufferSets(_) => ". Hint: use at least 1 buffer set (the default is the scheme's: 4 for the wavefront, 3 for the others)",
+        PlanError::ZeroBufferSets(_) => {
+            return format!(
+                ". Hint: use at least 1 buffer set (the default is the scheme's: {})",
+                Scheme::buffer_sets_by_scheme()
+            )
+            .into()
+        }
         PlanError::PointOutside { .. } => {
             ". Hint: check the point statement's index against the array shape"
         }
@@ -156,7 +167,7 @@ fn plan_hint(e: &PlanError) -> &'static str {
             ". Hint: the translator's description and the call disagree; please report this"
         }
         PlanError::CompressScheme { .. } => {
-            ". Hint: use region-sharing (the default) or direct-map with compression"
+            return format!(". Hint: use {} with compression", compressing_schemes()).into()
         }
         PlanError::CompressRate { .. } => {
             ". Hint: choose another rate (bits per value), or leave the array uncompressed"
@@ -168,7 +179,8 @@ fn plan_hint(e: &PlanError) -> &'static str {
         PlanError::TooSmall { .. }
         | PlanError::TooManyChunks { .. }
         | PlanError::TooThin { .. } => "",
-    }
+    };
+    hint.into()
 }
 
 /// A checkpoint that a run wrote or resumed from.
@@ -288,7 +300,7 @@ pub enum CompressError {
         b: String,
         rb: String,
     },
-    #[error("compress: the {scheme} scheme cannot compress (its host staging buffers hold raw planes). Hint: use region-sharing (the default) or direct-map")]
+    #[error("compress: the {scheme} scheme cannot compress (its host staging buffers hold raw planes). Hint: use {}", compressing_schemes())]
     Scheme { scheme: Scheme },
     #[error("compress: `{array}` is a scratch array; its contents never go back to the host, so there is nothing to compress. Hint: leave it out of compress(..)")]
     Scratch { array: String },

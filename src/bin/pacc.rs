@@ -52,6 +52,20 @@ enum Cmd {
     Plan(PlanArgs),
 }
 
+/// `--scheme`'s help: the registered schemes (clap keeps an explicit help's last period, so
+/// there is none).
+fn scheme_help() -> String {
+    Scheme::names_where(|_| true)
+}
+
+/// `--buffer-sets`' help, with each scheme's default.
+fn buffer_sets_help() -> String {
+    format!(
+        "Device buffer sets in flight (default: the scheme's, {})",
+        Scheme::buffer_sets_by_scheme()
+    )
+}
+
 /// The flags of `pacc plan`.
 #[derive(Args, Debug)]
 struct PlanArgs {
@@ -69,14 +83,12 @@ struct PlanArgs {
     /// Time steps per block (default: the directive's, else 4).
     #[arg(long)]
     block_steps: Option<usize>,
-    /// staged-copy, direct-map, region-sharing or wavefront.
-    #[arg(long, default_value = "region-sharing")]
+    #[arg(long, default_value = Scheme::DEFAULT.name(), help = scheme_help())]
     scheme: Scheme,
     /// Time steps of the run (default: one block).
     #[arg(long)]
     steps: Option<usize>,
-    /// Device buffer sets in flight (default: the scheme's, 4 for the wavefront, else 3).
-    #[arg(long)]
+    #[arg(long, help = buffer_sets_help())]
     buffer_sets: Option<usize>,
     /// Plane (outermost index) written by each point statement, comma-separated
     /// (default: the middle plane).
@@ -410,7 +422,7 @@ fn plan_run(a: PlanArgs, out: &mut String) -> Result<(), String> {
     for w in plan.warnings(&program) {
         let _ = writeln!(out, "warning: {w}");
     }
-    if plan.scheme.tiling() == plan::Tiling::Wavefront {
+    if plan.scheme.tiling().skews_windows() {
         out.push_str(&plan.windows(&program));
     }
     print_link_per_block(out, &program, &plan);

@@ -4,7 +4,7 @@ use super::access::{accesses, Access};
 use super::infer::returned;
 use super::ring::{self, RingChunk};
 use super::span::overlaps;
-use super::tiling::{BlockSpec, BlockTiles, ChunkTile, Tiling, Transfers, Work};
+use super::tiling::{BlockSpec, BlockTiles, ChunkTile, Work};
 use super::{
     slab_planes, BlockGeom, ChunkGeom, Compression, HostSide, Op, OpKind, Plan, PlanError,
     PlanOptions, Ring, Scheme, StreamRole,
@@ -243,7 +243,7 @@ fn compression(
             want: program.arrays.len(),
         });
     }
-    if opts.scheme.transfers() == Transfers::Staged {
+    if !opts.scheme.transfers().can_compress() {
         return Err(PlanError::CompressScheme {
             scheme: opts.scheme,
         });
@@ -286,7 +286,7 @@ fn geometry(
     scheme: Scheme,
 ) -> Result<Vec<BlockTiles>, usize> {
     let ret = returned(program);
-    let strategy = scheme.tiling().strategy();
+    let tiling = scheme.tiling();
     let mut binding: Vec<usize> = (0..program.arrays.len()).collect();
     let mut blocks = Vec::new();
     let mut first = 0;
@@ -303,7 +303,7 @@ fn geometry(
             slabs,
             transfers: scheme.transfers(),
         };
-        blocks.push(strategy.tile(&spec, d)?);
+        blocks.push(tiling.tile(&spec, d)?);
         binding = crate::binding::advance(program, &binding, s);
         first += s;
     }
@@ -344,7 +344,7 @@ impl Emitter<'_> {
     fn load(&mut self, i: usize, base: usize, array: usize, planes: Range<usize>, pos: BlockPos) {
         let set = self.sets[i];
         let compressed = self.plan.compressed(array).is_some() && !pos.first;
-        let staged = self.plan.scheme.transfers() == Transfers::Staged;
+        let staged = self.plan.scheme.transfers().stages_through_pinned_buffers();
         if staged {
             let p = planes.clone();
             self.push(
@@ -399,7 +399,7 @@ impl Emitter<'_> {
         compressed: bool,
     ) {
         let set = self.sets[j];
-        let staged = self.plan.scheme.transfers() == Transfers::Staged;
+        let staged = self.plan.scheme.transfers().stages_through_pinned_buffers();
         let to = match (compressed, staged) {
             (true, _) => HostSide::Compressed,
             (false, true) => HostSide::Staging,
@@ -607,7 +607,7 @@ fn read_only_ring(
     geometry: &mut [BlockTiles],
     n0: usize,
 ) -> Option<(Ring, Vec<Vec<RingChunk>>)> {
-    if !opts.read_only_ring || opts.scheme.tiling() != Tiling::Wavefront {
+    if !opts.read_only_ring || !opts.scheme.tiling().keeps_read_only_ring() {
         return None;
     }
     let written: Vec<bool> = (0..program.arrays.len())

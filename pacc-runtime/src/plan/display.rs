@@ -303,10 +303,11 @@ impl Plan {
         let mut w = Vec::new();
         let t = self.totals(program);
         if t.redundancy > WASTEFUL_REDUNDANCY {
+            let once = super::Scheme::names_where(|s| !s.tiling().recomputes_halos());
             w.push(format!(
                 "redundancy {:.1}: the kernels compute {:.1} times the points of the serial loop, \
                  because every chunk recomputes a halo that grows with the block steps ({}); use \
-                 fewer chunks or fewer block steps, or the wavefront scheme, which computes every \
+                 fewer chunks or fewer block steps, or the {once} scheme, which computes every \
                  point once",
                 t.redundancy, t.redundancy, self.block_steps
             ));
@@ -323,7 +324,7 @@ impl Plan {
         let n = block.chunks.len();
         let side = halo as f64 / (2 * n) as f64;
         let mean_owned = owned as f64 / n as f64;
-        if self.scheme.tiling() == super::Tiling::Overlapped && n > 1 && side > mean_owned {
+        if self.scheme.tiling().recomputes_halos() && n > 1 && side > mean_owned {
             let sensible = ((self.shape[0] as f64 / side.max(1.0)) as usize).max(1);
             w.push(format!(
                 "more chunks than make sense: {n} chunks own {mean_owned:.1} planes each on \

@@ -28,104 +28,21 @@ mod display;
 mod infer;
 pub mod race;
 mod ring;
+mod scheme;
 mod span;
 pub mod tiling;
+mod transfers;
 
 pub use build::build;
 pub use display::{points_per_plane, Totals, WASTEFUL_REDUNDANCY};
+pub use scheme::Scheme;
 pub use tiling::owned;
-pub use tiling::{Tiling, Transfers};
+pub use tiling::{BlockSeconds, Tiling, TilingCost};
+pub use transfers::Transfers;
 
 use crate::codec::{CodecError, CodecKind, Rate};
 use serde::{Deserialize, Serialize};
 use std::ops::Range;
-
-/// What a run does: a tiling (which planes each chunk computes) and a transfer scheme (how they
-/// move between host and device), named as users choose them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
-pub enum Scheme {
-    /// PACC's original scheme: user arrays are copied through pinned staging buffers.
-    StagedCopy,
-    /// Each chunk, with its halos, moves straight between the user's (page-locked) arrays and
-    /// the device.
-    DirectMap,
-    /// Direct mapping plus sharing: the planes two consecutive chunks have in common are copied
-    /// on the device, so each array crosses the link once per block.
-    #[default]
-    RegionSharing,
-    /// Wavefront tiling with shared transfers: skewed windows compute every point of every step
-    /// once, the boundary staircase is copied on the device, so each array crosses the link once
-    /// per block and blocks do not drain the pipeline.
-    Wavefront,
-}
-
-impl Scheme {
-    pub const ALL: [Scheme; 4] = [
-        Scheme::StagedCopy,
-        Scheme::DirectMap,
-        Scheme::RegionSharing,
-        Scheme::Wavefront,
-    ];
-
-    pub const fn name(self) -> &'static str {
-        match self {
-            Scheme::StagedCopy => "staged-copy",
-            Scheme::DirectMap => "direct-map",
-            Scheme::RegionSharing => "region-sharing",
-            Scheme::Wavefront => "wavefront",
-        }
-    }
-
-    /// Which planes each chunk computes.
-    pub const fn tiling(self) -> Tiling {
-        match self {
-            Scheme::Wavefront => Tiling::Wavefront,
-            _ => Tiling::Overlapped,
-        }
-    }
-
-    /// How planes move between host and device.
-    pub const fn transfers(self) -> Transfers {
-        match self {
-            Scheme::StagedCopy => Transfers::Staged,
-            Scheme::DirectMap => Transfers::Direct,
-            Scheme::RegionSharing | Scheme::Wavefront => Transfers::Shared,
-        }
-    }
-
-    /// Buffer sets the chunks cycle through. The wavefront takes four: with three, a block's
-    /// third chunk reuses the set of the previous block's last chunk, whose write-back (the
-    /// largest, its staircase included) must finish before the new chunk can load; on the H100
-    /// at 1800^3 the kernels then idled 170 ms at every block boundary. With four it reuses the
-    /// set of the chunk before, written back long before.
-    pub const fn buffer_sets(self) -> usize {
-        match self {
-            Scheme::Wavefront => 4,
-            Scheme::StagedCopy | Scheme::DirectMap | Scheme::RegionSharing => 3,
-        }
-    }
-}
-
-impl std::str::FromStr for Scheme {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        Scheme::ALL
-            .into_iter()
-            .find(|x| x.name() == s)
-            .ok_or_else(|| {
-                format!(
-                    "unknown scheme `{s}`; expected staged-copy, direct-map, region-sharing or \
-                     wavefront"
-                )
-            })
-    }
-}
-
-impl std::fmt::Display for Scheme {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
 
 /// What the planner is asked for.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -239,8 +156,8 @@ impl Default for PlanOptions {
         PlanOptions {
             chunks: 4,
             block_steps: 4,
-            scheme: Scheme::RegionSharing,
-            buffer_sets: Scheme::RegionSharing.buffer_sets(),
+            scheme: Scheme::DEFAULT,
+            buffer_sets: Scheme::DEFAULT.buffer_sets(),
             compress: Vec::new(),
             read_only_ring: true,
         }
@@ -497,14 +414,14 @@ pub enum PlanError {
     EmptyAxis { shape: Vec<usize>, axis: usize },
     #[error("{chunks} chunks are more than the {planes} planes of the outermost axis; use at most {planes} chunks")]
     TooManyChunks { chunks: usize, planes: usize },
-    #[error("{scheme} needs every chunk to be at least {need} planes thick for {block_steps} block steps, but even 1 chunk of {planes} planes does not allow that; lower block_steps or use region-sharing")]
+    #[error("{scheme} needs every chunk to be at least {need} planes thick for {block_steps} block steps, but even 1 chunk of {planes} planes does not allow that; lower block_steps or use {}", Scheme::DEFAULT)]
     TooThin {
         scheme: Scheme,
         need: usize,
         block_steps: usize,
         planes: usize,
     },
-    #[error("compression needs region-sharing or direct-map, not {scheme}: the staged copy's host buffers hold raw planes")]
+    #[error("compression needs {}, not {scheme}: its host staging buffers hold raw planes", Scheme::names_where(|s| s.transfers().can_compress()))]
     CompressScheme { scheme: Scheme },
     #[error("array `{array}` cannot be compressed at rate {rate}: {reason}")]
     CompressRate {

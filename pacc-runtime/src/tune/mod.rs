@@ -174,10 +174,9 @@ pub(crate) fn tuned_choice(
     fixed: crate::config::Fixed,
     mut t: TuneInputs,
 ) -> Result<TuneChoice, crate::error::Error> {
-    use crate::plan::Scheme;
     use std::sync::OnceLock;
     t.scheme = base.scheme;
-    if base.scheme == Scheme::StagedCopy {
+    if base.scheme.transfers().stages_through_pinned_buffers() {
         static HOST: OnceLock<f64> = OnceLock::new();
         t.rates.host_copy_rate = *HOST.get_or_init(|| measure_host_copy_rate(256 << 20));
     }

@@ -21,13 +21,14 @@
 //! wins; candidates whose buffer sets do not fit are skipped. [`choose_scheme`] compares schemes
 //! too.
 //!
-//! What depends on the tiling (which candidates are worth planning, the pipeline fill) sits in
-//! one function each under "Overlapped tiling" and "Wavefront tiling" below. The wavefront is
-//! priced by the same plan counts: no redundant points, and wider buffers (a chunk plus the
-//! block's skew plus the reach), which the device memory bounds.
+//! What depends on the tiling (which candidates are worth planning, how a block's resources
+//! overlap, the pipeline fill) the tiling says, through [`plan::TilingCost`]; the model here is
+//! the same for every tiling. The wavefront is priced by the same plan counts: no redundant
+//! points, and wider buffers (a chunk plus the block's skew plus the reach), which the device
+//! memory bounds.
 
 use crate::error::Error;
-use crate::plan::{self, OpKind, Plan, PlanOptions, Scheme, Tiling};
+use crate::plan::{self, BlockSeconds, OpKind, Plan, PlanOptions, Scheme};
 use crate::program::Program;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -122,13 +123,13 @@ impl TuneInputs {
     }
 
     /// Inputs with the given link and kernel rates and defaults elsewhere ([`Rates::new`],
-    /// region-sharing, its buffer sets).
+    /// [`Scheme::DEFAULT`], its buffer sets).
     pub fn new(link: LinkRates, kernel_rate: Vec<f64>, device_memory: u64) -> Self {
         TuneInputs {
             rates: Rates::new(link, kernel_rate),
             device_memory,
             host_memory: None,
-            scheme: Scheme::RegionSharing,
+            scheme: Scheme::DEFAULT,
             buffer_sets: None,
             point_planes: Vec::new(),
             chunks: None,
@@ -155,6 +156,18 @@ pub struct Prediction {
     pub host_copy_seconds: f64,
     /// max of the above.
     pub seconds: f64,
+}
+
+impl Prediction {
+    /// The seconds each resource is busy, as the tiling's cost hooks take them.
+    fn busy(&self) -> BlockSeconds {
+        BlockSeconds {
+            link: self.link_seconds,
+            kernels: self.kernel_seconds,
+            device_copies: self.dtod_seconds,
+            host_copies: self.host_copy_seconds,
+        }
+    }
 }
 
 /// One evaluated candidate.
@@ -327,79 +340,28 @@ pub fn roofline_rates(program: &Program, dtod_rate: f64) -> Vec<f64> {
         .collect()
 }
 
-// ---- Overlapped tiling -----------------------------------------------------------------------
-
-/// Whether `c` chunks of `k` block steps are worth planning: redundant work beyond twice the
-/// owned planes never pays (unless the caller fixed the chunk count).
-fn overlapped_worth_planning(
-    program: &Program,
-    n0: usize,
-    c: usize,
-    k: usize,
-    fixed_chunks: bool,
-) -> bool {
-    let (back, fwd) = program.axis0_reach();
-    let owned = n0.div_ceil(c.max(1));
-    fixed_chunks || c <= 1 || (back + fwd) * k <= 2 * owned
-}
-
-/// Pipeline fill added once per run: the first chunk's upload before any kernel and the last
-/// chunk's download after the last, `(in + kernels + out) / chunks` of one block.
-fn overlapped_fill(block: &Prediction, chunks: usize) -> f64 {
-    (block.link_seconds + block.kernel_seconds + block.host_copy_seconds) / chunks as f64
-}
-
-// ---- Wavefront tiling -----------------------------------------------------------------------
-
-/// Whether `c` chunks of `k` block steps are worth planning: every configuration computes each
-/// point once, so only the device memory (checked on the plan) bounds the depth.
-fn wavefront_worth_planning(_c: usize, _k: usize) -> bool {
-    true
-}
-
-/// Pipeline fill added once per run: the sweep does not drain between blocks, so only the
-/// first chunk's upload and the last chunk's download stand alone, as in the overlapped case.
-fn wavefront_fill(block: &Prediction, chunks: usize) -> f64 {
-    overlapped_fill(block, chunks)
-}
-
-// ---- Either tiling ---------------------------------------------------------------------------
-
+/// What depends on the tiling comes from it ([`plan::TilingCost`]); this part is the same for
+/// every tiling.
 fn worth_planning(program: &Program, inputs: &TuneInputs, n0: usize, c: usize, k: usize) -> bool {
     // Blocks deeper than the default list are for the resident run (one chunk) only.
     let resident_depth = k <= STEPS[STEPS.len() - 1] || c == 1 || inputs.block_steps.is_some();
     resident_depth
-        && match inputs.scheme.tiling() {
-            Tiling::Overlapped => {
-                overlapped_worth_planning(program, n0, c, k, inputs.chunks.is_some())
-            }
-            Tiling::Wavefront => wavefront_worth_planning(c, k),
-        }
+        && (inputs.scheme.tiling()).worth_planning(program, n0, c, k, inputs.chunks.is_some())
 }
 
 /// Pipeline fill of a run: none with one chunk, which overlaps nothing.
 fn fill(scheme: Scheme, block: &Prediction, chunks: usize) -> f64 {
-    match (chunks, scheme.tiling()) {
-        (1, _) => 0.0,
-        (_, Tiling::Overlapped) => overlapped_fill(block, chunks),
-        (_, Tiling::Wavefront) => wavefront_fill(block, chunks),
+    match chunks {
+        1 => 0.0,
+        _ => scheme.tiling().fill_seconds(&block.busy(), chunks),
     }
 }
 
-/// Seconds of one block: the resources overlap across chunks; a single chunk runs its upload,
-/// kernels and download one after the other.
+/// Seconds of one block: the resources overlap across chunks as the tiling says; a single chunk
+/// runs its upload, kernels and download one after the other.
 fn block_time(p: &Prediction, chunks: usize, scheme: Scheme, rates: &Rates) -> f64 {
-    if chunks > 1 && scheme.tiling() == Tiling::Wavefront {
-        // A chunk's staircase copy waits for the previous chunk's last kernel and its own
-        // kernels wait for the copy: the copies lengthen the kernel chain instead of hiding
-        // under it (measured on the H100, 1800^3 at 128 chunks: 0.12 s/step against a
-        // kernels-or-link model of 0.06).
-        return (p.link_seconds)
-            .max(p.kernel_seconds + p.dtod_seconds)
-            .max(p.host_copy_seconds);
-    }
     if chunks > 1 {
-        return p.seconds;
+        return scheme.tiling().pipelined_block_seconds(&p.busy());
     }
     rates.link.seconds(p.bytes_htod, 0)
         + rates.link.seconds(0, p.bytes_dtoh)
@@ -474,7 +436,10 @@ impl Search<'_> {
             ));
         }
         match inputs.host_memory {
-            Some(h) if inputs.scheme == Scheme::StagedCopy && block.device_bytes() > h => {
+            Some(h)
+                if inputs.scheme.transfers().stages_through_pinned_buffers()
+                    && block.device_bytes() > h =>
+            {
                 Some(format!(
                     "staging needs {} bytes of pinned host memory, {h} allowed",
                     block.device_bytes()
@@ -592,9 +557,9 @@ pub fn choose(
     finish(best, candidates, last_err, inputs)
 }
 
-/// The schemes the tuner compares when the call names none: region sharing (overlapped tiling)
-/// and the wavefront. Staged copy and direct mapping move more bytes for the same kernels.
-pub const AUTO_SCHEMES: [Scheme; 2] = [Scheme::RegionSharing, Scheme::Wavefront];
+/// The schemes the tuner compares when the call names none ([`Scheme::TUNED`], from the
+/// schemes' registration).
+pub const AUTO_SCHEMES: [Scheme; Scheme::TUNED.len()] = Scheme::TUNED;
 
 /// [`choose`] over several schemes: the fastest prediction (the earlier scheme on a tie).
 pub fn choose_scheme(

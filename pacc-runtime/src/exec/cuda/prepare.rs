@@ -340,7 +340,7 @@ fn start_pinning(
     inv: &Invocation<'_>,
     pin: PinSettings,
 ) -> Option<Pinning> {
-    if plan.scheme == Scheme::StagedCopy {
+    if !plan.scheme.transfers().pins_user_arrays() {
         return None;
     }
     let mut already_locked = 0;
@@ -407,7 +407,8 @@ pub(super) fn place(
     })
 }
 
-/// `plan` re-planned as staged-copy (after a registration failed), fitted to device memory.
+/// `plan` re-planned with [`Scheme::WHEN_PINNING_FAILS`] (staged-copy; after a registration
+/// failed), fitted to device memory.
 pub(super) fn staged(
     program: &Program,
     plan: &Plan,
@@ -417,7 +418,8 @@ pub(super) fn staged(
 ) -> Result<Plan, Error> {
     let fit = fitter(program, inv, geoms)?;
     let chunks = plan.requested_chunks.max(plan.chunks);
-    let p = replan(program, plan, &fit.points, chunks, Scheme::StagedCopy)?;
+    let unpinned = Scheme::WHEN_PINNING_FAILS;
+    let p = replan(program, plan, &fit.points, chunks, unpinned)?;
     fit.fit(p, notes)
 }
 

@@ -1,58 +1,33 @@
 //! Tiling: how one block of time steps is cut into chunks along axis 0.
 //!
 //! A scheme is two choices: the tiling (which planes each chunk computes, holds and returns) and
-//! the transfers (staged, direct or shared: how planes reach the chunk's buffers). A tiling
-//! strategy turns one block into a [`BlockTiles`]: per chunk the window its buffers hold, the
+//! the transfers (`plan/transfers.rs`: how planes reach the chunk's buffers). A [`Tiling`] turns
+//! one block into a [`BlockTiles`]: per chunk the window its buffers hold, the
 //! planes each array loads from the host and receives from the previous chunk's buffer, the
 //! planes it writes back, and its work list. The emitter in `build.rs` turns that into
-//! operations the same way for every strategy; dependencies come from byte-range hazards, so a
-//! strategy never orders anything itself.
+//! operations the same way for every tiling; dependencies come from byte-range hazards, so a
+//! tiling never orders anything itself. What else differs between tilings is a method of the
+//! trait: its default buffer sets, the properties the planner and `pacc plan` ask, and its cost
+//! in the tuner's model ([`TilingCost`]). A new tiling is a file here implementing [`Tiling`] and
+//! its row in `plan/scheme.rs`.
 //!
 //! - [`Overlapped`] (trapezoids): every chunk computes what its owned planes need after the
 //!   block, redundantly in the halos; shared planes are block-start values.
 //! - [`Wavefront`] (skewed windows): every point of every step is computed once; the chunk
 //!   receives the previous chunk's final staircase of levels.
 
+mod cost;
 mod overlapped;
 mod wavefront;
 
+pub use cost::{first_upload_and_last_download, BlockSeconds, TilingCost};
 pub use overlapped::Overlapped;
 pub use wavefront::Wavefront;
 
+use super::transfers::Transfers;
 use super::{slab_planes, Compression};
 use crate::program::Program;
-use serde::{Deserialize, Serialize};
 use std::ops::Range;
-
-/// Which planes each chunk of a block computes (one axis of a [`super::Scheme`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum Tiling {
-    /// Trapezoids with redundant halo work, inferred backwards from the owned planes.
-    Overlapped,
-    /// Skewed windows, every point once; the boundary staircase is shared on the device.
-    Wavefront,
-}
-
-impl Tiling {
-    /// The strategy that tiles blocks this way.
-    pub fn strategy(self) -> &'static dyn TilingStrategy {
-        match self {
-            Tiling::Overlapped => &Overlapped,
-            Tiling::Wavefront => &Wavefront,
-        }
-    }
-}
-
-/// How planes move between host arrays and device buffers (the other axis of a scheme).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum Transfers {
-    /// Through pinned staging buffers on the host.
-    Staged,
-    /// Straight between the user's arrays and the device, every chunk its own halos.
-    Direct,
-    /// Direct, and the planes consecutive chunks have in common are copied on the device.
-    Shared,
-}
 
 /// One kernel or point statement a chunk runs, in forward order.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -126,10 +101,26 @@ impl BlockSpec<'_> {
 }
 
 /// A way to tile blocks; see the module documentation.
-pub trait TilingStrategy {
+pub trait Tiling: TilingCost + Sync {
     /// Tiles one block into `chunks` chunks. `Err(need)`: some chunk is too thin for this
     /// tiling; it would need to be `need` planes thick (the planner then tries fewer chunks).
     fn tile(&self, spec: &BlockSpec<'_>, chunks: usize) -> Result<BlockTiles, usize>;
+
+    /// Buffer sets the chunks cycle through unless the call says otherwise.
+    fn buffer_sets(&self) -> usize;
+
+    /// Whether neighbouring chunks recompute each other's halos, so that chunks thinner than
+    /// their halo mostly add work (`Plan::warnings` then says so).
+    fn recomputes_halos(&self) -> bool;
+
+    /// Whether consecutive chunks' windows slide over each other, so that arrays no kernel
+    /// writes can stay in one device buffer each (a [`super::Ring`]) instead of being copied
+    /// from chunk to chunk.
+    fn keeps_read_only_ring(&self) -> bool;
+
+    /// Whether the chunks' windows are skewed (a staircase of time levels), so that `pacc plan`
+    /// lists each chunk's window and what moves into it.
+    fn skews_windows(&self) -> bool;
 }
 
 /// Owned planes of chunk `i` of `d`: as even as possible, the larger chunks last.

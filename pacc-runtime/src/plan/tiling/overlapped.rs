@@ -5,8 +5,11 @@
 
 use super::super::infer::{infer, ChunkWork};
 use super::super::span::{hull, hull_minus, intersect, overlaps, subtract, Span};
+use super::super::transfers::Transfers;
 use super::super::{slab_planes, Compression};
-use super::{owned_slabs, BlockSpec, BlockTiles, ChunkTile, TilingStrategy, Transfers};
+use super::cost::{first_upload_and_last_download, BlockSeconds, TilingCost};
+use super::{owned_slabs, BlockSpec, BlockTiles, ChunkTile, Tiling};
+use crate::program::Program;
 use std::ops::Range;
 
 pub struct Overlapped;
@@ -16,7 +19,7 @@ struct Inferred {
     work: ChunkWork,
 }
 
-impl TilingStrategy for Overlapped {
+impl Tiling for Overlapped {
     fn tile(&self, spec: &BlockSpec<'_>, chunks: usize) -> Result<BlockTiles, usize> {
         let n0 = spec.shape[0];
         let block: Vec<Inferred> = (0..chunks)
@@ -38,7 +41,7 @@ impl TilingStrategy for Overlapped {
             })
             .collect();
         let mut block = block;
-        if spec.transfers == Transfers::Shared {
+        if spec.transfers.shares_regions() {
             forward(&mut block);
         }
         if let Some(need) = thin_chunk(&block, spec.transfers, spec.returned) {
@@ -68,6 +71,50 @@ impl TilingStrategy for Overlapped {
             chunks,
             share_results: false,
         })
+    }
+
+    fn buffer_sets(&self) -> usize {
+        3
+    }
+
+    fn recomputes_halos(&self) -> bool {
+        true
+    }
+
+    fn keeps_read_only_ring(&self) -> bool {
+        false
+    }
+
+    fn skews_windows(&self) -> bool {
+        false
+    }
+}
+
+impl TilingCost for Overlapped {
+    /// Redundant work beyond twice the owned planes never pays (unless the caller fixed the
+    /// chunk count).
+    fn worth_planning(
+        &self,
+        program: &Program,
+        planes: usize,
+        chunks: usize,
+        block_steps: usize,
+        fixed_chunks: bool,
+    ) -> bool {
+        let (back, fwd) = program.axis0_reach();
+        let owned = planes.div_ceil(chunks.max(1));
+        fixed_chunks || chunks <= 1 || (back + fwd) * block_steps <= 2 * owned
+    }
+
+    /// The link and the device copies share the copy engines; the kernels and the host copies
+    /// run beside them. Shared planes are block-start values, copied before the previous chunk
+    /// overwrites them, so the copies need not wait for kernels.
+    fn pipelined_block_seconds(&self, b: &BlockSeconds) -> f64 {
+        (b.link + b.device_copies).max(b.kernels).max(b.host_copies)
+    }
+
+    fn fill_seconds(&self, block: &BlockSeconds, chunks: usize) -> f64 {
+        first_upload_and_last_download(block, chunks)
     }
 }
 
@@ -147,7 +194,7 @@ fn loads(
     transfers: Transfers,
 ) -> (Vec<Range<usize>>, Span) {
     let need = &block[i].work.load[p];
-    if transfers != Transfers::Shared || i == 0 {
+    if !transfers.shares_regions() || i == 0 {
         return (need.iter().cloned().collect(), None);
     }
     let shared = intersect(need, &block[i - 1].work.load[p]);
