@@ -82,7 +82,7 @@ use crate::error::Error;
 use crate::exec::Tracker;
 use crate::invocation::Invocation;
 use crate::options::Options;
-use crate::plan::Plan;
+use crate::plan::{Plan, Scheme};
 use crate::program::Program;
 use crate::report::Report;
 use std::sync::{Arc, Mutex};
@@ -195,15 +195,17 @@ fn execute_serialized(
     let planned = placed.plan.clone();
     match run.placed(placed, notes.clone()) {
         Err(Unplaced::Pinning(message)) if planned.compresses() => Err(Error::Cuda {
-            what: "page-locking the arrays (compression needs them page-locked: it has no \
-                   staged-copy fallback)"
-                .into(),
+            what: format!(
+                "page-locking the arrays (compression needs them page-locked: it has no {} \
+                 fallback)",
+                Scheme::WHEN_PINNING_FAILS
+            ),
             message,
         }),
         Err(Unplaced::Pinning(message)) => {
             notes.push(format!(
-                "registering the arrays as page-locked failed ({message}); fell back to \
-                 staged-copy"
+                "registering the arrays as page-locked failed ({message}); fell back to {}",
+                Scheme::WHEN_PINNING_FAILS
             ));
             let staged = prepare::staged(program, &planned, inv, &compiled.geoms, &mut notes)?;
             let placed = prepare::place(
