@@ -43,7 +43,7 @@ mod imp {
     }
 
     pub fn link() -> Result<LinkRates, String> {
-        tune::measure_link(256 << 20, 5).map_err(|e| e.to_string())
+        cuda::measure_link(256 << 20, 5).map_err(|e| e.to_string())
     }
 
     pub struct Lock(#[allow(dead_code)] cuda::HostLock);
@@ -64,14 +64,14 @@ mod imp {
     pub fn choose_march(w: &mut Workload, steps: usize, fma: bool) -> Option<String> {
         *super::MARCH.lock().unwrap_or_else(|e| e.into_inner()) = None;
         let inv = w.invocation(steps);
-        let (t, note) = tune::pick_march(&w.program, &inv, &run_options(fma));
+        let (t, note) = tune::pick_march(&cuda::CudaProbe, &w.program, &inv, &run_options(fma));
         *super::MARCH.lock().unwrap_or_else(|e| e.into_inner()) = t;
         note
     }
 
     pub fn kernel_rates(w: &mut Workload, fma: bool) -> Result<Vec<f64>, String> {
         let inv = w.invocation(2);
-        tune::measure_kernel_rates(&w.program, &inv, &run_options(fma)).map_err(|e| e.to_string())
+        cuda::measure_kernel_rates(&w.program, &inv, &run_options(fma)).map_err(|e| e.to_string())
     }
 
     /// One pacc run of `plan_opts`; the measurement of what ran.

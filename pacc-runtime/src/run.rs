@@ -47,9 +47,9 @@ pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<Run
     let backend = backend::choose(opts.backend, Some(opts.source_of("backend")))?;
     let steps = inv.steps;
     let fuse = crate::config::fuse(opts);
-    let (march, march_note) = match backend.is_tuned() && fuse.is_none() {
-        true => crate::tune::auto_march(program, &inv, opts),
-        false => (None, None),
+    let (march, march_note) = match backend.probe().filter(|_| fuse.is_none()) {
+        Some(probe) => crate::tune::auto_march(probe, program, &inv, opts),
+        None => (None, None),
     };
     let tuned;
     let opts = match march {
@@ -206,9 +206,9 @@ fn resolve_options(
     backend: Backend,
 ) -> Result<(PlanOptions, Option<String>), Error> {
     let popts = crate::config::resolve(program, inv.arrays[0].shape(), inv.steps, opts)?;
-    Ok(match backend.is_tuned() {
-        true => crate::tune::auto_plan_options(program, inv, opts, popts),
-        false => (popts, None),
+    Ok(match backend.probe() {
+        Some(probe) => crate::tune::auto_plan_options(probe, program, inv, opts, popts),
+        None => (popts, None),
     })
 }
 
@@ -229,9 +229,9 @@ fn fusion(
         popts.block_steps = popts.block_steps.div_ceil(s);
         return Ok((Some(s), None));
     }
-    let (picked, note) = match backend.is_tuned() {
-        true => crate::tune::fusion::auto_fuse(program, inv, opts, popts),
-        false => (None, None),
+    let (picked, note) = match backend.probe() {
+        Some(probe) => crate::tune::fusion::auto_fuse(probe, program, inv, opts, popts),
+        None => (None, None),
     };
     Ok((
         picked.map(|(s, tuned)| {

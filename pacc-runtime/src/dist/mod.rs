@@ -144,7 +144,7 @@ fn measured_inputs(
     }
     cuda::prefer_device(local_rank());
     let info = cuda::available().ok()?;
-    let link = crate::tune::link_rates().ok()?;
+    let link = crate::exec::cuda::link_rates().ok()?;
     let budget = cuda::device_memory_budget().ok()?;
     let dtod = crate::tune::Rates::new(link, Vec::new()).dtod_rate;
     let rates = crate::tune::roofline_rates(program, dtod);

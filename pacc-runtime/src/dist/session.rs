@@ -258,14 +258,14 @@ fn prepare(
     };
     #[cfg(not(feature = "cuda"))]
     let register_s = 0.0;
-    if backend.is_tuned() {
+    if let Some(probe) = backend.probe() {
         // The rank's chunks (and scheme, unless named) for its window at the agreed depth,
         // with its kernels timed on its own arrays.
         let o = Options {
             block_steps: Some(k),
             ..opts.clone()
         };
-        let (tuned, note) = crate::tune::auto_plan_options(lprog, inv, &o, popts);
+        let (tuned, note) = crate::tune::auto_plan_options(probe, lprog, inv, &o, popts);
         popts = tuned;
         notes.extend(note);
     }

@@ -5,6 +5,7 @@ use crate::error::Error;
 use crate::exec::cpu::{CpuExecutor, Order};
 use crate::exec::Executor;
 use crate::options::BackendChoice;
+use crate::tune::Probe;
 #[cfg(not(feature = "cuda"))]
 use crate::{invocation::Invocation, options::Options, plan::Plan, program::Program};
 
@@ -23,11 +24,17 @@ impl Backend {
         }
     }
 
-    /// Whether the tuner times kernels on this backend (the kernels' shape, the chunks and
-    /// scheme, fusion). The CPU backend runs with the defaults: its kernels are closures whose
-    /// speed the tuner's device model does not describe.
-    pub(crate) fn is_tuned(self) -> bool {
-        matches!(self, Backend::Cuda)
+    /// What the tuner times kernels and transfers with on this backend (the kernels' shape,
+    /// the chunks and scheme, fusion); `None`: the backend runs with the defaults (the CPU
+    /// backend, whose kernels are closures the tuner's device model does not describe).
+    pub(crate) fn probe(self) -> Option<&'static dyn Probe> {
+        match self {
+            Backend::Cpu(_) => None,
+            #[cfg(feature = "cuda")]
+            Backend::Cuda => Some(&crate::exec::cuda::CudaProbe),
+            #[cfg(not(feature = "cuda"))]
+            Backend::Cuda => None,
+        }
     }
 
     /// The executor that runs this backend's plans. Only reached for `Cuda` when

@@ -71,22 +71,9 @@ pub fn pick(single: f64, fused: &[(usize, f64)]) -> Option<usize> {
         .map(|&(s, _)| s)
 }
 
-#[cfg(feature = "cuda")]
-pub use cuda::auto_fuse;
+pub use weigh::auto_fuse;
 
-#[cfg(not(feature = "cuda"))]
-/// Without the CUDA feature there are no fused kernels to weigh.
-pub fn auto_fuse(
-    _program: &Program,
-    _inv: &crate::invocation::Invocation<'_>,
-    _opts: &Options,
-    _base: &crate::plan::PlanOptions,
-) -> (Option<(usize, crate::plan::PlanOptions)>, Option<String>) {
-    (None, None)
-}
-
-#[cfg(feature = "cuda")]
-mod cuda {
+mod weigh {
     use super::{candidates, pick, slab_planes, FUSE_MARGIN, WEIGH_SECONDS};
     use crate::config::Fixed;
     use crate::error::Error;
@@ -95,7 +82,7 @@ mod cuda {
     use crate::plan::PlanOptions;
     use crate::program::Program;
     use crate::tune::{
-        measure_inputs_at, plane_rate, tuned_choice, useful_points, TuneChoice, MARCH_TUNE_POINTS,
+        plane_rate, tuned_choice, useful_points, Probe, TuneChoice, MARCH_TUNE_POINTS,
     };
 
     /// One form's prediction: steps per launch (1: single step), the model's choice, the
@@ -106,11 +93,12 @@ mod cuda {
         rate: f64,
     }
 
-    /// `run`'s hook, on the CUDA backend when the options leave fusion free: the fused form
+    /// `run`'s hook, on a backend with a [`Probe`] when the options leave fusion free: the fused form
     /// to run (its steps per launch and plan options, block steps in groups) when the model
     /// predicts it beats single steps, and a note for the report whenever fusion was weighed.
     /// `base` holds the planner settings the single-step run resolved.
     pub fn auto_fuse(
+        probe: &dyn Probe,
         program: &Program,
         inv: &Invocation<'_>,
         opts: &Options,
@@ -126,7 +114,7 @@ mod cuda {
         }
         let began = std::time::Instant::now();
         let planes = slab_planes(program, shape, &steps);
-        let single = match form(program, inv, opts, base, 1, planes) {
+        let single = match form(probe, program, inv, opts, base, 1, planes) {
             Ok(f) => f,
             Err(e) => return (None, Some(format!("fusion not weighed ({e})"))),
         };
@@ -140,7 +128,7 @@ mod cuda {
         for (i, &s) in steps.iter().enumerate() {
             let f = crate::fuse::program(program, s)
                 .map_err(Error::Internal)
-                .and_then(|fp| form(&fp, inv, opts, base, s, planes));
+                .and_then(|fp| form(probe, &fp, inv, opts, base, s, planes));
             let t = match f {
                 Ok(f) => {
                     let t = f.choice.predicted_seconds;
@@ -177,6 +165,7 @@ mod cuda {
     /// Times `program` (single step, or a fused run's program of `s` steps per launch) on the
     /// slab and asks the model for its whole run.
     fn form(
+        probe: &dyn Probe,
         program: &Program,
         inv: &Invocation<'_>,
         opts: &Options,
@@ -185,7 +174,7 @@ mod cuda {
         planes: usize,
     ) -> Result<Form, Error> {
         let shape = inv.arrays[0].shape();
-        let t = measure_inputs_at(program, inv, opts, planes)?;
+        let t = probe.inputs_at(program, inv, opts, planes)?;
         let rate = plane_rate(program, shape, &t.rates.kernel_rate) * s as f64;
         let fixed = Fixed::of(program, opts);
         let fixed = Fixed {

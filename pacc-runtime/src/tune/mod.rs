@@ -3,10 +3,13 @@
 //!
 //! * [`model`]: pure. Predicts a plan's time from its byte and point counts and the machine's
 //!   [`Rates`]; [`choose`] searches the candidates. No device, no executor.
-//! * [`measure`]: the hardware side. Link and kernel rates (the kernel rates by running the
-//!   CUDA executor on a small slab of the call's arrays), free device memory, host copy rate.
+//! * [`measure`]: what needs no device (host copy rate, the timing slab's depth).
+//! * [`Probe`]: what a backend's device measures: link and kernel rates (the kernel rates by
+//!   running the backend's executor on a small slab of the call's arrays), free device memory.
+//!   The CUDA backend's probe is `exec::cuda::CudaProbe`; the functions here work through the
+//!   trait, so a new backend is tuned by implementing it.
 //!
-//! On the CUDA backend, `run` calls [`auto_plan_options`] when neither the options nor the
+//! On a backend with a probe, `run` calls [`auto_plan_options`] when neither the options nor the
 //! directive fix both the chunk count and the block steps; explicit values are kept and only
 //! the free ones are tuned. When the options name no scheme, the tuner picks it too, among
 //! [`AUTO_SCHEMES`].
@@ -20,18 +23,15 @@
 pub mod fusion;
 pub mod measure;
 pub mod model;
+mod probe;
 
-pub use measure::measure_host_copy_rate;
-#[cfg(feature = "cuda")]
-pub use measure::{
-    link_rates, measure_inputs, measure_inputs_at, measure_kernel_rates, measure_kernel_rates_at,
-    measure_link, measure_march_candidates, slab_planes,
-};
+pub use measure::{measure_host_copy_rate, slab_planes};
 pub use model::{
     block_step_candidates, choose, choose_scheme, fastest_kernels, plane_points, plane_rate,
     predict, roofline_rates, useful_points, Candidate, LinkRates, Prediction, Rates, TuneChoice,
     TuneInputs, AUTO_SCHEMES, KERNEL_BANDWIDTH_SHARE,
 };
+pub use probe::Probe;
 
 use crate::march::MarchTuning;
 use crate::plan::PlanOptions;
@@ -41,21 +41,11 @@ use crate::program::Program;
 /// a second of kernels on an H100, against a compile and two short runs per candidate.
 pub const MARCH_TUNE_POINTS: u64 = 100_000_000_000;
 
-#[cfg(not(feature = "cuda"))]
-/// Without the CUDA feature there are no kernels to shape.
-pub fn auto_march(
-    _program: &Program,
-    _inv: &crate::invocation::Invocation<'_>,
-    _opts: &crate::options::Options,
-) -> (Option<MarchTuning>, Option<String>) {
-    (None, None)
-}
-
 /// `run`'s hook for the marching kernels' compile-time shape: when neither the options nor
 /// `PACC_MARCH` fix it and the call has at least [`MARCH_TUNE_POINTS`] kernel points, the
 /// fastest of [`pick_march`]. `None`: keep what the options say.
-#[cfg(feature = "cuda")]
 pub fn auto_march(
+    probe: &dyn Probe,
     program: &Program,
     inv: &crate::invocation::Invocation<'_>,
     opts: &crate::options::Options,
@@ -66,14 +56,14 @@ pub fn auto_march(
     {
         return (None, None);
     }
-    pick_march(program, inv, opts)
+    pick_march(probe, program, inv, opts)
 }
 
 /// Times every [`MarchTuning::candidates`] on a slab of the call's arrays and returns the
 /// fastest, with a note for the report (`None`: the kernels have no marching form, or none
 /// of the candidates ran).
-#[cfg(feature = "cuda")]
 pub fn pick_march(
+    probe: &dyn Probe,
     program: &Program,
     inv: &crate::invocation::Invocation<'_>,
     opts: &crate::options::Options,
@@ -92,7 +82,7 @@ pub fn pick_march(
     let rows = MarchTuning::row_forms(&program.cuda_source);
     let vector = MarchTuning::vector_forms(&program.cuda_source);
     let candidates = MarchTuning::candidates(block, forms, rows, vector);
-    let timed = measure_march_candidates(program, inv, opts, &candidates);
+    let timed = probe.march_candidates(program, inv, opts, &candidates);
     let rates: Vec<Vec<f64>> = timed.iter().map(|(_, r)| r.clone()).collect();
     let Some(best) = fastest_kernels(program, shape, &rates) else {
         let note = "kernel shape not tuned: no candidate compiled and ran; using the defaults";
@@ -124,22 +114,11 @@ pub fn pick_march(
     (Some(*t), Some(note))
 }
 
-#[cfg(not(feature = "cuda"))]
-/// Without the CUDA feature there is nothing to tune: the options are returned as they are.
-pub fn auto_plan_options(
-    _program: &Program,
-    _inv: &crate::invocation::Invocation<'_>,
-    _opts: &crate::options::Options,
-    base: PlanOptions,
-) -> (PlanOptions, Option<String>) {
-    (base, None)
-}
-
-/// `run`'s hook: on the CUDA backend, tunes whichever of chunks and block steps neither the
+/// `run`'s hook: on a backend with a [`Probe`], tunes whichever of chunks and block steps neither the
 /// options nor the directive fix. Returns the options to plan with and a note for the
 /// report. If measuring fails, keeps `base` and says why.
-#[cfg(feature = "cuda")]
 pub fn auto_plan_options(
+    probe: &dyn Probe,
     program: &Program,
     inv: &crate::invocation::Invocation<'_>,
     opts: &crate::options::Options,
@@ -150,7 +129,7 @@ pub fn auto_plan_options(
         return (base, None);
     }
     let shape = inv.arrays[0].shape();
-    let r = measure_inputs(program, inv, opts)
+    let r = (probe.inputs(program, inv, opts))
         .and_then(|t| tuned_choice(program, shape, inv.steps, opts, &base, fixed, t));
     match r {
         Ok(c) => (c.plan_options(&base), Some(c.summary())),
@@ -164,7 +143,6 @@ pub fn auto_plan_options(
 /// The model's choice for a call of `steps` steps of `program` with measured inputs `t`: the
 /// free ones of chunks and block steps (`fixed` holds the others), and the scheme unless the
 /// options name it (`base` holds the planner's other settings).
-#[cfg(feature = "cuda")]
 pub(crate) fn tuned_choice(
     program: &Program,
     shape: &[usize],

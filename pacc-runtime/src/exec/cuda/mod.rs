@@ -53,6 +53,7 @@ mod driver;
 #[cfg(feature = "bench")]
 mod extra;
 mod launch;
+mod measure;
 mod memory;
 mod pinning;
 mod prepare;
@@ -69,6 +70,10 @@ pub use codec_rate::{measure_codec, CodecRates};
 pub use device::{available, prefer_device, DeviceInfo};
 #[cfg(feature = "bench")]
 pub use extra::{managed_fits, run_managed, ManagedOutput};
+pub use measure::{
+    link_rates, measure_inputs, measure_inputs_at, measure_kernel_rates, measure_kernel_rates_at,
+    measure_link, measure_march_candidates, CudaProbe,
+};
 pub use memory::{lock_host, HostLock, PinnedArray};
 pub use probe::{
     device_memory_budget, device_memory_limit, free_memory, set_device_memory_limit, time_link,

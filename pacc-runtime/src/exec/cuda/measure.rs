@@ -1,0 +1,381 @@
+//! The CUDA backend's side of the tuner ([`crate::tune::Probe`]): the link rates, each
+//! kernel's rate timed on a slab of the call's arrays, and the device memory a plan may use.
+//! Link and kernel measurements are cached per process (kernel rates also on disk), so a run
+//! pays for them once.
+
+use crate::disk_cache::{self, Kind};
+use crate::error::Error;
+use crate::exec::cuda::{self, CudaOutput};
+use crate::exec::{CpuKernelFn, CpuKernels, CpuPointFn, KernelFrame};
+use crate::invocation::{HostArray, Invocation};
+use crate::march::MarchTuning;
+use crate::options::{KernelForm, Options};
+use crate::plan::{self, OpKind, PlanOptions, Scheme};
+use crate::program::Program;
+use crate::tune::measure::{link_from_times, slab_planes};
+use crate::tune::model::{plane_points, LinkRates, TuneInputs};
+use crate::tune::Probe;
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::{Mutex, OnceLock};
+
+/// Measures the link with `bytes`-byte pinned buffers: the best of `reps` timed copies host
+/// to device, device to host, and both at once (two streams; the rate counts the bytes of
+/// both).
+pub fn measure_link(bytes: usize, reps: usize) -> Result<LinkRates, Error> {
+    let t = cuda::time_link(bytes, reps)?;
+    Ok(link_from_times(t.bytes, t.htod, t.dtoh, t.both))
+}
+
+/// The link rates, measured once per process (256 MiB pinned buffers, best of 3).
+pub fn link_rates() -> Result<LinkRates, Error> {
+    static LINK: OnceLock<Result<LinkRates, String>> = OnceLock::new();
+    LINK.get_or_init(|| measure_link(256 << 20, 3).map_err(|e| e.to_string()))
+        .clone()
+        .map_err(|m| Error::Cuda {
+            what: "measuring the link".into(),
+            message: m,
+        })
+}
+
+/// Program, source hash and kernel names, plane shape, slab planes, FMA, kernel form,
+/// compile-time shape and unpadded rows: what a kernel's measured rate depends on.
+type Key = (
+    String,
+    u64,
+    Vec<usize>,
+    usize,
+    bool,
+    KernelForm,
+    Option<MarchTuning>,
+    bool,
+);
+
+fn rate_cache() -> std::sync::MutexGuard<'static, HashMap<Key, Vec<f64>>> {
+    static CACHE: OnceLock<Mutex<HashMap<Key, Vec<f64>>>> = OnceLock::new();
+    CACHE
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+}
+
+/// Points per second of each kernel of `program`, measured by running it (2 steps, in core)
+/// on a copy of the first planes of the call's arrays: a slab of the real plane size, as
+/// deep as the program's reach needs ([`slab_planes`]). Cached per process, program,
+/// plane shape and the options the kernels depend on.
+pub fn measure_kernel_rates(
+    program: &Program,
+    inv: &Invocation<'_>,
+    opts: &Options,
+) -> Result<Vec<f64>, Error> {
+    let planes = slab_planes(program, inv.arrays[0].shape()[0]);
+    measure_kernel_rates_at(program, inv, opts, planes)
+}
+
+/// [`measure_kernel_rates`] on a slab of `planes` planes (at most the call's). `program`
+/// may be a fused run's (`crate::fuse::program`) with `inv` the call's own invocation: the
+/// level buffers get copies of the arrays they stand for.
+pub fn measure_kernel_rates_at(
+    program: &Program,
+    inv: &Invocation<'_>,
+    opts: &Options,
+    planes: usize,
+) -> Result<Vec<f64>, Error> {
+    let shape = inv.arrays[0].shape().to_vec();
+    let planes = planes.min(shape[0]);
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    program.cuda_source.hash(&mut h);
+    for k in &program.kernels {
+        k.name.hash(&mut h);
+    }
+    let key = (
+        program.name.clone(),
+        h.finish(),
+        shape[1..].to_vec(),
+        planes,
+        opts.cuda.fma,
+        opts.cuda.kernel_form,
+        opts.cuda.march,
+        opts.cuda.unpadded_rows,
+    );
+    if let Some(v) = rate_cache().get(&key) {
+        return Ok(v.clone());
+    }
+    let on_disk = disk_key(program, &key)?;
+    if let Some(v) = load_rates(&on_disk, program.kernels.len()) {
+        rate_cache().insert(key, v.clone());
+        return Ok(v);
+    }
+    let slab = Slab::copy(program, inv, planes);
+    let program = &crate::tune::measure::slab_program(program, slab.shape[0]);
+    let steps = 2;
+    let plan = plan::build(
+        program,
+        &slab.shape,
+        steps,
+        &slab.point_planes(),
+        &PlanOptions {
+            chunks: 1,
+            block_steps: steps,
+            scheme: Scheme::RegionSharing,
+            buffer_sets: 1,
+            compress: Vec::new(),
+            read_only_ring: true,
+        },
+    )?;
+    let o = kernel_options(opts);
+    // The first run compiles and warms up; the second is timed.
+    cuda::execute(program, &plan, &slab.invocation(program, inv, steps), &o)?;
+    let out = cuda::execute(program, &plan, &slab.invocation(program, inv, steps), &o)?;
+    let rates = rates_from(program, &out);
+    rate_cache().insert(key, rates.clone());
+    let text: Vec<String> = rates.iter().map(|r| format!("{r:?}")).collect();
+    disk_cache::store(Kind::Rates, &on_disk, &text.join(" "));
+    Ok(rates)
+}
+
+/// The key of a measurement in the disk cache: [`Key`] with the device's name and a
+/// checksum of the whole source (stable across processes and compilers).
+fn disk_key(program: &Program, key: &Key) -> Result<String, Error> {
+    let device = cuda::available()
+        .map_err(|reason| Error::no_cuda(reason, None))?
+        .name;
+    let (name, _, plane, planes, fma, form, march, unpadded) = key;
+    let kernels: Vec<&str> = program.kernels.iter().map(|k| k.name.as_str()).collect();
+    Ok(format!(
+        "pacc {} kernel rates\ndevice {device}\nprogram {name} source {:08x}-{}\nkernels {}\n\
+         plane {plane:?} slab {planes} fma {fma} form {form:?} march {march:?} unpadded {unpadded}\n",
+        env!("CARGO_PKG_VERSION"),
+        crc32fast::hash(program.cuda_source.as_bytes()),
+        program.cuda_source.len(),
+        kernels.join(" "),
+    ))
+}
+
+/// Rates stored by an earlier process, if there is an entry with one per kernel.
+fn load_rates(key: &str, kernels: usize) -> Option<Vec<f64>> {
+    let text = disk_cache::load(Kind::Rates, key)?;
+    let rates: Vec<f64> = text
+        .split(' ')
+        .map(|r| r.parse().ok())
+        .collect::<Option<_>>()?;
+    (rates.len() == kernels && rates.iter().all(|r| r.is_finite() && *r > 0.0)).then_some(rates)
+}
+
+/// The settings of `opts` that a kernel's rate depends on (the rest of [`Key`]), and
+/// defaults for everything else.
+fn kernel_options(opts: &Options) -> Options {
+    let c = &opts.cuda;
+    Options {
+        cuda: crate::options::CudaOptions {
+            fma: c.fma,
+            kernel_form: c.kernel_form,
+            march: c.march,
+            unpadded_rows: c.unpadded_rows,
+            ..Default::default()
+        },
+        ..Options::default()
+    }
+}
+
+/// Each candidate compile-time shape with every kernel's points per second, timed as
+/// [`measure_kernel_rates`] times them (and cached the same way). A candidate that fails
+/// to compile or run is left out.
+pub fn measure_march_candidates(
+    program: &Program,
+    inv: &Invocation<'_>,
+    opts: &Options,
+    candidates: &[MarchTuning],
+) -> Vec<(MarchTuning, Vec<f64>)> {
+    candidates
+        .iter()
+        .filter_map(|&c| {
+            let mut o = kernel_options(opts);
+            o.cuda.march = Some(c);
+            measure_kernel_rates(program, inv, &o).ok().map(|r| (c, r))
+        })
+        .collect()
+}
+
+/// Each kernel's points per second in a run's timeline (1e10 where it computed nothing).
+fn rates_from(program: &Program, out: &CudaOutput) -> Vec<f64> {
+    (0..program.kernels.len())
+        .map(|k| {
+            let prefix = format!("{} ", program.kernels[k].name);
+            let secs: f64 = out
+                .report
+                .timeline
+                .iter()
+                .filter(|e| e.name.starts_with(&prefix))
+                .map(|e| e.dur_us * 1e-6)
+                .sum();
+            let pts: u64 = out
+                .plan
+                .ops
+                .iter()
+                .filter_map(|op| match &op.kind {
+                    OpKind::Kernel { kernel, planes, .. } if *kernel == k => {
+                        Some(planes.len() as u64 * plane_points(program, &out.plan.shape, k))
+                    }
+                    _ => None,
+                })
+                .sum();
+            if secs > 0.0 && pts > 0 {
+                pts as f64 / secs
+            } else {
+                1e10
+            }
+        })
+        .collect()
+}
+
+/// Copies of the first planes of a call's arrays, with the call's point statements moved
+/// into them.
+struct Slab {
+    /// u64 storage for alignment; the arrays point into it.
+    _store: Vec<Vec<u64>>,
+    arrays: Vec<HostArray>,
+    points: Vec<Vec<i64>>,
+    shape: Vec<usize>,
+}
+
+impl Slab {
+    /// The first `slab` planes of the arrays of `program`: the call's, and for a fused
+    /// run's level buffers those of the arrays they stand for.
+    fn copy(program: &Program, inv: &Invocation<'_>, slab: usize) -> Slab {
+        let shape = inv.arrays[0].shape().to_vec();
+        let plane_elems: usize = shape[1..].iter().product();
+        let mut store: Vec<Vec<u64>> = Vec::new();
+        let mut arrays = Vec::new();
+        for a in (0..program.arrays.len()).map(|a| &inv.arrays[program.host_array(a)]) {
+            let bytes = slab * plane_elems * a.elem.size();
+            let mut v = vec![0u64; bytes.div_ceil(8)];
+            // SAFETY: the first `bytes` bytes of the caller's array (it has >= slab planes).
+            unsafe { std::ptr::copy_nonoverlapping(a.ptr, v.as_mut_ptr() as *mut u8, bytes) };
+            let mut s = a.shape;
+            s[0] = slab;
+            arrays.push(HostArray {
+                ptr: v.as_mut_ptr() as *mut u8,
+                elem: a.elem,
+                shape: s,
+                ndim: a.ndim,
+                writable: true,
+            });
+            store.push(v);
+        }
+        let points = inv
+            .points
+            .iter()
+            .map(|p| {
+                let mut q = p.clone();
+                if let Some(z) = q.first_mut() {
+                    *z = (slab / 2) as i64;
+                }
+                q
+            })
+            .collect();
+        let mut shape = shape;
+        shape[0] = slab;
+        Slab {
+            _store: store,
+            arrays,
+            points,
+            shape,
+        }
+    }
+
+    fn point_planes(&self) -> Vec<usize> {
+        self.points.iter().map(|p| p[0] as usize).collect()
+    }
+
+    /// A call of `steps` steps over the slab, with `inv`'s scalars and slices and no CPU
+    /// kernels (the run is on the device).
+    fn invocation<'s>(
+        &'s self,
+        program: &Program,
+        inv: &Invocation<'_>,
+        steps: usize,
+    ) -> Invocation<'s> {
+        Invocation {
+            arrays: self.arrays.clone(),
+            scalars: inv.scalars.clone(),
+            slices: inv.slices.clone(),
+            points: self.points.clone(),
+            t0: inv.t0,
+            steps,
+            reduction_init: inv.reduction_init.clone(),
+            reset_values: inv.reset_values.clone(),
+            cpu: CpuKernels {
+                kernels: program
+                    .kernels
+                    .iter()
+                    .map(|_| {
+                        Box::new(|_: &KernelFrame<'_>, _: usize, _: &mut [f64]| {})
+                            as Box<CpuKernelFn<'_>>
+                    })
+                    .collect(),
+                points: program
+                    .points
+                    .iter()
+                    .map(|_| Box::new(|_: &KernelFrame<'_>| {}) as Box<CpuPointFn<'_>>)
+                    .collect(),
+            },
+        }
+    }
+}
+
+/// Measured inputs for a call: link (cached), kernel rates (cached), the device memory
+/// available to the plan now, the call's point planes.
+pub fn measure_inputs(
+    program: &Program,
+    inv: &Invocation<'_>,
+    opts: &Options,
+) -> Result<TuneInputs, Error> {
+    let planes = slab_planes(program, inv.arrays[0].shape()[0]);
+    measure_inputs_at(program, inv, opts, planes)
+}
+
+/// [`measure_inputs`] with the kernels timed on a slab of `planes` planes
+/// ([`measure_kernel_rates_at`]).
+pub fn measure_inputs_at(
+    program: &Program,
+    inv: &Invocation<'_>,
+    opts: &Options,
+    planes: usize,
+) -> Result<TuneInputs, Error> {
+    let link = link_rates()?;
+    let rates = measure_kernel_rates_at(program, inv, opts, planes)?;
+    let budget = cuda::device_memory_budget()?;
+    let mut t = TuneInputs::new(link, rates, budget);
+    t.point_planes = inv
+        .points
+        .iter()
+        .map(|p| p.first().copied().unwrap_or(0).max(0) as usize)
+        .collect();
+    Ok(t)
+}
+
+/// The tuner's probe of the CUDA device (`crate::exec::backend::Backend::probe`).
+pub struct CudaProbe;
+
+impl Probe for CudaProbe {
+    fn inputs_at(
+        &self,
+        program: &Program,
+        inv: &Invocation<'_>,
+        opts: &Options,
+        planes: usize,
+    ) -> Result<TuneInputs, Error> {
+        measure_inputs_at(program, inv, opts, planes)
+    }
+
+    fn march_candidates(
+        &self,
+        program: &Program,
+        inv: &Invocation<'_>,
+        opts: &Options,
+        candidates: &[MarchTuning],
+    ) -> Vec<(MarchTuning, Vec<f64>)> {
+        measure_march_candidates(program, inv, opts, candidates)
+    }
+}

@@ -1,0 +1,48 @@
+//! What the tuner asks a backend's device: the model's inputs timed on a slab of the call's
+//! arrays, and each candidate kernel shape's rates. A backend that can be tuned implements
+//! [`Probe`] in its own module (the CUDA backend: `exec::cuda::CudaProbe`) and hands it out
+//! through `exec::backend::Backend::probe`; the tuner's decisions in this module's parent are
+//! the same for every backend.
+
+use super::measure::slab_planes;
+use super::model::TuneInputs;
+use crate::error::Error;
+use crate::invocation::Invocation;
+use crate::march::MarchTuning;
+use crate::options::Options;
+use crate::program::Program;
+
+/// A device the tuner can time kernels and transfers on.
+pub trait Probe: Sync {
+    /// The model's inputs for a call (link and kernel rates, the memory a plan may use, the
+    /// call's point planes), with the kernels timed on a slab of `planes` planes of the call's
+    /// arrays. `program` may be a fused run's program with `inv` the call's own invocation.
+    fn inputs_at(
+        &self,
+        program: &Program,
+        inv: &Invocation<'_>,
+        opts: &Options,
+        planes: usize,
+    ) -> Result<TuneInputs, Error>;
+
+    /// Each candidate compile-time shape with every kernel's points per second; candidates that
+    /// fail to compile or run are left out.
+    fn march_candidates(
+        &self,
+        program: &Program,
+        inv: &Invocation<'_>,
+        opts: &Options,
+        candidates: &[MarchTuning],
+    ) -> Vec<(MarchTuning, Vec<f64>)>;
+
+    /// [`Probe::inputs_at`] on the default slab ([`slab_planes`]).
+    fn inputs(
+        &self,
+        program: &Program,
+        inv: &Invocation<'_>,
+        opts: &Options,
+    ) -> Result<TuneInputs, Error> {
+        let planes = slab_planes(program, inv.arrays[0].shape()[0]);
+        self.inputs_at(program, inv, opts, planes)
+    }
+}
