@@ -150,9 +150,9 @@ impl StepCounter {
     }
 }
 
-/// Operations that advance the time steps: kernels and point statements.
+/// Operations that advance the time steps ([`OpKind::computes`]).
 fn computes(kind: &OpKind) -> bool {
-    matches!(kind, OpKind::Kernel { .. } | OpKind::Point { .. })
+    kind.computes()
 }
 
 #[cfg(test)]

@@ -342,22 +342,22 @@ fn op_fault(
         return Some(format!("depends on operation {d}, which is not earlier"));
     }
     let ring = plan.ring.as_ref().map(|r| r.set);
-    let sets_ok = match &op.kind {
-        OpKind::HtoD { set, array, .. }
-        | OpKind::DtoH { set, array, .. }
-        | OpKind::StageIn { set, array, .. }
-        | OpKind::StageOut { set, array, .. }
-        | OpKind::Encode { set, array, .. }
-        | OpKind::Decode { set, array, .. } => plan.has_buffer(*set, *array),
-        OpKind::Kernel { set, ring_base, .. } | OpKind::Point { set, ring_base, .. } => {
+    let sets_ok = match (&op.kind, op.kind.buffer_planes()) {
+        (_, Some(b)) => plan.has_buffer(b.set, b.array),
+        (OpKind::Kernel { set, ring_base, .. } | OpKind::Point { set, ring_base, .. }, None) => {
             *set < plan.buffer_sets && ring_base.is_some() == ring.is_some()
         }
-        OpKind::DtoD {
-            array,
-            from_set,
-            to_set,
-            ..
-        } => plan.has_buffer(*from_set, *array) && plan.has_buffer(*to_set, *array),
+        (
+            OpKind::DtoD {
+                array,
+                from_set,
+                to_set,
+                ..
+            },
+            None,
+        ) => plan.has_buffer(*from_set, *array) && plan.has_buffer(*to_set, *array),
+        // Every other kind has buffer planes (the first arm).
+        (_, None) => false,
     };
     if !sets_ok {
         return Some(format!(

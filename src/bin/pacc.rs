@@ -546,7 +546,7 @@ fn print_launches_per_block(
         let total: usize = plan
             .ops
             .iter()
-            .filter(|op| op.block == b && matches!(op.kind, plan::OpKind::Kernel { .. }))
+            .filter(|op| op.block == b && op.kind.kernel_planes().is_some())
             .count();
         let mut line = format!(
             "block {b}: kernel launches: {} steps = {} per chunk ({total} over {} chunks)",

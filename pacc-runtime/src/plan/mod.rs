@@ -305,7 +305,105 @@ impl StreamRole {
     }
 }
 
+/// The planes of one array's buffer in one set that a transfer, staging copy or codec operation
+/// works on ([`OpKind::buffer_planes`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BufferPlanes<'a> {
+    pub array: usize,
+    pub set: usize,
+    /// The global plane at the buffer's first slot.
+    pub base: usize,
+    pub planes: &'a Range<usize>,
+}
+
 impl OpKind {
+    /// The buffer planes of the kinds that touch one array's buffer in one set (host-device
+    /// transfers, staging copies, encode and decode); `None` for device copies (two sets),
+    /// kernels and point statements.
+    pub fn buffer_planes(&self) -> Option<BufferPlanes<'_>> {
+        match self {
+            OpKind::HtoD {
+                array,
+                set,
+                base,
+                planes,
+                ..
+            }
+            | OpKind::DtoH {
+                array,
+                set,
+                base,
+                planes,
+                ..
+            }
+            | OpKind::StageIn {
+                array,
+                set,
+                base,
+                planes,
+            }
+            | OpKind::StageOut {
+                array,
+                set,
+                base,
+                planes,
+            }
+            | OpKind::Encode {
+                array,
+                set,
+                base,
+                planes,
+            }
+            | OpKind::Decode {
+                array,
+                set,
+                base,
+                planes,
+            } => Some(BufferPlanes {
+                array: *array,
+                set: *set,
+                base: *base,
+                planes,
+            }),
+            OpKind::DtoD { .. } | OpKind::Kernel { .. } | OpKind::Point { .. } => None,
+        }
+    }
+
+    /// The array and planes a transfer moves to or from the user's own array (not staging
+    /// buffers or compressed copies): what must be page-locked, and what a write-back makes
+    /// final.
+    pub fn user_planes(&self) -> Option<(usize, &Range<usize>)> {
+        match self {
+            OpKind::HtoD {
+                array,
+                planes,
+                from: HostSide::User,
+                ..
+            }
+            | OpKind::DtoH {
+                array,
+                planes,
+                to: HostSide::User,
+                ..
+            } => Some((*array, planes)),
+            _ => None,
+        }
+    }
+
+    /// The kernel a kernel launch runs and the planes it computes.
+    pub fn kernel_planes(&self) -> Option<(usize, &Range<usize>)> {
+        match self {
+            OpKind::Kernel { kernel, planes, .. } => Some((*kernel, planes)),
+            _ => None,
+        }
+    }
+
+    /// Whether the operation computes (a kernel or a point statement), which advances the
+    /// time steps.
+    pub fn computes(&self) -> bool {
+        matches!(self, OpKind::Kernel { .. } | OpKind::Point { .. })
+    }
+
     /// The role of the stream an operation of this kind runs on.
     pub fn role(&self) -> StreamRole {
         match self {
@@ -669,5 +767,60 @@ mod tests {
         let z = c(4).unwrap();
         assert_eq!(z.slabs(&(8..18)), 2..5);
         assert_eq!((z.bytes(&(8..18)), z.offset(8)), (3 * 64, 2 * 64));
+    }
+
+    #[test]
+    fn accessors_read_the_common_fields_of_each_kind() {
+        let htod = OpKind::HtoD {
+            array: 2,
+            set: 1,
+            base: 8,
+            planes: 9..12,
+            from: HostSide::User,
+        };
+        let staged = OpKind::HtoD {
+            array: 2,
+            set: 1,
+            base: 8,
+            planes: 9..12,
+            from: HostSide::Staging,
+        };
+        let b = htod.buffer_planes().unwrap();
+        assert_eq!((b.array, b.set, b.base, b.planes), (2, 1, 8, &(9..12)));
+        assert_eq!(htod.user_planes(), Some((2, &(9..12))));
+        assert_eq!(
+            staged.user_planes(),
+            None,
+            "staging buffers are not the user's"
+        );
+        let enc = OpKind::Encode {
+            array: 0,
+            set: 2,
+            base: 4,
+            planes: 4..8,
+        };
+        assert_eq!(enc.buffer_planes().map(|b| b.set), Some(2));
+        assert!(!enc.computes() && enc.kernel_planes().is_none());
+        let dtod = OpKind::DtoD {
+            array: 0,
+            from_set: 0,
+            from_base: 0,
+            to_set: 1,
+            to_base: 4,
+            planes: 4..6,
+        };
+        assert!(dtod.buffer_planes().is_none() && dtod.user_planes().is_none());
+        let k = OpKind::Kernel {
+            kernel: 3,
+            set: 0,
+            base: 0,
+            step: 1,
+            planes: 1..5,
+            owned: 1..5,
+            args: vec![0],
+            ring_base: None,
+        };
+        assert_eq!(k.kernel_planes(), Some((3, &(1..5))));
+        assert!(k.computes() && k.buffer_planes().is_none());
     }
 }

@@ -10,7 +10,7 @@ use crate::exec::{CpuKernelFn, CpuKernels, CpuPointFn, KernelFrame};
 use crate::invocation::{HostArray, Invocation};
 use crate::march::MarchTuning;
 use crate::options::{KernelForm, Options};
-use crate::plan::{self, OpKind, PlanOptions, Scheme};
+use crate::plan::{self, PlanOptions, Scheme};
 use crate::program::Program;
 use crate::tune::measure::{link_from_times, slab_planes};
 use crate::tune::model::{plane_points, LinkRates, TuneInputs};
@@ -213,8 +213,8 @@ fn rates_from(program: &Program, out: &CudaOutput) -> Vec<f64> {
                 .plan
                 .ops
                 .iter()
-                .filter_map(|op| match &op.kind {
-                    OpKind::Kernel { kernel, planes, .. } if *kernel == k => {
+                .filter_map(|op| match op.kind.kernel_planes() {
+                    Some((kernel, planes)) if kernel == k => {
                         Some(planes.len() as u64 * plane_points(program, &out.plan.shape, k))
                     }
                     _ => None,

@@ -16,7 +16,7 @@
 
 use crate::error::Error;
 use crate::fault::{self, Fault, Site};
-use crate::plan::{HostSide, OpKind, Plan};
+use crate::plan::{OpKind, Plan};
 use std::ops::Range;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -76,21 +76,7 @@ fn user_pages(
     arrays: &[Option<Range<usize>>],
     plane_bytes: &[usize],
 ) -> Option<Range<usize>> {
-    let (array, planes) = match kind {
-        OpKind::HtoD {
-            array,
-            planes,
-            from: HostSide::User,
-            ..
-        }
-        | OpKind::DtoH {
-            array,
-            planes,
-            to: HostSide::User,
-            ..
-        } => (*array, planes),
-        _ => return None,
-    };
+    let (array, planes) = kind.user_planes()?;
     let at = arrays.get(array)?.as_ref()?.start;
     let pb = plane_bytes[array];
     (!planes.is_empty()).then(|| {

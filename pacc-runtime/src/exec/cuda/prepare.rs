@@ -163,12 +163,12 @@ pub(super) fn reduction_layout(
     let mut scratch = vec![0usize; plan.streams];
     let mut slots = 0;
     for op in &plan.ops {
-        if let OpKind::Kernel { kernel, planes, .. } = &op.kind {
-            let nred = program.kernels[*kernel].reductions.len();
+        if let Some((kernel, planes)) = op.kind.kernel_planes() {
+            let nred = program.kernels[kernel].reductions.len();
             if nred == 0 {
                 continue;
             }
-            let n = geoms[*kernel].blocks(planes.len()) * nred;
+            let n = geoms[kernel].blocks(planes.len()) * nred;
             scratch[op.stream] = scratch[op.stream].max(n);
             slots += nred;
         }
