@@ -1,10 +1,10 @@
 //! Lowering: the function body (syn) -> the stencil IR. Every unsupported construct is an
 //! error at that construct saying what is supported.
 
-use crate::analysis::types::{method_arity, method_list, pre_infer};
 use crate::ir::*;
 use crate::parse::args::push;
 use crate::parse::sig::{scalar_ty, slice_elem};
+use crate::typing::{bin_op, method_arity, method_list, pre_infer};
 use pacc_runtime::program::{AxisRange, Bound, ReduceOp};
 use proc_macro2::Span;
 use quote::ToTokens;
@@ -17,31 +17,6 @@ const STEP_SURFACE: &str = "the time loop's body may contain perfect loop nests 
 
 fn err(t: impl ToTokens, msg: impl std::fmt::Display) -> syn::Error {
     syn::Error::new_spanned(t, msg)
-}
-
-pub fn bin_op(op: &syn::BinOp) -> Option<BinOp> {
-    use syn::BinOp as B;
-    Some(match op {
-        B::Add(_) | B::AddAssign(_) => BinOp::Add,
-        B::Sub(_) | B::SubAssign(_) => BinOp::Sub,
-        B::Mul(_) | B::MulAssign(_) => BinOp::Mul,
-        B::Div(_) | B::DivAssign(_) => BinOp::Div,
-        B::Rem(_) | B::RemAssign(_) => BinOp::Rem,
-        B::And(_) => BinOp::And,
-        B::Or(_) => BinOp::Or,
-        B::BitAnd(_) | B::BitAndAssign(_) => BinOp::BitAnd,
-        B::BitOr(_) | B::BitOrAssign(_) => BinOp::BitOr,
-        B::BitXor(_) | B::BitXorAssign(_) => BinOp::BitXor,
-        B::Shl(_) | B::ShlAssign(_) => BinOp::Shl,
-        B::Shr(_) | B::ShrAssign(_) => BinOp::Shr,
-        B::Eq(_) => BinOp::Eq,
-        B::Ne(_) => BinOp::Ne,
-        B::Lt(_) => BinOp::Lt,
-        B::Le(_) => BinOp::Le,
-        B::Gt(_) => BinOp::Gt,
-        B::Ge(_) => BinOp::Ge,
-        _ => return None,
-    })
 }
 
 fn is_assign_op(op: &syn::BinOp) -> bool {

@@ -1,8 +1,9 @@
 //! CUDA C for every kernel and point statement (the ABI of docs/internals.md §3).
 
-use crate::analysis::types::{resolve, unify, Env};
+use crate::analysis::types::Env;
 use crate::analysis::Analysis;
 use crate::ir::{BinOp, Func, KExpr, KExprKind, KStmt, Nest, Point, Ty};
+use crate::typing::{resolve, unify};
 use pacc_runtime::program::{Bound, ReduceOp, PLAIN_SUFFIX, REDUCTION_SLOTS};
 use std::fmt::Write;
 
