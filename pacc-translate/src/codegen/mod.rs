@@ -2,9 +2,11 @@
 
 pub mod cpu;
 pub mod cuda;
+pub mod emit;
 pub mod fuse;
 pub mod march;
 pub mod program;
+pub mod queue;
 pub mod stage;
 pub mod vector;
 pub mod wrapper;

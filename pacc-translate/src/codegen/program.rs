@@ -1,7 +1,7 @@
 //! The `Program` description: built as a value, and emitted as a constructor expression.
 
 use crate::analysis::Analysis;
-use crate::codegen::cuda::{kernel_name, point_name};
+use crate::codegen::emit::{kernel_name, point_name};
 use crate::ir::{Func, StepItem};
 use pacc_runtime::program::*;
 use proc_macro2::TokenStream;
