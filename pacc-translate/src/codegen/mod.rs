@@ -1,6 +1,7 @@
 //! Generation: CUDA C, CPU closures, the `Program` value and the wrapper.
 
 pub mod cpu;
+mod ctor;
 pub mod cuda;
 pub mod emit;
 pub mod fuse;
