@@ -2,7 +2,8 @@
 //! -> stencil IR -> analyses -> CUDA C, CPU closures, a `Program` description and the wrapper.
 //!
 //! Pipeline: [`parse`] (directive, signature) -> [`lower`] (body -> [`ir`]) -> [`analysis`]
-//! (reach/halo, roles, races, types) -> [`codegen`].
+//! (reach/halo, roles, races, types) -> [`codegen`]; [`typing`] holds the type facts lowering
+//! and analysis share.
 //!
 //! Users reach it through `#[pacc::pipeline]`; [`translate`] gives the pieces for inspection
 //! (`pacc expand` prints them):
@@ -32,6 +33,7 @@ pub mod codegen;
 pub mod ir;
 pub mod lower;
 pub mod parse;
+pub mod typing;
 
 use proc_macro2::TokenStream;
 use quote::quote;

@@ -138,11 +138,11 @@ pub fn time_type(f: &Func) -> Ty {
             );
         }
     }
-    let a = types::pre_infer(&f.time.start, &pre);
-    let b = types::pre_infer(&f.time.end, &pre);
+    let a = crate::typing::pre_infer(&f.time.start, &pre);
+    let b = crate::typing::pre_infer(&f.time.end, &pre);
     match (a, b) {
         (Some(x), Some(y)) => {
-            let t = types::unify(x, y);
+            let t = crate::typing::unify(x, y);
             if t == Ty::IntLit {
                 Ty::Usize
             } else {

@@ -3,7 +3,7 @@
 
 use crate::analysis::Analysis;
 use crate::ir::{Func, Ty};
-use crate::lower::strip;
+use crate::lower::syntax::strip;
 use pacc_runtime::program::ReduceOp;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, ToTokens};

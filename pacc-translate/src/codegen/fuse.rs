@@ -11,7 +11,7 @@
 //! outside a nest's ranges keeps the previous version, as the serial loop leaves it, so the
 //! output buffers receive whole planes.
 
-use super::cuda::{c_ident, combine, Gen};
+use super::emit::{c_ident, combine, reduction_buffer_bytes, Gen, Serve, STATIC_SHARED};
 use crate::analysis::fuse::{FusePlan, Ver};
 use crate::analysis::Analysis;
 use crate::ir::{Func, KStmt, Ty};
@@ -56,7 +56,7 @@ fn block_for(f: &Func, an: &Analysis, p: &FusePlan) -> Result<[u32; 2], String> 
         })
         .sum();
     let red_bytes: usize = (fused_reductions(p, an).iter())
-        .map(|&r| super::stage::reduction_buffer_bytes(f.reductions[r].ty))
+        .map(|&r| reduction_buffer_bytes(f.reductions[r].ty))
         .sum();
     let (candidates, tall): (&[[u32; 2]], bool) = if f.ndim == 3 {
         (&BLOCKS_3D, true)
@@ -65,9 +65,7 @@ fn block_for(f: &Func, an: &Analysis, p: &FusePlan) -> Result<[u32; 2], String> 
     };
     let fits = |&[x, y]: &[u32; 2]| {
         let threads = (x * y) as usize;
-        x > hx
-            && (!tall || y > hy)
-            && ring_bytes * threads + red_bytes <= super::stage::STATIC_SHARED
+        x > hx && (!tall || y > hy) && ring_bytes * threads + red_bytes <= STATIC_SHARED
     };
     let useful = |&[x, y]: &[u32; 2]| {
         let out_y = if tall { y - hy } else { 1 };
@@ -192,6 +190,34 @@ impl FuseCtx {
     pub fn write(&self, array: usize) -> String {
         format!("pacc_w{}", self.plan.invs[self.inv].slot[array])
     }
+
+    /// C for a point statement's read of `array` at its point inside a fused kernel: the
+    /// invocation's own value of a slot it wrote, else the slot's input at the column.
+    pub fn point_read(&self, array: usize) -> String {
+        let inv = &self.plan.invs[self.inv];
+        let slot = inv.slot[array];
+        if inv.writes.contains(&slot) {
+            format!("pacc_w{slot}")
+        } else {
+            self.read(array, &vec![0; self.ndim])
+        }
+    }
+}
+
+/// A fused invocation serves every read and write of its body.
+impl Serve for FuseCtx {
+    // The inherent methods above.
+    fn read(&self, array: usize, offsets: &[i64]) -> Option<String> {
+        Some(FuseCtx::read(self, array, offsets))
+    }
+
+    fn write(&self, array: usize) -> Option<String> {
+        Some(FuseCtx::write(self, array))
+    }
+
+    fn point_read(&self, array: usize) -> Option<String> {
+        Some(FuseCtx::point_read(self, array))
+    }
 }
 
 fn name_dz(dz: i64) -> String {
@@ -234,7 +260,7 @@ impl Gen<'_> {
         let reds = fused_reductions(p, an);
         let red_bytes: usize = reds
             .iter()
-            .map(|&r| super::stage::reduction_buffer_bytes(f.reductions[r].ty))
+            .map(|&r| reduction_buffer_bytes(f.reductions[r].ty))
             .sum();
         cond.push(format!(
             "{} + {red_bytes} <= {}",
@@ -243,7 +269,7 @@ impl Gen<'_> {
             } else {
                 rings.join(" + ")
             },
-            super::stage::STATIC_SHARED
+            STATIC_SHARED
         ));
         let _ = writeln!(
             self.out,
@@ -569,13 +595,13 @@ impl Gen<'_> {
         self.fused_time(&nest.body, inv.step, "                ");
         self.loop_vars = lv.clone();
         self.env.locals.clear();
-        self.fused = Some(ctx.clone());
+        self.serve = vec![Box::new(ctx.clone())];
         self.stmts(&nest.body, 4);
         self.out.push_str("            }\n");
         for &pt in &inv.points {
             self.fused_point(p, c, pt, &ctx);
         }
-        self.fused = None;
+        self.serve.clear();
         self.fused_push(p, c, &inv.writes);
         for &w in &inv.writes {
             if let Some(o) = p.output_of(c, w) {
@@ -673,7 +699,7 @@ impl Gen<'_> {
         }
         let slot = inv.slot[point.array];
         let elem = Ty::from_elem(f.arrays[point.array].elem);
-        self.fused = Some(ctx.clone());
+        self.serve = vec![Box::new(ctx.clone())];
         let v = self.expr(&point.value, Some(elem));
         let target = format!("pacc_w{slot}");
         let rhs = match point.op {
@@ -684,18 +710,6 @@ impl Gen<'_> {
             self.out,
             "                {target} = {rhs};\n            }}"
         );
-    }
-
-    /// C for a point statement's read of `array` at its point inside a fused kernel: the
-    /// invocation's own value of a slot it wrote, else the slot's input at the column.
-    pub(super) fn fused_point_read(&self, ctx: &FuseCtx, array: usize) -> String {
-        let inv = &ctx.plan.invs[ctx.inv];
-        let slot = inv.slot[array];
-        if inv.writes.contains(&slot) {
-            format!("pacc_w{slot}")
-        } else {
-            ctx.read(array, &vec![0; ctx.ndim])
-        }
     }
 }
 

@@ -10,11 +10,11 @@
 //! same step, so these hit the L1. The arithmetic is the plain kernel's, so results are the
 //! same bits.
 
-use super::cuda::{kernel_name, Gen};
+use super::emit::{kernel_name, reduction_buffer_bytes, Gen};
+use super::queue::{queue_reg, March};
 use super::stage::Stage;
 use crate::analysis::Analysis;
-use crate::ir::{KExprKind, Nest};
-use std::collections::BTreeMap;
+use crate::ir::Nest;
 use std::fmt::Write;
 
 /// Threads of a marching block along the fastest axis, by default.
@@ -33,135 +33,12 @@ pub fn default_block(ndim: usize) -> [u32; 2] {
     }
 }
 
-/// Most axis-0 offsets a register queue spans.
-const MAX_QUEUE: i64 = 16;
-
-/// The register queue of one array: axis-0 offsets `lo..=hi` of the thread's own column.
-#[derive(Clone, Debug, Default)]
-pub struct Cache {
-    pub lo: i64,
-    pub hi: i64,
-}
-
-/// The read plan of one nest: which arrays are queued or loaded ahead.
-#[derive(Clone, Debug, Default)]
-pub struct March {
-    pub ndim: usize,
-    pub cached: BTreeMap<usize, Cache>,
-    /// Arrays read only at the point itself, through a register loaded one step ahead.
-    pub ahead: Vec<usize>,
-}
-
-impl March {
-    /// Arrays the nest writes are never cached (a thread must see its own stores); an array
-    /// read only at the centre gains nothing from a queue.
-    pub fn of(nest: &Nest, written: &[usize], ndim: usize) -> March {
-        let mut offs: BTreeMap<usize, Vec<Vec<i64>>> = BTreeMap::new();
-        crate::analysis::walk_stmts(&nest.body, &mut |_| {}, &mut |e| {
-            if let KExprKind::Read(a) = &e.kind {
-                offs.entry(a.array).or_default().push(a.offsets.clone());
-            }
-        });
-        let mut cached = BTreeMap::new();
-        let mut ahead = Vec::new();
-        let late = read_after_write(&nest.body);
-        for (array, list) in offs {
-            if list.iter().all(|o| o.iter().all(|&v| v == 0)) {
-                // Loading the next plane early is safe: only this thread writes its column,
-                // and only after reading it (unless a read follows a write in the body).
-                if !late.contains(&array) {
-                    ahead.push(array);
-                }
-                continue;
-            }
-            if written.contains(&array) {
-                continue;
-            }
-            // Only the column's own planes are queued; neighbours in the plane come through the
-            // cache (the block's threads read each other's columns, which the L1 holds).
-            let column = list.iter().filter(|o| o[1..].iter().all(|&v| v == 0));
-            let (lo, hi) =
-                column.fold((i64::MAX, i64::MIN), |(l, h), o| (l.min(o[0]), h.max(o[0])));
-            // A queue needs a register per plane: wide or single-plane spans are left to the cache.
-            if lo < hi && lo >= -MAX_QUEUE && hi <= MAX_QUEUE && hi - lo <= MAX_QUEUE {
-                cached.insert(array, Cache { lo, hi });
-            }
-        }
-        March {
-            ndim,
-            cached,
-            ahead,
-        }
-    }
-
-    /// C for a read of a cached array, or `None` when it is a plain load.
-    pub fn read(&self, array: usize, offsets: &[i64]) -> Option<String> {
-        if self.ahead.contains(&array) {
-            return Some(format!("pacc_r{array}"));
-        }
-        self.cached.get(&array)?;
-        if offsets[1..].iter().all(|&v| v == 0) {
-            return Some(queue_reg(array, offsets[0]));
-        }
-        None
-    }
-}
-
 /// The block's segment of planes, `pacc_zb .. pacc_ze`, from grid index `seg_idx`.
 fn segment(seg_idx: &str) -> String {
     format!(
         "    const long long pacc_zb = pacc_z0 + (long long){seg_idx} * pacc_seg;\n    \
          const long long pacc_ze = pacc_zb + pacc_seg < pacc_z1 ? pacc_zb + pacc_seg : pacc_z1;\n"
     )
-}
-
-fn off_name(dz: i64) -> String {
-    match dz {
-        0 => "0".into(),
-        d if d < 0 => format!("m{}", -d),
-        d => format!("p{d}"),
-    }
-}
-
-pub(super) fn queue_reg(array: usize, dz: i64) -> String {
-    format!("pacc_q{array}_{}", off_name(dz))
-}
-
-/// Arrays some statement reads after an earlier statement (or an `if` branch) wrote them.
-fn read_after_write(body: &[crate::ir::KStmt]) -> Vec<usize> {
-    use crate::ir::KStmt;
-    fn go(body: &[KStmt], written: &mut Vec<usize>, late: &mut Vec<usize>) {
-        for s in body {
-            let mut reads = Vec::new();
-            let mut note = |e: &crate::ir::KExpr| {
-                if let KExprKind::Read(a) = &e.kind {
-                    reads.push(a.array);
-                }
-            };
-            match s {
-                KStmt::If { cond, then, els } => {
-                    crate::analysis::walk_expr(cond, &mut note);
-                    late.extend(reads.iter().filter(|a| written.contains(a)));
-                    go(then, written, late);
-                    if let Some(e) = els {
-                        go(e, written, late);
-                    }
-                    continue;
-                }
-                KStmt::Let { init: e, .. }
-                | KStmt::Assign { value: e, .. }
-                | KStmt::Write { value: e, .. }
-                | KStmt::Reduce { value: e, .. } => crate::analysis::walk_expr(e, &mut note),
-            }
-            late.extend(reads.iter().filter(|a| written.contains(a)));
-            if let KStmt::Write { access, .. } = s {
-                written.push(access.array);
-            }
-        }
-    }
-    let (mut written, mut late) = (Vec::new(), Vec::new());
-    go(body, &mut written, &mut late);
-    late
 }
 
 impl Gen<'_> {
@@ -172,7 +49,7 @@ impl Gen<'_> {
         let mut stage = Stage::of(n, &an.writes[k], f.ndim, |a| f.arrays[a].elem.size());
         stage.reduction_bytes = an.reductions[k]
             .iter()
-            .map(|&r| super::stage::reduction_buffer_bytes(f.reductions[r].ty))
+            .map(|&r| reduction_buffer_bytes(f.reductions[r].ty))
             .sum();
         if stage.is_empty() {
             self.marching_form(k, n, an, None);
@@ -256,11 +133,12 @@ impl Gen<'_> {
             crate::codegen::cpu::uses_time_stmts(&n.body),
         );
         self.env.locals.clear();
-        self.march = Some(march.clone());
-        self.stage = stage.cloned();
+        self.serve = vec![Box::new(march.clone())];
+        if let Some(s) = stage {
+            self.serve.push(Box::new(s.clone()));
+        }
         self.stmts(&n.body, 3);
-        self.march = None;
-        self.stage = None;
+        self.serve.clear();
         let _ = writeln!(self.out, "        }}");
         self.fold_reductions(reds);
         self.shift_queues(march);
@@ -565,13 +443,5 @@ impl Gen<'_> {
                 );
             }
         }
-    }
-
-    pub(super) fn elem_c(&self, array: usize) -> &'static str {
-        self.f.arrays[array].elem.cuda_name()
-    }
-
-    pub(super) fn array_c(&self, array: usize) -> String {
-        super::cuda::c_ident(&self.f.arrays[array].name.to_string())
     }
 }

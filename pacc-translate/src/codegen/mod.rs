@@ -1,10 +1,13 @@
 //! Generation: CUDA C, CPU closures, the `Program` value and the wrapper.
 
 pub mod cpu;
+mod ctor;
 pub mod cuda;
+pub mod emit;
 pub mod fuse;
 pub mod march;
 pub mod program;
+pub mod queue;
 pub mod stage;
 pub mod vector;
 pub mod wrapper;

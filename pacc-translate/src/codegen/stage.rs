@@ -11,9 +11,9 @@
 //! fills the spare tile while no thread can still be reading it (the last reader finished
 //! before the previous step's barrier). Arithmetic is untouched, so results keep their bits.
 
-use super::cuda::Gen;
-use super::march::{queue_reg, March};
-use crate::ir::{KExprKind, Nest, Ty};
+use super::emit::{c_ident, Gen, Serve, STATIC_SHARED};
+use super::queue::{queue_reg, March};
+use crate::ir::{KExprKind, Nest};
 use std::fmt::Write;
 
 /// The widest in-plane halo (per side) and the most planes of one array that are staged;
@@ -27,10 +27,6 @@ const MAX_PLANES: i64 = 8;
 pub fn default_stage(ndim: usize) -> u32 {
     u32::from(ndim == 3)
 }
-/// Static shared memory one kernel may declare (bytes): the staged form is compiled only
-/// when its tiles and the reduction buffers fit.
-pub const STATIC_SHARED: usize = 48 * 1024;
-
 /// The ring of tiles of one array.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Tile {
@@ -185,6 +181,12 @@ impl Stage {
     }
 }
 
+impl Serve for Stage {
+    fn read(&self, array: usize, offsets: &[i64]) -> Option<String> {
+        Stage::read(self, array, offsets) // the inherent method above
+    }
+}
+
 /// The in-plane offsets of a read, `[y, x]` (2D: `[0, x]`).
 fn in_plane(offsets: &[i64], ndim: usize) -> [i64; 2] {
     if ndim == 3 {
@@ -192,12 +194,6 @@ fn in_plane(offsets: &[i64], ndim: usize) -> [i64; 2] {
     } else {
         [0, offsets[1]]
     }
-}
-
-/// Bytes of one reduction buffer of the block reduction (`pacc_s<j>[REDUCTION_SLOTS]`).
-pub fn reduction_buffer_bytes(ty: Ty) -> usize {
-    let elem = if ty == Ty::F32 { 4 } else { 8 };
-    elem * pacc_runtime::program::REDUCTION_SLOTS
 }
 
 impl Gen<'_> {
@@ -282,7 +278,7 @@ impl Gen<'_> {
     fn stage_tile(&mut self, s: &Stage, t: &Tile) {
         let a = t.array;
         let ty = self.f.arrays[a].elem.cuda_name();
-        let name = super::cuda::c_ident(&self.f.arrays[a].name.to_string());
+        let name = c_ident(&self.f.arrays[a].name.to_string());
         let _ = writeln!(
             self.out,
             "    // `{name}` in shared memory: a ring of {ring} tiles (planes z{} ..= z{} and the next).\n    \
@@ -350,7 +346,7 @@ impl Gen<'_> {
         for t in s.tiles.iter().filter(|t| t.lo[0] + t.hi[0] > 0) {
             let a = t.array;
             let ty = self.f.arrays[a].elem.cuda_name();
-            let src = super::cuda::c_ident(&self.f.arrays[a].name.to_string());
+            let src = c_ident(&self.f.arrays[a].name.to_string());
             let y = &self.loop_vars[1];
             let (lo, hi) = (t.lo[0], t.hi[0]);
             let _ = writeln!(
@@ -388,7 +384,7 @@ impl Gen<'_> {
         let z = self.loop_vars[0].clone();
         for t in s.tiles.iter().filter(|t| t.lo[0] + t.hi[0] > 0) {
             let a = t.array;
-            let src = super::cuda::c_ident(&self.f.arrays[a].name.to_string());
+            let src = c_ident(&self.f.arrays[a].name.to_string());
             let _ = writeln!(
                 self.out,
                 "        if (pacc_hyv{a}) pacc_sm{a}[pacc_so{a}_{} + pacc_hys{a}] = pacc_hy{a};\n        \
@@ -435,7 +431,7 @@ impl Gen<'_> {
         x_only: bool,
     ) {
         let a = t.array;
-        let src = super::cuda::c_ident(&self.f.arrays[a].name.to_string());
+        let src = c_ident(&self.f.arrays[a].name.to_string());
         if centre.is_none() {
             let _ = writeln!(self.out, "{ind}if (pacc_in) pacc_hc{a} = {src}[{g}];");
         }

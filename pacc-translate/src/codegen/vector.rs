@@ -16,9 +16,11 @@
 //! as in the L1 form. The arithmetic of each point is the nest body as written, so the bits
 //! are the plain kernel's.
 
-use super::cuda::{c_ident, kernel_name, Gen};
-use super::march::{queue_reg, March};
-use super::stage::{Stage, STATIC_SHARED};
+use super::emit::{
+    c_ident, combine, kernel_name, reduction_buffer_bytes, Gen, Serve, STATIC_SHARED,
+};
+use super::queue::{queue_reg, March};
+use super::stage::Stage;
 use crate::analysis::Analysis;
 use crate::ir::{KStmt, Nest};
 use pacc_runtime::program::{VECTOR_SUFFIX, VECTOR_WIDTH};
@@ -148,6 +150,21 @@ impl Vector {
     }
 }
 
+impl Serve for Vector {
+    // The inherent methods above.
+    fn read(&self, array: usize, offsets: &[i64]) -> Option<String> {
+        Vector::read(self, array, offsets)
+    }
+
+    fn write(&self, array: usize) -> Option<String> {
+        Vector::write(self, array)
+    }
+
+    fn relative_to_point(&self) -> bool {
+        true
+    }
+}
+
 /// The y offsets, other than 0, at which the nest reads `array` in its own plane.
 fn y_rows(nest: &Nest, array: usize) -> Vec<i64> {
     let mut rows = Vec::new();
@@ -258,7 +275,7 @@ impl Gen<'_> {
         let mut v = Vector::of(n, &an.writes[k], |a| f.arrays[a].elem.size());
         v.reduction_bytes = an.reductions[k]
             .iter()
-            .map(|&r| super::stage::reduction_buffer_bytes(f.reductions[r].ty))
+            .map(|&r| reduction_buffer_bytes(f.reductions[r].ty))
             .sum();
         let params = self.kernel_params(k, an, true);
         let _ = writeln!(
@@ -539,16 +556,14 @@ impl Gen<'_> {
             crate::codegen::cpu::uses_time_stmts(&n.body),
         );
         self.env.locals.clear();
-        self.march = Some(v.march.clone());
-        self.vector = Some(v.clone());
+        self.serve = vec![Box::new(v.clone()), Box::new(v.march.clone())];
         self.stmts(&n.body, 5);
-        self.march = None;
-        self.vector = None;
+        self.serve.clear();
         self.out.push_str("                }\n");
         for (j, &r) in reds.iter().enumerate() {
             let red = &self.f.reductions[r];
             let name = c_ident(&red.name.to_string());
-            let acc = super::cuda::combine(red.op, red.ty, &format!("pacc_acc{j}"), &name);
+            let acc = combine(red.op, red.ty, &format!("pacc_acc{j}"), &name);
             let _ = writeln!(
                 self.out,
                 "                if (pacc_xyi && {z} >= pacc_own0 && {z} < pacc_own1) pacc_acc{j} = {acc};"
@@ -615,7 +630,7 @@ mod tests {
         v.march.ahead.push(0);
         v.march
             .cached
-            .insert(2, super::super::march::Cache { lo: -1, hi: 1 });
+            .insert(2, super::super::queue::Cache { lo: -1, hi: 1 });
         assert_eq!(v.read(0, &[0, 0, 0]).unwrap(), "pacc_r0[pacc_i]");
         assert_eq!(v.read(2, &[-1, 0, 0]).unwrap(), "pacc_q2_m1[pacc_i]");
         assert_eq!(v.read(2, &[0, -1, 0]).unwrap(), "pacc_vr2_m1[pacc_i]");

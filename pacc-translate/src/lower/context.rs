@@ -1,0 +1,67 @@
+//! What lowering carries through one function: the arrays, the variables known before the time
+//! loop, the scalars, slices and reductions kernels use so far, and the scope inside a kernel.
+
+use crate::ir::{ArrayParam, PreVar, ReductionUse, ScalarUse, SliceUse, Ty};
+use quote::ToTokens;
+use std::collections::HashMap;
+use syn::Ident;
+
+pub(super) const KERNEL_SURFACE: &str = "kernels support `let`, arithmetic, comparisons, `&&`/`||`/`!`, `as` casts, `if`/`else`, float methods, scalars, the time variable, reads `a[[z + 1, y, x - 2]]`, slices `w[i]`, writes at the centre `a[[z, y, x]] = e` and reductions `s += e` / `m = m.min(e)` / `m = m.max(e)`";
+pub(super) const STEP_SURFACE: &str = "the time loop's body may contain perfect loop nests (one `for` per array axis), `std::mem::swap(a, b)` of two arrays, reduction resets `s = 0.0;` and single-point statements `a[[i, j, k]] += e;`";
+
+pub(super) fn err(t: impl ToTokens, msg: impl std::fmt::Display) -> syn::Error {
+    syn::Error::new_spanned(t, msg)
+}
+
+/// Kernel scope: loop variables, locals, and (for point statements) the point's index.
+#[derive(Default, Clone)]
+pub(super) struct Scope {
+    pub(super) loop_vars: Vec<String>,
+    pub(super) locals: Vec<String>,
+    pub(super) point: Option<(usize, Vec<String>)>,
+}
+
+/// The lowering state of one function.
+pub(super) struct Ctx<'a> {
+    pub(super) arrays: &'a [ArrayParam],
+    pub(super) ndim: usize,
+    pub(super) pre: HashMap<String, PreVar>,
+    pub(super) time_var: Option<String>,
+    pub(super) scalars: Vec<ScalarUse>,
+    pub(super) slices: Vec<SliceUse>,
+    pub(super) reductions: Vec<ReductionUse>,
+}
+
+impl Ctx<'_> {
+    pub(super) fn array(&self, id: &Ident) -> Option<usize> {
+        match self.pre.get(&id.to_string()) {
+            Some(PreVar::Array(i)) => Some(*i),
+            _ => None,
+        }
+    }
+
+    pub(super) fn scalar(&mut self, id: &Ident, ty: Option<Ty>) -> syn::Result<usize> {
+        if let Some(i) = self.scalars.iter().position(|s| s.name == *id) {
+            return Ok(i);
+        }
+        let ty = ty.ok_or_else(|| {
+            err(id, format!("cannot infer the type of `{id}`, which the kernel reads; annotate it where it is declared before the time loop (`let {id}: f32 = ..;`)"))
+        })?;
+        self.scalars.push(ScalarUse {
+            name: id.clone(),
+            ty,
+        });
+        Ok(self.scalars.len() - 1)
+    }
+
+    pub(super) fn slice(&mut self, id: &Ident, elem: pacc_runtime::program::Elem) -> usize {
+        if let Some(i) = self.slices.iter().position(|s| s.name == *id) {
+            return i;
+        }
+        self.slices.push(SliceUse {
+            name: id.clone(),
+            elem,
+        });
+        self.slices.len() - 1
+    }
+}

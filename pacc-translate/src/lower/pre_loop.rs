@@ -1,0 +1,152 @@
+//! The variables known before the time loop: parameters, array extents (`a.dim()`) and scalars,
+//! with their types where the syntax tells them.
+
+use super::syntax::{ident_of, int_lit, strip};
+use crate::ir::{ArrayParam, Param, ParamKind, PreVar, Ty};
+use crate::parse::sig::{scalar_ty, slice_elem};
+use crate::typing::pre_infer;
+use std::collections::HashMap;
+use syn::{Expr, Pat, Stmt};
+
+/// Variables known before the time loop: the parameters, then the locals bound before it.
+pub(super) fn pre_vars(
+    item: &syn::ItemFn,
+    params: &[Param],
+    arrays: &[ArrayParam],
+    pre_stmts: &[Stmt],
+) -> HashMap<String, PreVar> {
+    let mut pre = HashMap::new();
+    for (p, arg) in params.iter().zip(item.sig.inputs.iter()) {
+        let mutable = matches!(arg, syn::FnArg::Typed(pt) if matches!(&*pt.pat, Pat::Ident(pi) if pi.mutability.is_some()));
+        let v = match p.kind {
+            ParamKind::Array(i) => PreVar::Array(i),
+            ParamKind::Slice(e) => PreVar::Slice(e),
+            ParamKind::Scalar(t) => PreVar::Scalar {
+                ty: Some(t),
+                mutable,
+            },
+            ParamKind::Other => PreVar::Other,
+        };
+        pre.insert(p.name.to_string(), v);
+    }
+    for s in pre_stmts {
+        if let Stmt::Local(l) = s {
+            bind_local(l, arrays, &mut pre);
+        }
+    }
+    pre
+}
+
+/// Records what a `let` before the time loop binds.
+pub(super) fn bind_local(l: &syn::Local, arrays: &[ArrayParam], pre: &mut HashMap<String, PreVar>) {
+    let (pat, ann) = match &l.pat {
+        Pat::Type(pt) => (&*pt.pat, Some(&*pt.ty)),
+        p => (p, None),
+    };
+    let init = l.init.as_ref().map(|i| &*i.expr);
+    match pat {
+        Pat::Ident(pi) => {
+            let name = pi.ident.to_string();
+            let mutable = pi.mutability.is_some();
+            let v = if let Some(t) = ann {
+                if let Some(s) = scalar_ty(t) {
+                    PreVar::Scalar {
+                        ty: Some(s),
+                        mutable,
+                    }
+                } else if let Some(e) = slice_elem(t) {
+                    PreVar::Slice(e)
+                } else {
+                    PreVar::Other
+                }
+            } else if let Some(axis) = init.and_then(|e| dim_call(e, arrays, pre)) {
+                PreVar::Dim(axis)
+            } else {
+                match init.map(|e| pre_infer(e, pre)) {
+                    Some(Some(t)) => PreVar::Scalar {
+                        ty: Some(t),
+                        mutable,
+                    },
+                    _ => PreVar::Scalar { ty: None, mutable },
+                }
+            };
+            pre.insert(name, v);
+        }
+        Pat::Tuple(t) => {
+            let dims = init.map(|e| is_dim_tuple(e, arrays, pre)).unwrap_or(false);
+            let anns: Vec<Option<Ty>> = match ann {
+                Some(syn::Type::Tuple(tt)) => tt.elems.iter().map(scalar_ty).collect(),
+                _ => Vec::new(),
+            };
+            let inits: Vec<Option<Ty>> = match init.map(strip) {
+                Some(Expr::Tuple(et)) => et.elems.iter().map(|e| pre_infer(e, pre)).collect(),
+                _ => Vec::new(),
+            };
+            for (i, p) in t.elems.iter().enumerate() {
+                if let Pat::Ident(pi) = p {
+                    let v = if dims {
+                        PreVar::Dim(i)
+                    } else {
+                        PreVar::Scalar {
+                            ty: anns
+                                .get(i)
+                                .copied()
+                                .flatten()
+                                .or(inits.get(i).copied().flatten()),
+                            mutable: pi.mutability.is_some(),
+                        }
+                    };
+                    pre.insert(pi.ident.to_string(), v);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+pub(super) fn is_array(e: &Expr, arrays: &[ArrayParam], pre: &HashMap<String, PreVar>) -> bool {
+    ident_of(e)
+        .map(|id| {
+            matches!(pre.get(&id.to_string()), Some(PreVar::Array(_)))
+                || arrays.iter().any(|a| a.name == *id)
+        })
+        .unwrap_or(false)
+}
+
+/// `a.dim()` (any array).
+pub(super) fn is_dim_tuple(e: &Expr, arrays: &[ArrayParam], pre: &HashMap<String, PreVar>) -> bool {
+    matches!(strip(e), Expr::MethodCall(m) if m.method == "dim" && m.args.is_empty() && is_array(&m.receiver, arrays, pre))
+}
+
+/// `a.shape()[i]`, `a.len_of(Axis(i))`, `a.nrows()`, `a.ncols()`: the axis.
+pub(super) fn dim_call(
+    e: &Expr,
+    arrays: &[ArrayParam],
+    pre: &HashMap<String, PreVar>,
+) -> Option<usize> {
+    match strip(e) {
+        Expr::Index(ix) => {
+            let Expr::MethodCall(m) = strip(&ix.expr) else {
+                return None;
+            };
+            if m.method != "shape" || !is_array(&m.receiver, arrays, pre) {
+                return None;
+            }
+            int_lit(&ix.index).map(|v| v as usize)
+        }
+        Expr::MethodCall(m) if is_array(&m.receiver, arrays, pre) => {
+            match m.method.to_string().as_str() {
+                "nrows" => Some(0),
+                "ncols" => Some(1),
+                "len_of" => {
+                    let Expr::Call(c) = strip(m.args.first()?) else {
+                        return None;
+                    };
+                    int_lit(c.args.first()?).map(|v| v as usize)
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
