@@ -133,6 +133,7 @@ fn run_tuned(b: &mut Bench, name: &str, scheme: Scheme, compress: Vec<Option<f64
         scheme,
         buffer_sets: scheme.buffer_sets(),
         compress,
+        codec: Default::default(),
         read_only_ring: ring,
     };
     let g = b.gpu.as_ref().expect("still there");
@@ -201,6 +202,7 @@ fn run_in_core(b: &mut Bench) {
         scheme: Scheme::RegionSharing,
         buffer_sets: 1,
         compress: Vec::new(),
+        codec: Default::default(),
         read_only_ring: true,
     };
     let g = b.gpu.as_ref().expect("still there");
@@ -288,6 +290,7 @@ fn grid_point(b: &mut Bench, d: usize, k: usize) -> Option<GridPoint> {
         scheme: Scheme::RegionSharing,
         buffer_sets: 3,
         compress: Vec::new(),
+        codec: Default::default(),
         read_only_ring: true,
     };
     let g = b.gpu.as_ref().expect("GPU configurations run with a GPU");

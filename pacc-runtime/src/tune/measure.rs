@@ -190,6 +190,7 @@ mod cuda_rates {
                 scheme: Scheme::RegionSharing,
                 buffer_sets: 1,
                 compress: Vec::new(),
+                codec: Default::default(),
                 read_only_ring: true,
             },
         )?;

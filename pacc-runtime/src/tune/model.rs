@@ -459,6 +459,7 @@ impl Search<'_> {
                 scheme: self.inputs.scheme,
                 buffer_sets: self.inputs.sets(),
                 compress: Vec::new(),
+                codec: Default::default(),
                 read_only_ring: self.inputs.read_only_ring,
             },
         )
@@ -846,6 +847,7 @@ mod tests {
                 scheme: Scheme::RegionSharing,
                 buffer_sets: 3,
                 compress: Vec::new(),
+                codec: Default::default(),
                 read_only_ring: true,
             },
         )
@@ -870,6 +872,7 @@ mod tests {
                 scheme: Scheme::RegionSharing,
                 buffer_sets: 3,
                 compress: Vec::new(),
+                codec: Default::default(),
                 read_only_ring: true,
             },
         )

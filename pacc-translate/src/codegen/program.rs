@@ -287,9 +287,14 @@ pub fn tokens(p: &Program, cuda: TokenStream) -> TokenStream {
         None => quote!(::core::option::Option::None),
     };
     let (dc, db) = (opt(p.default_chunks), opt(p.default_block_steps));
-    let compress = p.compress.iter().map(|&(a, r)| {
-        let r = proc_macro2::Literal::f64_suffixed(r);
-        quote!((#a, #r))
+    let compress = p.compress.iter().map(|c| {
+        let (a, r) = (c.array, proc_macro2::Literal::f64_suffixed(c.rate));
+        let codec = match &c.codec {
+            Some(n) => quote!(::core::option::Option::Some(::std::string::String::from(#n))),
+            None => quote!(::core::option::Option::None),
+        };
+        let decl = path(&format!("{P}::CompressDecl"));
+        quote!(#decl { array: #a, rate: #r, codec: #codec })
     });
     let compress = quote!(::std::vec::Vec::from([#(#compress),*]));
     let fusion = fusion_tokens(&p.fusion);
