@@ -7,7 +7,7 @@ use syn::parse::{ParseStream, Parser};
 use syn::punctuated::Punctuated;
 use syn::{Ident, LitInt, Token};
 
-pub const CLAUSES: &str = "`halo = N`, `chunks = N`, `block_steps = N`, `input(a, ..)`, `inout(a, ..)`, `scratch(a, ..)` and `compress(a = RATE, .., codec = NAME)`";
+pub const CLAUSES: &str = "`halo = N`, `chunks = N`, `block_steps = N`, `input(a, ..)`, `inout(a, ..)`, `scratch(a, ..)` and `compress(a = RATE, ..)`";
 
 /// The forms of the `compress(..)` clause, for messages.
 pub const COMPRESS_FORMS: &str = "`compress(ARRAY = RATE, ..)` (zfp, the default codec) or `compress(ARRAY = RATE, .., codec = NAME)` with NAME a codec (zfp or f16), e.g. `compress(u = 16, codec = f16)`";

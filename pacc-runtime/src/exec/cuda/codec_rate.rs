@@ -30,6 +30,9 @@ pub struct CodecRates {
     pub ratio: f64,
     /// Whether the GPU stream equals the CPU codec's, byte for byte.
     pub matches_cpu: bool,
+    /// Whether the GPU's decoded values equal the CPU coder's decode of the same stream, bit for
+    /// bit.
+    pub decode_matches_cpu: bool,
     /// Relative L2 error of decode(encode(values)).
     pub rel_l2_error: f64,
 }
@@ -126,6 +129,13 @@ pub fn measure_codec<T: Value>(
         let decoded = back.as_mut_ptr() as *mut u8;
         driver::copy_dtoh(decoded, out.ptr, vbytes, "copying the decoded values back")?;
     }
+    let mut want: Vec<T> = values.to_vec();
+    (codec.decode(&cpu, shape, r, T::values_mut(&mut want))).map_err(bad)?;
+    let same = |a: &T, b: &T| {
+        let (a, b): (f64, f64) = ((*a).into(), (*b).into());
+        a.to_bits() == b.to_bits()
+    };
+    let decode_matches_cpu = back.iter().zip(&want).all(|(a, b)| same(a, b));
     let (mut num, mut den) = (0.0f64, 0.0f64);
     for (a, b) in values.iter().zip(&back) {
         let (a, b): (f64, f64) = ((*a).into(), (*b).into());
@@ -141,6 +151,7 @@ pub fn measure_codec<T: Value>(
         decode_bytes_per_s: vbytes as f64 / best[1],
         ratio: vbytes as f64 / nbytes as f64,
         matches_cpu: gpu == cpu,
+        decode_matches_cpu,
         rel_l2_error: (num / den.max(f64::MIN_POSITIVE)).sqrt(),
     })
 }
