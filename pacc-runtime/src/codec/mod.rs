@@ -8,7 +8,7 @@
 //! [`CodecKind`] names a codec in options, directives and plans.
 //!
 //! The codecs: [`zfp`] (fixed-rate zfp, any rate whose blocks fill whole 64-bit words) and
-//! [`f16`] (f32 values stored as IEEE binary16). Adding one is a module here and a line in
+//! [`f16`](mod@f16) (f32 values stored as IEEE binary16). Adding one is a module here and a line in
 //! [`CodecKind`].
 //!
 //! The stream sizes and rate rule (and the CUDA sources) are available without the `runtime`

@@ -287,16 +287,7 @@ pub fn tokens(p: &Program, cuda: TokenStream) -> TokenStream {
         None => quote!(::core::option::Option::None),
     };
     let (dc, db) = (opt(p.default_chunks), opt(p.default_block_steps));
-    let compress = p.compress.iter().map(|c| {
-        let (a, r) = (c.array, proc_macro2::Literal::f64_suffixed(c.rate));
-        let codec = match &c.codec {
-            Some(n) => quote!(::core::option::Option::Some(::std::string::String::from(#n))),
-            None => quote!(::core::option::Option::None),
-        };
-        let decl = path(&format!("{P}::CompressDecl"));
-        quote!(#decl { array: #a, rate: #r, codec: #codec })
-    });
-    let compress = quote!(::std::vec::Vec::from([#(#compress),*]));
+    let compress = compress_tokens(&p.compress);
     let fusion = fusion_tokens(&p.fusion);
     quote! {
         ::pacc::runtime::Program {
@@ -319,6 +310,20 @@ pub fn tokens(p: &Program, cuda: TokenStream) -> TokenStream {
             fusion: #fusion,
         }
     }
+}
+
+/// The constructor expression of the directive's `compress(..)` entries.
+fn compress_tokens(entries: &[CompressDecl]) -> TokenStream {
+    let compress = entries.iter().map(|c| {
+        let (a, r) = (c.array, proc_macro2::Literal::f64_suffixed(c.rate));
+        let codec = match &c.codec {
+            Some(n) => quote!(::core::option::Option::Some(::std::string::String::from(#n))),
+            None => quote!(::core::option::Option::None),
+        };
+        let decl = path(&format!("{P}::CompressDecl"));
+        quote!(#decl { array: #a, rate: #r, codec: #codec })
+    });
+    quote!(::std::vec::Vec::from([#(#compress),*]))
 }
 
 /// The constructor expression of a program's fused forms.
