@@ -183,6 +183,11 @@ fn rate(
     let rate = match &lit {
         syn::Lit::Int(i) => i.base10_parse::<f64>().ok(),
         syn::Lit::Float(f) => f.base10_parse::<f64>().ok(),
+        syn::Lit::Str(name) if id == "codec" => {
+            let msg = format!("write the codec as a name, `codec = {}`, not a string; the clause takes {COMPRESS_FORMS}", name.value());
+            push(errors, syn::Error::new_spanned(&lit, msg));
+            return Ok(());
+        }
         _ => None,
     };
     match rate {
@@ -261,6 +266,7 @@ mod tests {
             quote!(compress(a = 16, codec = f16, codec = zfp)),
             quote!(compress(codec = f16)),
             quote!(compress(a = 16, codec =)),
+            quote!(compress(a = 16, codec = "f16")),
         ] {
             assert!(parse(bad.clone()).is_err(), "{bad}");
         }
