@@ -53,7 +53,7 @@ struct Cli {
     #[arg(long, default_value = "")]
     variants: String,
     /// Also measure the codec kernels (encode and decode throughput, bits against the CPU codec)
-    /// on a cube of this side at rates 8, 16 and 24 (f32) and 16 (f64); 0: skip.
+    /// on a cube of this side: zfp at rates 8, 16 and 24 (f32) and 16 (f64), f16 (f32); 0: skip.
     #[arg(long, default_value_t = 0)]
     codec: usize,
     /// Write the results as JSON here.
@@ -264,14 +264,15 @@ fn field(n: usize, z: usize, y: usize, x: usize) -> f64 {
 }
 
 fn codec_rates(n: usize) -> Vec<cuda::CodecRates> {
+    use pacc_runtime::codec::CodecKind::{Zfp, F16};
     let shape = [n, n, n];
     let f32s = Array3::from_shape_fn((n, n, n), |(z, y, x)| field(n, z, y, x) as f32);
     let mut out = Vec::new();
-    for rate in [8.0, 16.0, 24.0] {
-        let data = f32s
-            .as_slice()
-            .unwrap_or_else(|| fail("array not contiguous"));
-        out.push(cuda::measure_codec(data, &shape, rate, 5).unwrap_or_else(|e| fail(e)));
+    let data = f32s
+        .as_slice()
+        .unwrap_or_else(|| fail("array not contiguous"));
+    for (codec, rate) in [(Zfp, 8.0), (Zfp, 16.0), (Zfp, 24.0), (F16, 16.0)] {
+        out.push(cuda::measure_codec(codec, data, &shape, rate, 5).unwrap_or_else(|e| fail(e)));
     }
     drop(f32s);
     let m = n * 4 / 5;
@@ -279,10 +280,12 @@ fn codec_rates(n: usize) -> Vec<cuda::CodecRates> {
     let data = f64s
         .as_slice()
         .unwrap_or_else(|| fail("array not contiguous"));
-    out.push(cuda::measure_codec(data, &[m, m, m], 16.0, 5).unwrap_or_else(|e| fail(e)));
+    let f64_rates = cuda::measure_codec(Zfp, data, &[m, m, m], 16.0, 5);
+    out.push(f64_rates.unwrap_or_else(|e| fail(e)));
     println!(
-        "\n{:<16} {:<4} {:>5} {:>12} {:>12} {:>6} {:>10} {:>10}",
-        "codec shape",
+        "\n{:<5} {:<16} {:<4} {:>5} {:>12} {:>12} {:>6} {:>10} {:>10}",
+        "codec",
+        "shape",
         "elem",
         "rate",
         "encode GB/s",
@@ -293,7 +296,8 @@ fn codec_rates(n: usize) -> Vec<cuda::CodecRates> {
     );
     for c in &out {
         println!(
-            "{:<16} {:<4} {:>5} {:>12.0} {:>12.0} {:>6.1} {:>10.2e} {:>10}",
+            "{:<5} {:<16} {:<4} {:>5} {:>12.0} {:>12.0} {:>6.1} {:>10.2e} {:>10}",
+            c.codec,
             format!("{:?}", c.shape),
             c.elem,
             c.rate,

@@ -26,6 +26,7 @@ fn plans(p: &Program, shape: &[usize], d: usize, k: usize, points: &[usize]) -> 
         scheme: Scheme::Wavefront,
         buffer_sets: Scheme::Wavefront.buffer_sets(),
         compress: Vec::new(),
+        codec: Default::default(),
         read_only_ring: true,
     };
     let on = plan::build(p, shape, k, points, &o).unwrap();

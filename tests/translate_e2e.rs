@@ -445,3 +445,89 @@ fn cuda_compression_matches_cpu() {
     assert_eq!(p1, p2);
     assert_eq!(q1, q2);
 }
+
+/// The clause's codec reaches the program and the plan: `codec = f16` stores the arrays as
+/// binary16 (twice smaller than raw), close to the serial run; the option overrides it.
+#[pacc::pipeline(compress(a = 16, b = 16, codec = f16))]
+fn heat3d_f16(a: &mut Array3<f32>, b: &mut Array3<f32>, steps: usize) {
+    let (nz, ny, nx) = a.dim();
+    for _t in 0..steps {
+        for z in 1..nz - 1 {
+            for y in 1..ny - 1 {
+                for x in 1..nx - 1 {
+                    b[[z, y, x]] = a[[z, y, x]]
+                        + 0.1 * (a[[z - 1, y, x]] + a[[z + 1, y, x]] - 2.0 * a[[z, y, x]]);
+                }
+            }
+        }
+        std::mem::swap(a, b);
+    }
+}
+
+#[test]
+fn compress_clause_codec_flows_to_the_run() {
+    use pacc::runtime::codec::CodecKind;
+    let p = heat3d_f16::program();
+    assert_eq!(p.compress_codec(), Some("f16"));
+    assert_eq!((p.compress[1].array, p.compress[1].rate), (1, 16.0));
+    let init = Array3::from_shape_fn((16, 8, 8), |(z, y, x)| ((z * 7 + y * 3 + x) as f32).sin());
+    let (mut a0, mut b0) = (init.clone(), init.clone());
+    heat3d_f16::serial(&mut a0, &mut b0, 6);
+    let o = Options::new()
+        .backend(BackendChoice::Cpu)
+        .chunks(2)
+        .block_steps(2);
+    let (mut a, mut b) = (init.clone(), init.clone());
+    let (_, rep) = heat3d_f16::run(&mut a, &mut b, 6, &o).unwrap();
+    assert!(rep.link_bytes() < rep.link_bytes_raw(), "{rep}");
+    assert_ne!(a, a0, "f16 is lossy");
+    assert!(a.iter().zip(&a0).all(|(x, y)| (x - y).abs() < 2e-3));
+    let (mut az, mut bz) = (init.clone(), init);
+    heat3d_f16::run(&mut az, &mut bz, 6, &o.codec(CodecKind::Zfp)).unwrap();
+    assert_ne!(a, az, "the option's codec wins over the clause's");
+}
+
+/// On a machine with a CUDA device: the f16 codec's kernels write the CPU coder's bytes and
+/// decode to its values (edge values included), and an f16-compressed run on the GPU gives the
+/// CPU backend's bits. Skips (saying why) where there is none.
+#[test]
+fn cuda_f16_compression_matches_cpu() {
+    use pacc::runtime::codec::CodecKind;
+    if let Err(reason) = pacc_runtime::exec::cuda::available() {
+        eprintln!("skipping the CUDA f16 comparison: {reason}");
+        return;
+    }
+    let shape = [37usize, 19, 23];
+    let mut values: Vec<f32> = (0..shape.iter().product::<usize>())
+        .map(|i| (i as f32 * 0.37).sin() * 10f32.powi((i % 11) as i32 - 6))
+        .collect();
+    let edges = [
+        0.0,
+        -0.0,
+        2f32.powi(-25),
+        1.5 * 2f32.powi(-24),
+        65504.0,
+        65519.0,
+        1.0 + 2f32.powi(-11),
+    ];
+    values[..edges.len()].copy_from_slice(&edges);
+    let m =
+        pacc_runtime::exec::cuda::measure_codec(CodecKind::F16, &values, &shape, 16.0, 1).unwrap();
+    assert!(m.matches_cpu && m.decode_matches_cpu, "{m:?}");
+    let cpu = Options::new()
+        .backend(BackendChoice::Cpu)
+        .chunks(3)
+        .block_steps(2)
+        .codec(CodecKind::F16);
+    let gpu = cpu.clone().backend(BackendChoice::Cuda);
+    let init = Array3::from_shape_fn((40, 12, 20), |(z, y, x)| {
+        ((z * 7 + y * 3 + x) as f32 * 0.1).sin()
+    });
+    let (mut a1, mut b1) = (init.clone(), init.clone());
+    let (_, r1) = heat3d_compressed::run(&mut a1, &mut b1, 9, &cpu).unwrap();
+    let (mut a2, mut b2) = (init.clone(), init);
+    let (_, r2) = heat3d_compressed::run(&mut a2, &mut b2, 9, &gpu).unwrap();
+    assert_eq!(r1.link_bytes(), r2.link_bytes());
+    assert_eq!(a1, a2);
+    assert_eq!(b1, b2);
+}

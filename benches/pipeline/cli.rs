@@ -52,6 +52,9 @@ pub struct Args {
     /// ... at this rate (bits per value).
     #[arg(long, default_value_t = 16.0)]
     pub compress_rate: f64,
+    /// ... with this codec: `zfp` or `f16` (f32 arrays, rate 16 only).
+    #[arg(long, default_value = "zfp")]
+    pub codec: pacc_runtime::codec::CodecKind,
     /// Let NVRTC contract multiply-adds (pacc's default is off).
     #[arg(long)]
     pub fma: bool,

@@ -133,6 +133,7 @@ fn run_tuned(b: &mut Bench, name: &str, scheme: Scheme, compress: Vec<Option<f64
         scheme,
         buffer_sets: scheme.buffer_sets(),
         compress,
+        codec: b.args.codec,
         read_only_ring: ring,
     };
     let g = b.gpu.as_ref().expect("still there");
@@ -148,11 +149,11 @@ fn run_tuned(b: &mut Bench, name: &str, scheme: Scheme, compress: Vec<Option<f64
 }
 
 /// Region sharing with `--compress-arrays` (default: every array the caller gets back) kept
-/// compressed on the host at `--compress-rate`.
+/// compressed on the host at `--compress-rate` with `--codec`.
 fn run_compressed(b: &mut Bench) {
     let rate = b.args.compress_rate;
     let compress = compressed_arrays(&b.w.program, b.args.compress_arrays.as_deref(), rate);
-    let name = format!("compressed-{rate}");
+    let name = format!("compressed-{}", codec_rate(b));
     run_tuned(b, &name, Scheme::RegionSharing, compress, true);
 }
 
@@ -160,8 +161,18 @@ fn run_compressed(b: &mut Bench) {
 fn run_wavefront_compressed(b: &mut Bench) {
     let rate = b.args.compress_rate;
     let compress = compressed_arrays(&b.w.program, b.args.compress_arrays.as_deref(), rate);
-    let name = format!("wavefront-compressed-{rate}");
+    let name = format!("wavefront-compressed-{}", codec_rate(b));
     run_tuned(b, &name, Scheme::Wavefront, compress, true);
+}
+
+/// The compressed configurations' name suffix: the rate (zfp, as before), or codec and rate.
+fn codec_rate(b: &Bench) -> String {
+    let (codec, rate) = (b.args.codec, b.args.compress_rate);
+    if codec == pacc_runtime::codec::CodecKind::Zfp {
+        rate.to_string()
+    } else {
+        format!("{codec}-{rate}")
+    }
 }
 
 /// Per physical array: the rate of the `compressed` configuration (`names`, or every array the
@@ -201,6 +212,7 @@ fn run_in_core(b: &mut Bench) {
         scheme: Scheme::RegionSharing,
         buffer_sets: 1,
         compress: Vec::new(),
+        codec: Default::default(),
         read_only_ring: true,
     };
     let g = b.gpu.as_ref().expect("still there");
@@ -288,6 +300,7 @@ fn grid_point(b: &mut Bench, d: usize, k: usize) -> Option<GridPoint> {
         scheme: Scheme::RegionSharing,
         buffer_sets: 3,
         compress: Vec::new(),
+        codec: Default::default(),
         read_only_ring: true,
     };
     let g = b.gpu.as_ref().expect("GPU configurations run with a GPU");

@@ -43,6 +43,7 @@ use proc_macro::TokenStream;
 /// | `inout(a, ..)` | arrays the kernels write and the caller gets back (inferred otherwise) |
 /// | `scratch(a, ..)` | arrays the kernels write whose final contents the caller does not need (never copied back) |
 /// | `compress(a = R, ..)` | keep these arrays compressed between blocks at `R` bits per value (fixed-rate zfp; lossy) |
+/// | `compress(a = R, .., codec = f16)` | the same with another codec: `zfp` (the default) or `f16` (f32 arrays as IEEE binary16, rate 16 only); `Options::codec` and `PACC_CODEC` override it |
 ///
 /// Run-time options (`pacc::Options`, or the `PACC_*` environment variables for the plain
 /// call and `try_run`) override `chunks`, `block_steps` and `compress`. The function's body

@@ -1,6 +1,7 @@
 //! Compression settings of a call: the directive's `compress(a = R, ..)` clause and
 //! [`Options::compress`] resolved to one rate per physical array, and checked against the
-//! program, the shape and the scheme before any data is touched.
+//! program, the shape, the scheme and the codec's rate rule ([`Codec::accepts`], with the codec
+//! of `crate::config::codec`) before any data is touched.
 //!
 //! Compression is per *physical* array (the host keeps one compressed copy of each), and arrays
 //! that trade places through `std::mem::swap` share buffers, so every array of a swap group must
@@ -11,9 +12,10 @@ pub use crate::error::CompressError;
 pub use crate::options::{parse_list, ParsedList};
 
 use crate::binding::written_physically;
+use crate::codec::{Codec, CodecError, Rate};
 use crate::options::Options;
 use crate::plan::Scheme;
-use crate::program::{Elem, Program};
+use crate::program::Program;
 
 fn rate_text(r: Option<f64>) -> String {
     r.map_or("uncompressed".into(), |r| format!("rate {r}"))
@@ -33,9 +35,9 @@ pub fn rates(
     let scratch =
         |a: usize| !crate::plan::returned_arrays(program)[a] && written_physically(program, a);
     if !opts.compress_off {
-        for &(a, r) in &program.compress {
-            if let Some(slot) = rates.get_mut(a) {
-                *slot = Some(r);
+        for c in &program.compress {
+            if let Some(slot) = rates.get_mut(c.array) {
+                *slot = Some(c.rate);
             }
         }
     }
@@ -62,6 +64,7 @@ pub fn rates(
     if !scheme.transfers().can_compress() {
         return Err(CompressError::Scheme { scheme });
     }
+    let codec = crate::config::codec(program, opts)?.get();
     for (a, r) in rates.iter().enumerate() {
         if let Some(r) = r {
             if scratch(a) {
@@ -69,7 +72,7 @@ pub fn rates(
                     array: program.arrays[a].name.clone(),
                 });
             }
-            check_rate(program, a, shape, *r)?;
+            check_rate(codec, program, a, shape, *r)?;
         }
     }
     let group = swap_groups(program);
@@ -96,45 +99,27 @@ fn array_list(program: &Program) -> String {
         .join(", ")
 }
 
-/// A rate the codec accepts for this array, smaller than raw, in whole 64-bit words per block
-/// (what the GPU kernels need; the CPU codec then runs exactly the same stream).
+/// A rate the codec accepts for this array (its rate rule and slab size).
 fn check_rate(
+    codec: &dyn Codec,
     program: &Program,
     a: usize,
     shape: &[usize],
     rate: f64,
 ) -> Result<(), CompressError> {
     let elem = program.arrays[a].elem;
-    let bits = 8 * elem.size();
     let bad = |reason: String| CompressError::Rate {
         array: program.arrays[a].name.clone(),
         elem: elem.rust_name(),
         ndim: shape.len(),
         rate,
-        bits,
+        bits: 8 * elem.size(),
         reason,
     };
-    if !(rate.is_finite() && rate > 0.0) {
-        return Err(bad("a rate is a positive number of bits per value".into()));
-    }
-    if rate >= bits as f64 {
-        return Err(bad(format!(
-            "an {} value has {bits} bits, so the compressed array would be no smaller",
-            elem_name(elem)
-        )));
-    }
-    let block = crate::codec::block_bits(rate, shape.len()).map_err(|e| bad(e.to_string()))?;
-    if block % 64 != 0 {
-        return Err(bad(format!(
-            "a block of {} values would take {block} bits, not a whole number of 64-bit words",
-            1usize << (2 * shape.len())
-        )));
-    }
-    crate::codec::slab_bytes(shape.get(1..).unwrap_or(&[]), rate)
-        .map_err(|e| bad(e.to_string()))?;
-    Ok(())
-}
-
-fn elem_name(e: Elem) -> &'static str {
-    e.rust_name()
+    let reason = match Rate::new(rate).and_then(|r| codec.accepts(elem, shape, r)) {
+        Ok(_) => return Ok(()),
+        Err(CodecError::NotARate { .. }) => "a rate is a positive number of bits per value".into(),
+        Err(e) => format!("{}: {e}", codec.name()),
+    };
+    Err(bad(reason))
 }

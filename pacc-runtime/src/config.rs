@@ -4,13 +4,15 @@
 //! executors and the `pacc` tool read these functions rather than the raw fields:
 //!
 //! - chunk count and blocking depth ([`Fixed`], [`plan_options`]), scheme and ring;
-//! - compression rates, array by array ([`resolve`], through `crate::compress::rates`);
+//! - the codec ([`codec`]) and the compression rates, array by array ([`resolve`], through
+//!   `crate::compress::rates`);
 //! - steps per fused launch ([`fuse`]);
 //! - the CUDA kernels' compile-time shape ([`march`], [`march_fixed`]).
 //!
 //! What the tuner then picks where nothing is fixed is `crate::tune`'s.
 
-use crate::error::Error;
+use crate::codec::CodecKind;
+use crate::error::{CompressError, Error};
 use crate::march::MarchTuning;
 use crate::options::Options;
 use crate::plan::{PlanOptions, Scheme};
@@ -23,6 +25,9 @@ pub const DEFAULT_CHUNKS: usize = 4;
 pub const DEFAULT_BLOCK_STEPS: usize = 4;
 /// Default transfer scheme (the directive has no clause for it).
 pub const DEFAULT_SCHEME: Scheme = Scheme::DEFAULT;
+
+/// Default codec of compressed arrays (neither the options nor the directive name one).
+pub const DEFAULT_CODEC: CodecKind = CodecKind::Zfp;
 
 /// The precedence rule itself: the caller's option if given, else the directive's clause.
 /// `None`: neither fixes the setting, so the default (or the tuner) decides.
@@ -59,9 +64,24 @@ impl Fixed {
     }
 }
 
+/// The codec of the call's compressed arrays: [`Options::codec`] (or `PACC_CODEC`), else the
+/// codec the directive's `compress(.., codec = NAME)` names, else [`DEFAULT_CODEC`]. A name the
+/// runtime does not know (a hand-written program) is refused.
+pub fn codec(program: &Program, opts: &Options) -> Result<CodecKind, CompressError> {
+    let clause = match program.compress_codec() {
+        Some(name) => Some(name.parse().map_err(|reason| CompressError::UnknownCodec {
+            program: program.name.clone(),
+            reason,
+        })?),
+        None => None,
+    };
+    Ok(fixed(opts.codec, clause).unwrap_or(DEFAULT_CODEC))
+}
+
 /// The planner options for a call of `steps` steps on arrays of `planes` planes: explicit
 /// options first, then the directive's clauses, then the defaults. Compression rates are resolved
-/// separately, array by array, by `crate::compress::rates` (they need the shape).
+/// separately, array by array, by `crate::compress::rates` (they need the shape), which refuses
+/// a codec name [`codec`] does not know; here such a name leaves the default.
 pub fn plan_options(program: &Program, planes: usize, steps: usize, opts: &Options) -> PlanOptions {
     let f = Fixed::of(program, opts);
     let scheme = opts.scheme.unwrap_or(DEFAULT_SCHEME);
@@ -71,6 +91,7 @@ pub fn plan_options(program: &Program, planes: usize, steps: usize, opts: &Optio
         scheme,
         buffer_sets: scheme.buffer_sets(),
         read_only_ring: !opts.no_ring,
+        codec: codec(program, opts).unwrap_or(DEFAULT_CODEC),
         ..PlanOptions::default()
     }
 }
@@ -176,5 +197,25 @@ mod tests {
             }
         );
         assert_eq!(Fixed::of(&bare, &Options::new()), Fixed::default());
+    }
+
+    #[test]
+    fn codec_option_beats_clause_beats_default() {
+        use crate::program::CompressDecl;
+        let mut p = program(None, None);
+        let o = Options::new();
+        assert_eq!(codec(&p, &o).unwrap(), DEFAULT_CODEC);
+        p.compress = vec![CompressDecl {
+            array: 0,
+            rate: 16.0,
+            codec: Some("f16".into()),
+        }];
+        assert_eq!(codec(&p, &o).unwrap(), CodecKind::F16, "the clause");
+        assert_eq!(plan_options(&p, 8, 8, &o).codec, CodecKind::F16);
+        let o = o.codec(CodecKind::Zfp);
+        assert_eq!(codec(&p, &o).unwrap(), CodecKind::Zfp, "the option wins");
+        p.compress[0].codec = Some("lz4".into());
+        let e = codec(&p, &Options::new()).unwrap_err();
+        assert!(e.to_string().contains("expected zfp or f16"), "{e}");
     }
 }

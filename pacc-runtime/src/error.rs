@@ -284,7 +284,7 @@ pub enum CompressError {
         program: String,
         arrays: String,
     },
-    #[error("compress: array `{array}` ({elem}, {ndim}D) cannot use rate {rate}: {reason}. Hint: use a rate in bits per value below {bits} (the raw size) whose codec blocks fill whole 64-bit words (for 2D arrays a multiple of 4, e.g. 8, 12, 16)")]
+    #[error("compress: array `{array}` ({elem}, {ndim}D) cannot use rate {rate}: {reason}. Hint: use a rate in bits per value below {bits} (the raw size) that the codec takes (zfp: codec blocks of whole 64-bit words, for 2D arrays a multiple of 4, e.g. 8, 12, 16; f16: 16), choose the codec with `Options::codec` or `PACC_CODEC`, or leave the array uncompressed")]
     Rate {
         array: String,
         elem: &'static str,
@@ -304,6 +304,10 @@ pub enum CompressError {
     Scheme { scheme: Scheme },
     #[error("compress: `{array}` is a scratch array; its contents never go back to the host, so there is nothing to compress. Hint: leave it out of compress(..)")]
     Scratch { array: String },
+    #[error("compress: the program `{program}` names a codec this runtime does not have: {reason}. Hint: name one of the codecs in the directive's `compress(.., codec = NAME)`")]
+    UnknownCodec { program: String, reason: String },
+    #[error("compress: `{array}` is to be compressed with {codec}, which has no CUDA kernels; nothing was run. Hint: run on the CPU backend (`PACC_BACKEND=cpu`), or choose a codec with CUDA kernels (`PACC_CODEC=zfp`)")]
+    NoCudaCoder { array: String, codec: &'static str },
     #[error("compressing `{array}` failed: {message}. Hint: NaN or infinite values cannot be compressed; they usually mean the simulation became unstable (check the time step), or run without compression to see where they appear")]
     Codec { array: String, message: String },
 }

@@ -74,6 +74,9 @@ pub struct Options {
     pub compress_all: Option<f64>,
     /// Ignore the directive's `compress(..)` clause (and `compress_all`): no compression.
     pub compress_off: bool,
+    /// The codec of the compressed arrays (`PACC_CODEC`); unset: the directive's `compress(..,
+    /// codec = ..)`, else zfp (see [`Options::codec`]).
+    pub codec: Option<crate::codec::CodecKind>,
     /// Copy the wavefront's read-only arrays from chunk to chunk with the staircase
     /// (`PACC_RING=0`) instead of keeping them in the ring (see [`Options::read_only_ring`]).
     pub no_ring: bool,
@@ -196,7 +199,8 @@ impl Options {
     ///   start from the beginning.
     ///
     /// and `PACC_COMPRESS=cur=16,prev=16` (per array), `PACC_COMPRESS=all=16` (every array),
-    /// `PACC_COMPRESS=off` (ignore the directive's `compress(..)` clause).
+    /// `PACC_COMPRESS=off` (ignore the directive's `compress(..)` clause), and `PACC_CODEC=zfp`
+    /// or `f16` (the codec of the compressed arrays).
     pub fn from_env() -> Result<Self, Error> {
         let mut o = Options::default();
         for key in [
@@ -205,6 +209,7 @@ impl Options {
             "block_steps",
             "scheme",
             "compress",
+            "codec",
             "checkpoint_dir",
             "checkpoint_every",
             "resume",
@@ -238,6 +243,12 @@ impl Options {
             o.compress = l.arrays;
             o.compress_all = l.all;
             o.compress_off = l.off;
+        }
+        if let Ok(v) = std::env::var("PACC_CODEC") {
+            o.codec = Some(
+                v.parse()
+                    .map_err(|m| Error::Option(format!("PACC_CODEC={v}: {m}")))?,
+            );
         }
         let every = env_usize("PACC_CHECKPOINT_EVERY")?;
         let dir = std::env::var_os("PACC_CHECKPOINT_DIR")
@@ -392,6 +403,12 @@ impl Options {
     /// Compress every array the host keeps between blocks (not scratch arrays) at `rate`.
     pub fn compress_all(mut self, rate: f64) -> Self {
         self.compress_all = Some(rate);
+        self
+    }
+    /// Compress with `codec` (zfp, the default, or f16), whatever the directive's `compress(..,
+    /// codec = ..)` says. Each codec takes its own rates: f16 takes 16 only, and f32 arrays only.
+    pub fn codec(mut self, codec: crate::codec::CodecKind) -> Self {
+        self.codec = Some(codec);
         self
     }
     /// No compression, whatever the directive's `compress(..)` clause says.

@@ -349,9 +349,9 @@ pub struct Program {
     pub default_chunks: Option<usize>,
     /// `block_steps = K` from the directive, if given.
     pub default_block_steps: Option<usize>,
-    /// `compress(a = R, ..)` from the directive: (array index, rate in bits per value).
+    /// `compress(a = R, .., codec = NAME)` from the directive: one entry per array it names.
     #[serde(default)]
-    pub compress: Vec<(usize, f64)>,
+    pub compress: Vec<CompressDecl>,
     /// CUDA C source of every kernel and point statement, ready for NVRTC.
     pub cuda_source: String,
     /// Whether every kernel and point kernel of `cuda_source` takes `long long pacc_rp` after
@@ -364,6 +364,27 @@ pub struct Program {
     /// The fused forms of the step body (the translator's programs; empty otherwise).
     #[serde(default)]
     pub fusion: Fusion,
+}
+
+/// One array of the directive's `compress(..)` clause.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CompressDecl {
+    /// The array's index in [`Program::arrays`].
+    pub array: usize,
+    /// Bits per value.
+    pub rate: f64,
+    /// The codec the clause names (`codec = f16`), by its name; `None`: the clause names none,
+    /// so the options or the default choose (resolved by `crate::config::codec`).
+    #[serde(default)]
+    pub codec: Option<String>,
+}
+
+/// `(array, rate)`: an entry that names no codec, as the clause's entries were written before
+/// it could name one.
+impl PartialEq<(usize, f64)> for CompressDecl {
+    fn eq(&self, &(array, rate): &(usize, f64)) -> bool {
+        self.array == array && self.rate == rate && self.codec.is_none()
+    }
 }
 
 impl KernelDecl {
@@ -403,6 +424,11 @@ impl Program {
             }
             _ => a,
         }
+    }
+
+    /// The codec the directive's `compress(..)` clause names, if any (one clause names one).
+    pub fn compress_codec(&self) -> Option<&str> {
+        self.compress.iter().find_map(|c| c.codec.as_deref())
     }
 
     pub fn array_index(&self, name: &str) -> Option<usize> {

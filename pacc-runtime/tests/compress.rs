@@ -10,7 +10,7 @@ mod common;
 
 use common::Rng;
 use ndarray::{ArrayD, IxDyn};
-use pacc_runtime::codec::{self, CodecFloat};
+use pacc_runtime::codec::{CodecKind, Rate, Value};
 use pacc_runtime::exec::{CpuKernels, GridElem, KernelFrame};
 use pacc_runtime::host::{host_array, host_array_mut};
 use pacc_runtime::plan::{self, race, HostSide, OpKind, PlanOptions, Scheme};
@@ -20,7 +20,7 @@ use std::ops::{Add, Mul, Sub};
 
 trait Val:
     GridElem
-    + CodecFloat
+    + Value
     + Add<Output = Self>
     + Sub<Output = Self>
     + Mul<Output = Self>
@@ -242,9 +242,10 @@ fn serial_step<T: Val>(c: Case, shape: &[usize], a: &mut [Vec<T>], binding: &mut
 }
 
 fn round_trip<T: Val>(v: &mut [T], shape: &[usize], rate: f64) {
-    let mut bytes = vec![0u8; codec::compressed_bytes(shape, rate).unwrap()];
-    codec::encode(v, shape, rate, &mut bytes).unwrap();
-    codec::decode(&bytes, shape, rate, v).unwrap();
+    let (zfp, rate) = (CodecKind::Zfp.get(), Rate::new(rate).unwrap());
+    let mut bytes = vec![0u8; zfp.compressed_bytes(shape, rate).unwrap()];
+    zfp.encode(T::values(v), shape, rate, &mut bytes).unwrap();
+    zfp.decode(&bytes, shape, rate, T::values_mut(v)).unwrap();
 }
 
 /// The reference model (module docs).
@@ -505,6 +506,7 @@ fn plans_with_compression_have_no_races() {
             scheme: [Scheme::RegionSharing, Scheme::DirectMap, Scheme::Wavefront][pick(3)],
             buffer_sets: 1 + pick(3),
             compress,
+            codec: Default::default(),
             read_only_ring: true,
         };
         let steps = 1 + pick(14);
@@ -541,13 +543,17 @@ fn compressed_bytes_are_whole_slabs_as_computed_by_hand() {
         scheme: Scheme::RegionSharing,
         buffer_sets: 3,
         compress: vec![Some(16.0), Some(16.0), Some(8.0)],
+        codec: Default::default(),
         read_only_ring: true,
     };
     let p = plan::build(&prog, &[32, 8, 8], 4, &[], &opts).unwrap();
     race::check(&prog, &p).unwrap();
     // A slab of 4 x 8 x 8 values is 4 codec blocks: 4 * 64 * 16 bits = 512 bytes at rate 16,
     // 256 bytes at rate 8 (raw: 1024 bytes of f32).
-    let slab = |a: usize| codec::slab_bytes(&[8, 8], opts.compress[a].unwrap()).unwrap();
+    let slab = |a: usize| {
+        let rate = Rate::new(opts.compress[a].unwrap()).unwrap();
+        CodecKind::Zfp.get().slab_bytes(&[8, 8], rate).unwrap()
+    };
     assert_eq!((slab(0), slab(2)), (512, 256));
     let owned: Vec<_> = p.blocks[0].chunks.iter().map(|c| c.owned.clone()).collect();
     assert_eq!(owned, vec![0..8, 8..16, 16..24, 24..32]);
@@ -610,6 +616,65 @@ fn compression_is_lossy_but_close() {
         .map(|(a, b)| (a - b).abs())
         .fold(0.0f32, f32::max);
     assert!(err < 0.05, "max error {err}");
+}
+
+/// The half-precision codec through the whole pipeline (CPU backend): every block boundary
+/// rounds the compressed arrays to f16, so the run stays within a few f16 units of the
+/// uncompressed one; f16 takes rate 16 only and f32 arrays only, refused before anything runs.
+#[test]
+fn f16_compression_is_close_to_the_raw_run() {
+    let c = Case {
+        leapfrog: true,
+        ndim: 3,
+        r: 2,
+    };
+    let prog = program(c, Elem::F32);
+    let shape = [24, 8, 8];
+    let a0 = data::<f32>(&shape, 5);
+    let base = Options::new()
+        .backend(BackendChoice::Cpu)
+        .chunks(3)
+        .block_steps(2);
+    let (raw, _) = pipeline(c, &prog, &shape, &a0, 6, &base).unwrap();
+    let f16 = base.clone().codec(CodecKind::F16);
+    let (lossy, rep) = pipeline(c, &prog, &shape, &a0, 6, &f16.clone().compress_all(16.0)).unwrap();
+    assert!(rep.compression_ratio() > 1.2, "{rep}");
+    assert!(bits(&raw) != bits(&lossy), "f16 must change the bits");
+    let (err, top) = raw[0]
+        .iter()
+        .zip(&lossy[0])
+        .fold((0.0f32, 0.0f32), |(e, t), (a, b)| {
+            (e.max((a - b).abs()), t.max(a.abs()))
+        });
+    // Three round trips of half a unit in the last place (2^-11 relative) each, spread by the
+    // stencil: well below 2^-8 of the largest value.
+    assert!(
+        err > 0.0 && err < top * 2f32.powi(-8),
+        "max error {err} of {top}"
+    );
+    for (o, rate) in [
+        (f16.clone().compress_all(8.0), 8.0),
+        (f16.compress("vel", 12.0), 12.0),
+    ] {
+        match pipeline(c, &prog, &shape, &a0, 6, &o) {
+            Err(Error::Compress(e @ CompressError::Rate { .. })) => {
+                assert!(
+                    e.to_string().contains("16 bits per value"),
+                    "rate {rate}: {e}"
+                )
+            }
+            other => panic!("rate {rate}: {:?}", other.map(|r| r.1)),
+        }
+    }
+    let prog64 = program(c, Elem::F64);
+    let a64 = data::<f64>(&shape, 5);
+    let o = base.codec(CodecKind::F16).compress_all(16.0);
+    match pipeline(c, &prog64, &shape, &a64, 6, &o) {
+        Err(Error::Compress(e @ CompressError::Rate { .. })) => {
+            assert!(e.to_string().contains("f64"), "{e}")
+        }
+        other => panic!("f64 with f16: {:?}", other.map(|r| r.1)),
+    }
 }
 
 /// Each validation error comes back before anything is touched.

@@ -854,6 +854,7 @@ fn ring_plans(prog: &Program, steps: usize, pt: usize) -> Vec<(String, plan::Pla
                     scheme: Scheme::Wavefront,
                     buffer_sets: sets,
                     compress: Vec::new(),
+                    codec: Default::default(),
                     read_only_ring: ring,
                 };
                 let p = plan::build(prog, &[96, 13, 37], steps, &[pt], &o).unwrap();

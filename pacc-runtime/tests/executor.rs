@@ -178,6 +178,7 @@ fn shuffled_executor_catches_a_missing_dependency() {
         scheme: Scheme::RegionSharing,
         buffer_sets: 3,
         compress: Vec::new(),
+        codec: Default::default(),
         read_only_ring: true,
     };
     let plan = build(&prog, &shape, steps, &[], &opts).unwrap();

@@ -79,6 +79,7 @@ fn opts(chunks: usize, block_steps: usize, scheme: Scheme) -> PlanOptions {
         scheme,
         buffer_sets: scheme.buffer_sets(),
         compress: Vec::new(),
+        codec: Default::default(),
         read_only_ring: true,
     }
 }

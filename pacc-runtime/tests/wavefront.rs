@@ -575,6 +575,7 @@ fn check_plan(
         scheme: Scheme::Wavefront,
         buffer_sets: sets,
         compress: Vec::new(),
+        codec: Default::default(),
         read_only_ring: true,
     };
     let pts: Vec<usize> = s.points.iter().map(|p| p.at[0]).collect();
@@ -891,6 +892,7 @@ fn blocks_do_not_drain() {
         scheme: Scheme::Wavefront,
         buffer_sets: 3,
         compress: Vec::new(),
+        codec: Default::default(),
         read_only_ring: true,
     };
     let pts: Vec<usize> = s.points.iter().map(|p| p.at[0]).collect();
@@ -937,6 +939,7 @@ fn leapfrog_skews_four_planes_per_step() {
         scheme: Scheme::Wavefront,
         buffer_sets: 3,
         compress: Vec::new(),
+        codec: Default::default(),
         read_only_ring: true,
     };
     let p = plan::build(&prog, &s.shape, 10, &[], &opts).unwrap();

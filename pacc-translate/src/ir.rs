@@ -157,6 +157,8 @@ pub struct Directive {
     pub scratch: Vec<Ident>,
     /// `compress(a = R, ..)`: array name, rate in bits per value, the rate literal's span.
     pub compress: Vec<(Ident, f64, Span)>,
+    /// `compress(.., codec = NAME)`: the codec it names.
+    pub codec: Option<Ident>,
 }
 
 /// A kernel expression.

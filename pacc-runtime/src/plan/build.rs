@@ -9,7 +9,7 @@ use super::{
     slab_planes, BlockGeom, ChunkGeom, Compression, HostSide, Op, OpKind, Plan, PlanError,
     PlanOptions, Ring, Scheme, StreamRole,
 };
-use crate::codec::{CodecKind, Rate};
+use crate::codec::Rate;
 use crate::program::Program;
 use std::collections::HashMap;
 use std::ops::Range;
@@ -261,7 +261,7 @@ fn compression(
             reason,
         };
         let comp = Rate::new(rate)
-            .and_then(|rate| Compression::new(CodecKind::default(), rate, &shape[1..], ret[a]))
+            .and_then(|rate| Compression::new(opts.codec, rate, &shape[1..], ret[a]))
             .map_err(|e| bad(e.to_string()))?;
         if !ret[a] && crate::binding::written_physically(program, a) {
             return Err(bad(
@@ -750,6 +750,7 @@ mod tests {
                         scheme,
                         buffer_sets: scheme.buffer_sets(),
                         compress: Vec::new(),
+                        codec: Default::default(),
                         read_only_ring: true,
                     };
                     let Ok(plan) = build(p, &[40, 12, 12], steps, &[], &o) else {

@@ -58,6 +58,9 @@ pub struct PlanOptions {
     /// `None`): no compression.
     #[serde(default)]
     pub compress: Vec<Option<f64>>,
+    /// The codec of the compressed arrays (`crate::config::codec`).
+    #[serde(default)]
+    pub codec: CodecKind,
     /// Whether the wavefront keeps arrays that nothing writes in a [`Ring`] instead of copying
     /// them from chunk to chunk with the staircase (`Options::read_only_ring`, `PACC_RING`).
     #[serde(default = "yes")]
@@ -159,6 +162,7 @@ impl Default for PlanOptions {
             scheme: Scheme::DEFAULT,
             buffer_sets: Scheme::DEFAULT.buffer_sets(),
             compress: Vec::new(),
+            codec: CodecKind::default(),
             read_only_ring: true,
         }
     }

@@ -421,6 +421,7 @@ impl Search<'_> {
                 scheme: self.inputs.scheme,
                 buffer_sets: self.inputs.sets(),
                 compress: Vec::new(),
+                codec: Default::default(),
                 read_only_ring: self.inputs.read_only_ring,
             },
         )
@@ -811,6 +812,7 @@ mod tests {
                 scheme: Scheme::RegionSharing,
                 buffer_sets: 3,
                 compress: Vec::new(),
+                codec: Default::default(),
                 read_only_ring: true,
             },
         )
@@ -835,6 +837,7 @@ mod tests {
                 scheme: Scheme::RegionSharing,
                 buffer_sets: 3,
                 compress: Vec::new(),
+                codec: Default::default(),
                 read_only_ring: true,
             },
         )

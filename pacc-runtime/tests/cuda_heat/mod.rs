@@ -250,6 +250,7 @@ pub fn plan_for(
             scheme: s,
             buffer_sets: 3,
             compress: Vec::new(),
+            codec: Default::default(),
             read_only_ring: true,
         },
     )

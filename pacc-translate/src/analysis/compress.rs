@@ -1,17 +1,25 @@
-//! The `compress(a = RATE, ..)` clause against the function: names are array parameters, rates
-//! fit the element type, scratch arrays are not compressed, and arrays that trade places through
+//! The `compress(a = RATE, .., codec = NAME)` clause against the function: names are array
+//! parameters, the codec takes the rates for the element type (the runtime's rate rule,
+//! `Codec::check_rate`), scratch arrays are not compressed, and arrays that trade places through
 //! `std::mem::swap` (one physical array each, sharing buffers) have the same rate.
 
 use crate::ir::{Func, StepItem};
 use crate::parse::args::push;
-use pacc_runtime::program::{Elem, Role};
+use pacc_runtime::codec::{CodecError, CodecKind, Rate};
+use pacc_runtime::program::{CompressDecl, Role};
 
-/// (array index, rate) per compressed array, in clause order.
-pub fn compress(f: &Func, roles: &[Role]) -> syn::Result<Vec<(usize, f64)>> {
+/// One entry per compressed array, in clause order.
+pub fn compress(f: &Func, roles: &[Role]) -> syn::Result<Vec<CompressDecl>> {
     let mut errors = None;
     let names: Vec<String> = f.arrays.iter().map(|a| a.name.to_string()).collect();
     let mut rates: Vec<Option<f64>> = vec![None; names.len()];
     let mut out = Vec::new();
+    // The parser accepted only names the runtime has; the default is the runtime's too.
+    let named = f.directive.codec.as_ref().map(|c| c.to_string());
+    let kind: CodecKind = named
+        .as_deref()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_default();
     for (id, rate, span) in &f.directive.compress {
         let Some(a) = names.iter().position(|n| id == n) else {
             let list: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
@@ -28,30 +36,28 @@ pub fn compress(f: &Func, roles: &[Role]) -> syn::Result<Vec<(usize, f64)>> {
             push(&mut errors, syn::Error::new_spanned(id, msg));
             continue;
         }
-        let bits = match f.arrays[a].elem {
-            Elem::F32 => 32.0,
-            Elem::F64 => 64.0,
+        let elem = f.arrays[a].elem;
+        let checked = Rate::new(*rate).and_then(|r| kind.get().check_rate(elem, f.ndim, r));
+        let msg = match checked {
+            Ok(()) => None,
+            Err(CodecError::NoSmaller { .. }) => {
+                let bits = 8 * elem.size();
+                Some(format!("`{id}` holds {} values of {bits} bits; a rate of {rate} bits per value would not make it smaller (use less than {bits})", elem.rust_name()))
+            }
+            // The GPU codec works in whole 64-bit words per block of 4^d values.
+            Err(CodecError::UnalignedBlock { bits: b, .. }) => Some(format!("at {rate} bits per value a {}D codec block of {} values takes {b} bits, not a whole number of 64-bit words; use {}", f.ndim, 1usize << (2 * f.ndim), if f.ndim == 2 { "a multiple of 4 (e.g. 8, 12, 16)" } else { "a whole number of bits" })),
+            Err(e) => Some(e.to_string()),
         };
-        if *rate >= bits {
-            let msg = format!("`{id}` holds {} values of {bits} bits; a rate of {rate} bits per value would not make it smaller (use less than {bits})", f.arrays[a].elem.rust_name());
+        if let Some(msg) = msg {
             push(&mut errors, syn::Error::new(*span, msg));
             continue;
         }
-        // The GPU codec works in whole 64-bit words per block of 4^d values.
-        match pacc_runtime::codec::block_bits(*rate, f.ndim) {
-            Ok(b) if b % 64 == 0 => {}
-            Ok(b) => {
-                let msg = format!("at {rate} bits per value a {}D codec block of {} values takes {b} bits, not a whole number of 64-bit words; use {}", f.ndim, 1usize << (2 * f.ndim), if f.ndim == 2 { "a multiple of 4 (e.g. 8, 12, 16)" } else { "a whole number of bits" });
-                push(&mut errors, syn::Error::new(*span, msg));
-                continue;
-            }
-            Err(e) => {
-                push(&mut errors, syn::Error::new(*span, e.to_string()));
-                continue;
-            }
-        }
         rates[a] = Some(*rate);
-        out.push((a, *rate));
+        out.push(CompressDecl {
+            array: a,
+            rate: *rate,
+            codec: named.clone(),
+        });
     }
     for item in &f.time.items {
         if let StepItem::Swap { a, b, stmt } = item {

@@ -25,8 +25,8 @@ pub struct Analysis {
     pub point_reads: Vec<Vec<usize>>,
     pub halo: usize,
     pub time_ty: Ty,
-    /// `compress(..)`: (array index, rate in bits per value).
-    pub compress: Vec<(usize, f64)>,
+    /// `compress(..)`: one entry per compressed array.
+    pub compress: Vec<pacc_runtime::program::CompressDecl>,
 }
 
 /// Runs every analysis; fixes literal-typed scalars and reductions in `f`.

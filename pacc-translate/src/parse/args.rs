@@ -1,5 +1,5 @@
 //! The directive's clauses: `halo = N`, `chunks = N`, `block_steps = N`, `input(..)`,
-//! `inout(..)`, `scratch(..)`, `compress(a = RATE, ..)`.
+//! `inout(..)`, `scratch(..)`, `compress(a = RATE, .., codec = NAME)`.
 
 use crate::ir::Directive;
 use proc_macro2::TokenStream;
@@ -8,6 +8,9 @@ use syn::punctuated::Punctuated;
 use syn::{Ident, LitInt, Token};
 
 pub const CLAUSES: &str = "`halo = N`, `chunks = N`, `block_steps = N`, `input(a, ..)`, `inout(a, ..)`, `scratch(a, ..)` and `compress(a = RATE, ..)`";
+
+/// The forms of the `compress(..)` clause, for messages.
+pub const COMPRESS_FORMS: &str = "`compress(ARRAY = RATE, ..)` (zfp, the default codec) or `compress(ARRAY = RATE, .., codec = NAME)` with NAME a codec (zfp or f16), e.g. `compress(u = 16, codec = f16)`";
 
 /// Largest rate the clause accepts (bits per value of an f64).
 pub const MAX_RATE: f64 = 64.0;
@@ -71,7 +74,7 @@ pub fn parse(args: TokenStream) -> syn::Result<Directive> {
                 "compress" => {
                     let content;
                     syn::parenthesized!(content in input);
-                    for (id, rate, span) in compress_list(&content, &mut errors)? {
+                    for (id, rate, span) in compress_list(&content, &mut d.codec, &mut errors)? {
                         if d.compress.iter().any(|(n, ..)| *n == id) {
                             let msg = format!("`{id}` is given twice in `compress(..)`");
                             push(&mut errors, syn::Error::new_spanned(&id, msg));
@@ -107,9 +110,11 @@ pub fn parse(args: TokenStream) -> syn::Result<Directive> {
     parser.parse2(args)
 }
 
-/// `a = 16, b = 12.5`: array names with rates in bits per value (0 < rate <= 64).
+/// `a = 16, b = 12.5, codec = f16`: array names with rates in bits per value (0 < rate <= 64),
+/// and at most one codec, by name (`codec = 16` is an array named `codec`).
 fn compress_list(
     input: ParseStream,
+    codec: &mut Option<Ident>,
     errors: &mut Option<syn::Error>,
 ) -> syn::Result<Vec<(Ident, f64, proc_macro2::Span)>> {
     let mut out = Vec::new();
@@ -117,45 +122,86 @@ fn compress_list(
         let id: Ident = input.parse().map_err(|e| {
             syn::Error::new(
                 e.span(),
-                "expected `compress(ARRAY = RATE, ..)`, e.g. `compress(cur = 16)`",
+                format!("expected an array or `codec`; the clause takes {COMPRESS_FORMS}"),
             )
         })?;
         input.parse::<Token![=]>().map_err(|e| {
             syn::Error::new(
                 e.span(),
-                format!("expected `{id} = RATE` (bits per value, e.g. 16 or 12.5)"),
+                format!("expected `{id} = RATE` (bits per value, e.g. 16 or 12.5); the clause takes {COMPRESS_FORMS}"),
             )
         })?;
-        let lit: syn::Lit = input.parse().map_err(|e| {
-            syn::Error::new(
-                e.span(),
-                format!(
-                    "expected `{id} = RATE` with RATE a number of bits per value, e.g. 16 or 12.5"
-                ),
-            )
-        })?;
-        let rate = match &lit {
-            syn::Lit::Int(i) => i.base10_parse::<f64>().ok(),
-            syn::Lit::Float(f) => f.base10_parse::<f64>().ok(),
-            _ => None,
-        };
-        match rate {
-            Some(r) if r > 0.0 && r <= MAX_RATE => out.push((id, r, lit.span())),
-            Some(r) => push(
-                errors,
-                syn::Error::new_spanned(&lit, format!("compression rate {r} for `{id}` is out of range: a rate is the bits kept per value, more than 0 and at most {MAX_RATE} (f32 arrays: below 32)")),
-            ),
-            None => push(
-                errors,
-                syn::Error::new_spanned(&lit, format!("the compression rate of `{id}` must be a number of bits per value, e.g. 16 or 12.5")),
-            ),
+        if id == "codec" && input.peek(Ident) {
+            codec_name(input, &id, codec, errors)?;
+        } else {
+            rate(input, id, &mut out, errors)?;
         }
         if input.is_empty() {
             break;
         }
         input.parse::<Token![,]>()?;
     }
+    if let (Some(c), true) = (codec.as_ref(), out.is_empty()) {
+        let msg =
+            format!("`codec = {c}` names no array to compress; the clause takes {COMPRESS_FORMS}");
+        push(errors, syn::Error::new_spanned(c, msg));
+    }
     Ok(out)
+}
+
+/// `codec = NAME` of the compress clause: a codec the runtime has, given once.
+fn codec_name(
+    input: ParseStream,
+    key: &Ident,
+    codec: &mut Option<Ident>,
+    errors: &mut Option<syn::Error>,
+) -> syn::Result<()> {
+    let name: Ident = input.parse()?;
+    if let Err(reason) = name.to_string().parse::<pacc_runtime::codec::CodecKind>() {
+        let msg = format!("{reason} in `compress(..)`; the clause takes {COMPRESS_FORMS}");
+        push(errors, syn::Error::new_spanned(&name, msg));
+    } else if codec.replace(name).is_some() {
+        let msg = "`codec` is given twice in `compress(..)`; name one codec for the clause";
+        push(errors, syn::Error::new_spanned(key, msg));
+    }
+    Ok(())
+}
+
+/// `ARRAY = RATE` of the compress clause.
+fn rate(
+    input: ParseStream,
+    id: Ident,
+    out: &mut Vec<(Ident, f64, proc_macro2::Span)>,
+    errors: &mut Option<syn::Error>,
+) -> syn::Result<()> {
+    let lit: syn::Lit = input.parse().map_err(|e| {
+        syn::Error::new(
+            e.span(),
+            format!("expected `{id} = RATE` with RATE a number of bits per value, e.g. 16 or 12.5"),
+        )
+    })?;
+    let rate = match &lit {
+        syn::Lit::Int(i) => i.base10_parse::<f64>().ok(),
+        syn::Lit::Float(f) => f.base10_parse::<f64>().ok(),
+        syn::Lit::Str(name) if id == "codec" => {
+            let msg = format!("write the codec as a name, `codec = {}`, not a string; the clause takes {COMPRESS_FORMS}", name.value());
+            push(errors, syn::Error::new_spanned(&lit, msg));
+            return Ok(());
+        }
+        _ => None,
+    };
+    match rate {
+        Some(r) if r > 0.0 && r <= MAX_RATE => out.push((id, r, lit.span())),
+        Some(r) => push(
+            errors,
+            syn::Error::new_spanned(&lit, format!("compression rate {r} for `{id}` is out of range: a rate is the bits kept per value, more than 0 and at most {MAX_RATE} (f32 arrays: below 32)")),
+        ),
+        None => push(
+            errors,
+            syn::Error::new_spanned(&lit, format!("the compression rate of `{id}` must be a number of bits per value, e.g. 16 or 12.5")),
+        ),
+    }
+    Ok(())
 }
 
 pub fn push(acc: &mut Option<syn::Error>, e: syn::Error) {
@@ -216,9 +262,31 @@ mod tests {
             quote!(compress(a = 65.0)),
             quote!(compress(a = "16")),
             quote!(compress(a = 16, a = 8)),
+            quote!(compress(a = 16, codec = lz4)),
+            quote!(compress(a = 16, codec = f16, codec = zfp)),
+            quote!(compress(codec = f16)),
+            quote!(compress(a = 16, codec =)),
+            quote!(compress(a = 16, codec = "f16")),
         ] {
             assert!(parse(bad.clone()).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn compress_names_a_codec() {
+        let d = parse(quote!(compress(u = 16, v = 16, codec = f16))).unwrap();
+        assert_eq!(d.compress.len(), 2);
+        assert_eq!(d.codec.map(|c| c.to_string()).as_deref(), Some("f16"));
+        // An array named `codec` keeps its rate.
+        let d = parse(quote!(compress(codec = 8, a = 16))).unwrap();
+        assert_eq!((d.compress.len(), d.codec.is_none()), (2, true));
+        let m = parse(quote!(compress(a = 16, codec = lz4)))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            m.contains("unknown codec `lz4`") && m.contains("codec = NAME"),
+            "{m}"
+        );
     }
 
     #[test]

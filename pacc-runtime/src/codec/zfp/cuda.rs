@@ -30,7 +30,40 @@
 //! compile-time constants after unrolling); the bit-plane coder stops when the block's budget is
 //! spent, as zfp does, so low rates cost little.
 
+use super::{block_bits, Zfp};
+use crate::codec::{CodecError, CudaCoder, CudaLaunch, Rate};
 use crate::program::Elem;
+
+impl CudaCoder for Zfp {
+    fn source(&self) -> &'static str {
+        SOURCE
+    }
+
+    fn kernel(&self, encode: bool, elem: Elem, dims: usize) -> String {
+        kernel_name(encode, elem, dims)
+    }
+
+    /// One thread per zfp block; `param` is the block's bits, which must be whole 64-bit words
+    /// so that threads never share a word.
+    fn launch(&self, shape: &[usize], rate: Rate) -> Result<CudaLaunch, CodecError> {
+        let bits = block_bits(rate.bits(), shape.len())?;
+        if bits % 64 != 0 || bits > u32::MAX as usize {
+            return Err(CodecError::GpuUnaligned {
+                rate: rate.bits(),
+                bits,
+            });
+        }
+        let inner = shape.get(1..).unwrap_or(&[]);
+        Ok(CudaLaunch {
+            threads_per_slab: inner.iter().map(|n| n.div_ceil(4)).product(),
+            param: bits as u32,
+        })
+    }
+
+    fn refusal(&self) -> &'static str {
+        "the values to compress include NaN or infinity"
+    }
+}
 
 /// The kernel for a direction, element type and dimensionality (2 or 3).
 pub fn kernel_name(encode: bool, elem: Elem, dims: usize) -> String {

@@ -55,7 +55,7 @@ mod transform;
 #[cfg(feature = "runtime")]
 pub use coder::{decode, encode, CodecFloat};
 
-use super::{Codec, CodecError, CudaLaunch, Elem, Rate};
+use super::{Codec, CodecError, CudaCoder, Elem, Rate};
 #[cfg(feature = "runtime")]
 use super::{Values, ValuesMut};
 use block::Grid;
@@ -71,6 +71,20 @@ impl Codec for Zfp {
 
     fn slab_planes(&self) -> usize {
         4
+    }
+
+    /// Below the raw size, and blocks of whole 64-bit words: the GPU kernels need them, and the
+    /// CPU coder then writes the same stream.
+    fn check_rate(&self, elem: Elem, dims: usize, rate: Rate) -> Result<(), CodecError> {
+        let rate = rate.bits();
+        if rate >= (8 * elem.size()) as f64 {
+            return Err(CodecError::NoSmaller { elem, rate });
+        }
+        let bits = block_bits(rate, dims)?;
+        if bits % 64 != 0 {
+            return Err(CodecError::UnalignedBlock { rate, dims, bits });
+        }
+        Ok(())
     }
 
     fn slab_bytes(&self, plane: &[usize], rate: Rate) -> Result<usize, CodecError> {
@@ -109,29 +123,8 @@ impl Codec for Zfp {
         }
     }
 
-    fn cuda_source(&self) -> &'static str {
-        cuda::SOURCE
-    }
-
-    fn cuda_kernel(&self, encode: bool, elem: Elem, dims: usize) -> String {
-        cuda::kernel_name(encode, elem, dims)
-    }
-
-    /// One thread per zfp block; `param` is the block's bits, which must be whole 64-bit words
-    /// so that threads never share a word (see [`cuda`]).
-    fn cuda_launch(&self, shape: &[usize], rate: Rate) -> Result<CudaLaunch, CodecError> {
-        let bits = block_bits(rate.bits(), shape.len())?;
-        if bits % 64 != 0 || bits > u32::MAX as usize {
-            return Err(CodecError::GpuUnaligned {
-                rate: rate.bits(),
-                bits,
-            });
-        }
-        let inner = shape.get(1..).unwrap_or(&[]);
-        Ok(CudaLaunch {
-            threads_per_slab: inner.iter().map(|n| n.div_ceil(4)).product(),
-            param: bits as u32,
-        })
+    fn cuda(&self) -> Option<&dyn CudaCoder> {
+        Some(self)
     }
 }
 

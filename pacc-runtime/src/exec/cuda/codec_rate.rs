@@ -7,7 +7,7 @@ use super::driver;
 use super::memory::DeviceBuf;
 use super::resident::stream_and_events;
 use super::stream::SyncOnDrop;
-use crate::codec::{self, CodecFloat};
+use crate::codec::{CodecError, CodecKind, Rate, Value};
 use crate::error::Error;
 use std::ffi::c_void;
 
@@ -17,6 +17,8 @@ const THREADS: u32 = 128;
 /// What the codec kernels achieved on one array.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct CodecRates {
+    /// The codec's name (`zfp`, `f16`).
+    pub codec: String,
     pub shape: Vec<usize>,
     pub rate: f64,
     pub elem: String,
@@ -28,13 +30,18 @@ pub struct CodecRates {
     pub ratio: f64,
     /// Whether the GPU stream equals the CPU codec's, byte for byte.
     pub matches_cpu: bool,
+    /// Whether the GPU's decoded values equal the CPU coder's decode of the same stream, bit for
+    /// bit.
+    pub decode_matches_cpu: bool,
     /// Relative L2 error of decode(encode(values)).
     pub rel_l2_error: f64,
 }
 
-/// Encodes and decodes `values` (an array of `shape`, axis 0 outermost) on the GPU `reps` times
-/// each, timing the kernels with events, then compares the stream with the CPU codec's.
-pub fn measure_codec<T: CodecFloat + Into<f64>>(
+/// Encodes and decodes `values` (an array of `shape`, axis 0 outermost) with `kind`'s CUDA
+/// kernels `reps` times each, timing the kernels with events, then compares the stream with the
+/// CPU coder's.
+pub fn measure_codec<T: Value>(
+    kind: CodecKind,
     values: &[T],
     shape: &[usize],
     rate: f64,
@@ -42,21 +49,28 @@ pub fn measure_codec<T: CodecFloat + Into<f64>>(
 ) -> Result<CodecRates, Error> {
     let info = available().map_err(|reason| Error::no_cuda(reason, None))?;
     let ctx = device::context(info.ordinal)?;
-    let bad = |e: codec::CodecError| Error::Option(format!("the codec measurement: {e}"));
-    let maxbits = codec::block_bits(rate, shape.len()).map_err(bad)?;
-    let nbytes = codec::compressed_bytes(shape, rate).map_err(bad)?;
+    let bad = |e: CodecError| Error::Option(format!("the codec measurement ({kind}): {e}"));
+    let (codec, elem) = (kind.get(), T::ELEM);
+    let gpu = codec.cuda().ok_or_else(|| {
+        Error::Option(format!("the codec measurement: {kind} has no CUDA kernels"))
+    })?;
+    let r = Rate::new(rate).map_err(bad)?;
+    codec.check_rate(elem, shape.len(), r).map_err(bad)?;
+    let launch = gpu.launch(shape, r).map_err(bad)?;
+    let nbytes = codec.compressed_bytes(shape, r).map_err(bad)?;
     let mut cpu = vec![0u8; nbytes];
-    codec::encode(values, shape, rate, &mut cpu).map_err(bad)?;
-    if maxbits % 64 != 0 || !(2..=3).contains(&shape.len()) {
+    codec
+        .encode(T::values(values), shape, r, &mut cpu)
+        .map_err(bad)?;
+    if !(2..=3).contains(&shape.len()) {
         return Err(Error::Option(format!(
-            "the GPU codec takes 2D or 3D arrays with whole 64-bit blocks; rate {rate} in {}D gives {maxbits} bits",
+            "the GPU codec takes 2D or 3D arrays, not {}D",
             shape.len()
         )));
     }
-    let md = device::module(&ctx, "pacc_codec", codec::cuda::SOURCE, false)?;
-    let elem = T::ELEM;
-    let enc = md.function(&codec::cuda::kernel_name(true, elem, shape.len()))?;
-    let dec = md.function(&codec::cuda::kernel_name(false, elem, shape.len()))?;
+    let md = device::module(&ctx, "pacc_codec", gpu.source(), false)?;
+    let enc = md.function(&gpu.kernel(true, elem, shape.len()))?;
+    let dec = md.function(&gpu.kernel(false, elem, shape.len()))?;
     let vbytes = std::mem::size_of_val(values);
     let src = DeviceBuf::new(&ctx, vbytes, "codec input")?;
     let out = DeviceBuf::new(&ctx, vbytes, "codec output")?;
@@ -64,12 +78,13 @@ pub fn measure_codec<T: CodecFloat + Into<f64>>(
     let flag = DeviceBuf::new(&ctx, 4, "codec flag")?;
     let (st, ev) = stream_and_events(2)?;
     let _sync = SyncOnDrop(ctx.clone());
-    let blocks: usize = shape.iter().map(|n| n.div_ceil(4)).product();
-    let grid = (blocks.div_ceil(THREADS as usize) as u32, 1, 1);
+    let slabs = shape[0].div_ceil(codec.slab_planes());
+    let threads = slabs * launch.threads_per_slab;
+    let grid = (threads.div_ceil(THREADS as usize) as u32, 1, 1);
     let mut best = [f64::INFINITY; 2];
     let mut gpu = vec![0u8; nbytes];
     let mut back: Vec<T> = values.to_vec();
-    // SAFETY: the kernels' ABI (`codec::cuda`) over buffers of the sizes computed above, on one
+    // SAFETY: the kernels' ABI (`codec::CudaLaunch`) over buffers of the sizes computed above, on one
     // stream, synchronized before the events are read and the buffers drop.
     unsafe {
         let input = values.as_ptr() as *const u8;
@@ -85,7 +100,7 @@ pub fn measure_codec<T: CodecFloat + Into<f64>>(
                 let mut slots: Vec<u64> = vec![from];
                 slots.extend(shape.iter().map(|&n| n as u64));
                 slots.push(to);
-                slots.push(maxbits as u64);
+                slots.push(u64::from(launch.param));
                 if k == 0 {
                     slots.push(flag.ptr);
                 }
@@ -114,6 +129,13 @@ pub fn measure_codec<T: CodecFloat + Into<f64>>(
         let decoded = back.as_mut_ptr() as *mut u8;
         driver::copy_dtoh(decoded, out.ptr, vbytes, "copying the decoded values back")?;
     }
+    let mut want: Vec<T> = values.to_vec();
+    (codec.decode(&cpu, shape, r, T::values_mut(&mut want))).map_err(bad)?;
+    let same = |a: &T, b: &T| {
+        let (a, b): (f64, f64) = ((*a).into(), (*b).into());
+        a.to_bits() == b.to_bits()
+    };
+    let decode_matches_cpu = back.iter().zip(&want).all(|(a, b)| same(a, b));
     let (mut num, mut den) = (0.0f64, 0.0f64);
     for (a, b) in values.iter().zip(&back) {
         let (a, b): (f64, f64) = ((*a).into(), (*b).into());
@@ -121,6 +143,7 @@ pub fn measure_codec<T: CodecFloat + Into<f64>>(
         den += a * a;
     }
     Ok(CodecRates {
+        codec: kind.to_string(),
         shape: shape.to_vec(),
         rate,
         elem: format!("{elem:?}"),
@@ -128,6 +151,7 @@ pub fn measure_codec<T: CodecFloat + Into<f64>>(
         decode_bytes_per_s: vbytes as f64 / best[1],
         ratio: vbytes as f64 / nbytes as f64,
         matches_cpu: gpu == cpu,
+        decode_matches_cpu,
         rel_l2_error: (num / den.max(f64::MIN_POSITIVE)).sqrt(),
     })
 }

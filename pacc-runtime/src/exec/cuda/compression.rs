@@ -30,6 +30,8 @@ struct Kernels {
     /// Threads per slab and the kernels' rate parameter ([`crate::codec::CudaLaunch`]).
     threads_per_slab: usize,
     param: u32,
+    /// What a raised error flag means ([`crate::codec::CudaCoder::refusal`]).
+    refusal: &'static str,
 }
 
 pub(super) struct DeviceCodec {
@@ -38,8 +40,8 @@ pub(super) struct DeviceCodec {
     staging: Vec<Vec<DeviceBuf>>,
     /// `[array]`: the host's compressed copies.
     host: Vec<PinnedHost>,
-    /// One `unsigned int` per array, set by the encode kernels on NaN or infinity (such a block
-    /// is not written; the run then fails with a typed error).
+    /// One `unsigned int` per array, set by the encode kernels on values they cannot code (NaN
+    /// or infinity; such values are not written; the run then fails with a typed error).
     flags: DeviceBuf,
 }
 
@@ -71,16 +73,23 @@ impl DeviceCodec {
                 })
             };
             let codec = c.codec.get();
-            let launch = codec
-                .cuda_launch(&plan.shape, c.rate)
+            let gpu = codec.cuda().ok_or_else(|| {
+                Error::Compress(CompressError::NoCudaCoder {
+                    array: decl.name.clone(),
+                    codec: codec.name(),
+                })
+            })?;
+            let launch = gpu
+                .launch(&plan.shape, c.rate)
                 .map_err(|e| bad(e.to_string()))?;
             // Cached per source: arrays sharing a codec share one module.
-            let module = device::module(ctx, "pacc_codec", codec.cuda_source(), false)?;
+            let module = device::module(ctx, "pacc_codec", gpu.source(), false)?;
             kernels.push(Some(Kernels {
-                encode: module.function(&codec.cuda_kernel(true, decl.elem, ndim))?,
-                decode: module.function(&codec.cuda_kernel(false, decl.elem, ndim))?,
+                encode: module.function(&gpu.kernel(true, decl.elem, ndim))?,
+                decode: module.function(&gpu.kernel(false, decl.elem, ndim))?,
                 threads_per_slab: launch.threads_per_slab,
                 param: launch.param,
+                refusal: gpu.refusal(),
             }));
         }
         let mut staging = Vec::with_capacity(plan.buffer_sets);
@@ -204,7 +213,7 @@ impl DeviceCodec {
     }
 
     /// After the run (streams synchronized): an error naming the first array whose values could
-    /// not be compressed (NaN or infinity), if any.
+    /// not be compressed (NaN or infinity; for f16 also magnitudes past its range), if any.
     pub fn check(&self, ctx: &Arc<CudaContext>, program: &Program) -> Result<(), Error> {
         let n = program.arrays.len();
         let bounce = PinnedHost::new(ctx, 4 * n, "codec flag bounce buffer")?;
@@ -222,7 +231,9 @@ impl DeviceCodec {
             None => Ok(()),
             Some(a) => Err(Error::Compress(CompressError::Codec {
                 array: program.arrays[a].name.clone(),
-                message: "the values to compress include NaN or infinity".into(),
+                message: (self.kernels[a].as_ref())
+                    .map_or("the codec refused a value", |k| k.refusal)
+                    .into(),
             })),
         }
     }

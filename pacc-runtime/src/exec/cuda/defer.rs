@@ -106,6 +106,7 @@ mod tests {
                 scheme,
                 buffer_sets: scheme.buffer_sets(),
                 compress: Vec::new(),
+                codec: Default::default(),
                 read_only_ring: true,
             };
             let plan = plan::build(&acoustic(), &[120, 16, 16], 9, &[], &o).unwrap();

@@ -120,6 +120,7 @@ pub fn measure_kernel_rates_at(
             scheme: Scheme::RegionSharing,
             buffer_sets: 1,
             compress: Vec::new(),
+            codec: Default::default(),
             read_only_ring: true,
         },
     )?;

@@ -422,6 +422,7 @@ mod tests {
             scheme,
             buffer_sets: scheme.buffer_sets(),
             compress: Vec::new(),
+            codec: Default::default(),
             read_only_ring: true,
         };
         plan::build(&heat(), &[64, 32, 40], 6, &[], &o).unwrap()

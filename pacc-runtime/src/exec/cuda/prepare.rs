@@ -203,6 +203,8 @@ fn replan(
                 .iter()
                 .map(|c| c.map(|c| c.rate.bits()))
                 .collect(),
+            codec: (plan.compression.iter().flatten().next())
+                .map_or_else(Default::default, |c| c.codec),
             // A plan without a ring was asked for none, or had no array to put there.
             read_only_ring: plan.ring.is_some(),
         },
@@ -639,6 +641,7 @@ mod tests {
             scheme: Scheme::RegionSharing,
             buffer_sets: 3,
             compress: Vec::new(),
+            codec: Default::default(),
             read_only_ring: true,
         };
         let plan = crate::plan::build(&p, &[256, 16, 16], 4, &[], &opts).unwrap();
