@@ -131,20 +131,10 @@ fn program(c: Case, elem: Elem) -> Program {
             arr(names[1], Role::InOut),
             arr(names[2], Role::Input),
         ],
-        scalars: vec![],
-        slices: vec![],
-        reductions: vec![],
-        resets: vec![],
         kernels,
-        points: vec![],
         step,
         halo: c.r.max(1),
-        default_chunks: None,
-        default_block_steps: None,
-        compress: Vec::new(),
-        cuda_source: String::new(),
-        row_pitch: false,
-        fusion: Default::default(),
+        ..Default::default()
     }
 }
 

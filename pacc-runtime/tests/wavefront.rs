@@ -267,8 +267,6 @@ fn program(s: &Spec, elem: Elem) -> Program {
                 role: s.roles[a],
             })
             .collect(),
-        scalars: vec![],
-        slices: vec![],
         reductions: (0..s.nests.len())
             .map(|i| ReductionDecl {
                 name: format!("r{i}"),
@@ -276,7 +274,6 @@ fn program(s: &Spec, elem: Elem) -> Program {
                 elem: Elem::F64,
             })
             .collect(),
-        resets: vec![],
         kernels,
         points: s
             .points
@@ -304,12 +301,7 @@ fn program(s: &Spec, elem: Elem) -> Program {
             })
             .collect(),
         halo: 4,
-        default_chunks: None,
-        default_block_steps: None,
-        compress: Vec::new(),
-        cuda_source: String::new(),
-        row_pitch: false,
-        fusion: Default::default(),
+        ..Default::default()
     }
 }
 

@@ -169,8 +169,6 @@ fn describe(
                 role: Role::Input,
             })
             .collect(),
-        scalars: vec![],
-        slices: vec![],
         reductions: if reduce {
             vec![
                 ReductionDecl {
@@ -204,12 +202,7 @@ fn describe(
         },
         step,
         halo: 2,
-        default_chunks: None,
-        default_block_steps: None,
-        compress: vec![],
-        cuda_source: String::new(),
-        row_pitch: false,
-        fusion: Default::default(),
+        ..Default::default()
     };
     let written: Vec<bool> = (0..narrays)
         .map(|a| p.is_written(a) || (swap && a < 2 && (p.is_written(0) || p.is_written(1))))

@@ -66,21 +66,7 @@ fn empty_program(name: &str, ndim: usize) -> Program {
     Program {
         name: name.into(),
         ndim,
-        arrays: vec![],
-        scalars: vec![],
-        slices: vec![],
-        reductions: vec![],
-        resets: vec![],
-        kernels: vec![],
-        points: vec![],
-        step: vec![],
-        halo: 0,
-        default_chunks: None,
-        default_block_steps: None,
-        compress: Vec::new(),
-        cuda_source: String::new(),
-        row_pitch: false,
-        fusion: Default::default(),
+        ..Default::default()
     }
 }
 
