@@ -13,6 +13,7 @@ mod common;
 use clap::Parser;
 use common::{diff, fail, json_summary, parse_list, PipelineArgs, Verifier};
 use pacc::models::acoustic::{self, propagate, propagate_sponge, HALO};
+use pacc::runtime::rng;
 use std::path::PathBuf;
 
 #[derive(Parser, Debug)]
@@ -116,18 +117,11 @@ fn reset_field_at(
         for y in HALO..ny - HALO {
             for x in HALO..nx - HALO {
                 let i = ((z * ny + y) * nx + x) as u64;
-                let h = splitmix(i ^ seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
-                p[y * nx + x] = amp * ((h >> 40) as f32 / (1u64 << 24) as f32 - 0.5);
+                let h = rng::hash(seed, i);
+                p[y * nx + x] = amp * (rng::unit_f32(h) - 0.5);
             }
         }
     });
-}
-
-fn splitmix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
 }
 
 /// A 64-bit FNV-1a hash of every plane's bits, computed in parallel.

@@ -4,6 +4,7 @@
 //! below defines. Skipped, saying why, when g++ is absent.
 
 use pacc_runtime::codec::{self, cuda, CodecFloat};
+use pacc_runtime::rng::XorShift64;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -156,13 +157,10 @@ impl Raw for f64 {
 }
 
 fn values<T: Raw>(n: usize, kind: u32) -> Vec<T> {
-    let mut s = 0x2545_f491_4f6c_dd1du64 ^ kind as u64;
+    let mut g = XorShift64(0x2545_f491_4f6c_dd1d ^ kind as u64);
     (0..n)
         .map(|i| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            let r = (s >> 11) as f64 / (1u64 << 53) as f64 - 0.5;
+            let r = g.unit() - 0.5;
             let smooth = (0.21 * i as f64).sin() + 0.01 * i as f64;
             T::from_f64(match kind {
                 0 => smooth,
