@@ -1,8 +1,11 @@
 //! Programs several test files run: the staged and vector forms (`staged_kernels.rs`) and the
 //! fused forms (`fused_runs.rs` on the CPU, `fused_kernels.rs` on a device) compare the same
-//! functions against their serial originals.
+//! functions against their serial originals; [`fused`] holds the fused comparisons both
+//! backends make.
 
 #![allow(dead_code)]
+
+pub mod fused;
 
 use ndarray::{Array2, Array3};
 use pacc::runtime::rng::Lcg64;
