@@ -28,6 +28,7 @@
 //! `report` (text and JSON output), `plot` (the SVG and PNG plots), `kernels` (hand-written
 //! kernels).
 
+mod bench;
 mod cli;
 mod configs;
 mod cpu;
@@ -48,7 +49,8 @@ use results::Output;
 
 fn main() {
     let args = Args::parse();
-    match args.check() {
+    let names: Vec<&str> = configs::CONFIGS.iter().map(|c| c.name).collect();
+    match args.check(&names) {
         Ok(form) => {
             let _ = gpu::KERNEL_FORM.set(form);
             let _ = gpu::PAD_ROWS.set(args.pad_rows);
