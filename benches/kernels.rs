@@ -311,110 +311,109 @@ fn codec_rates(n: usize) -> Vec<cuda::CodecRates> {
     out
 }
 
-fn main() {
-    let cli = Cli::parse();
-    if let Err(reason) = cuda::available() {
-        println!("no CUDA device ({reason}): the kernel benchmark needs a GPU; nothing measured");
-        return;
-    }
-    let dtod = cuda::measure_dtod(2 << 30, 10).unwrap_or_else(|e| fail(e));
-    let device = cuda::available()
-        .map(|d| d.name.clone())
-        .unwrap_or_default();
-    println!(
-        "{device}: device-to-device copy {:.0} GB/s (read + write)",
-        dtod / 1e9
-    );
-    let mut out = Out {
-        device,
-        dtod_gbytes_per_s: dtod / 1e9,
-        rows: Vec::new(),
-        codec: Vec::new(),
-    };
-    let variants: Vec<String> = std::iter::once(String::new())
+/// The translator's default variant (`""`) and every variant of `--variants`.
+fn variants(spec: &str) -> Vec<String> {
+    std::iter::once(String::new())
         .chain(
-            cli.variants
-                .split(';')
+            spec.split(';')
                 .filter(|v| !v.trim().is_empty())
                 .map(|v| v.trim().to_string()),
         )
+        .collect()
+}
+
+/// Himeno on the `--himeno` grid in every form.
+fn himeno_forms(cli: &Cli, variants: &[String]) -> (Vec<usize>, Vec<(String, Report, usize)>) {
+    let dims: Vec<usize> = cli
+        .himeno
+        .split(',')
+        .map(|v| {
+            v.trim()
+                .parse()
+                .unwrap_or_else(|e| fail(format!("--himeno: {e}")))
+        })
         .collect();
+    if dims.len() != 3 {
+        fail("--himeno takes I,J,K");
+    }
+    let steps = cli.steps3d;
+    let h = himeno::Himeno::new((dims[0], dims[1], dims[2]));
+    let runs = forms(
+        &h,
+        variants,
+        |s, form| {
+            s.run(steps, &opts(steps, form))
+                .unwrap_or_else(|e| fail(e))
+                .1
+        },
+        |a, b| diff3(&a.p, &b.p) + diff3(&a.wrk2, &b.wrk2),
+    );
+    (dims, runs)
+}
+
+/// Laplace 2D on an `n`-square in every form.
+fn laplace_forms(n: usize, steps: usize, variants: &[String]) -> Vec<(String, Report, usize)> {
+    let init: (Array2<f32>, Array2<f32>) = laplace2d::init(n, n, 1.0);
+    forms(
+        &init,
+        variants,
+        |s, form| {
+            laplace2d::jacobi::run(&mut s.0, &mut s.1, steps, &opts(steps, form))
+                .unwrap_or_else(|e| fail(e))
+                .1
+        },
+        |a, b| {
+            a.0.iter()
+                .zip(b.0.iter())
+                .chain(a.1.iter().zip(b.1.iter()))
+                .filter(|(x, y)| x.to_bits() != y.to_bits())
+                .count()
+        },
+    )
+}
+
+/// Every model of `--only` in every form, one row per run.
+fn measure_models(cli: &Cli, variants: &[String], dtod: f64) -> Vec<Row> {
+    let mut rows = Vec::new();
     let mut push = |model: &'static str, shape: &[usize], runs, pts, bytes| {
         for (label, r, d) in runs {
             let mut row = row(model, shape, label, &r, pts, bytes, dtod);
             row.differing_from_plain = d;
-            out.rows.push(row);
+            rows.push(row);
         }
     };
     let only: Vec<&str> = cli.only.split(',').collect();
-    let t = Instant::now();
     if only.contains(&"acoustic") {
         let n = cli.acoustic;
-        let runs = acoustic_forms(n, cli.steps3d, false, &variants);
+        let runs = acoustic_forms(n, cli.steps3d, false, variants);
         push("acoustic", &[n, n, n], runs, ((n - 8) as u64).pow(3), 16);
     }
     if only.contains(&"sponge") {
         let n = cli.sponge;
-        let runs = acoustic_forms(n, cli.steps3d, true, &variants);
+        let runs = acoustic_forms(n, cli.steps3d, true, variants);
         // prev, cur, vel, damp read, prev written.
         push("sponge", &[n, n, n], runs, ((n - 8) as u64).pow(3), 20);
     }
     if only.contains(&"himeno") {
-        let dims: Vec<usize> = cli
-            .himeno
-            .split(',')
-            .map(|v| {
-                v.trim()
-                    .parse()
-                    .unwrap_or_else(|e| fail(format!("--himeno: {e}")))
-            })
-            .collect();
-        if dims.len() != 3 {
-            fail("--himeno takes I,J,K");
-        }
-        let steps = cli.steps3d;
-        let h = himeno::Himeno::new((dims[0], dims[1], dims[2]));
-        let runs = forms(
-            &h,
-            &variants,
-            |s, form| {
-                s.run(steps, &opts(steps, form))
-                    .unwrap_or_else(|e| fail(e))
-                    .1
-            },
-            |a, b| diff3(&a.p, &b.p) + diff3(&a.wrk2, &b.wrk2),
-        );
+        let (dims, runs) = himeno_forms(cli, variants);
         let pts = dims.iter().map(|&v| (v - 2) as u64).product();
         // jacobi: 13 arrays read, wrk2 written (56 B); the copy: wrk2 read, p written (8 B).
         push("himeno", &dims, runs, pts, 64);
     }
     if only.contains(&"laplace2d") {
         let n = cli.laplace;
-        let steps = cli.steps2d;
-        let init: (Array2<f32>, Array2<f32>) = laplace2d::init(n, n, 1.0);
-        let runs = forms(
-            &init,
-            &variants,
-            |s, form| {
-                laplace2d::jacobi::run(&mut s.0, &mut s.1, steps, &opts(steps, form))
-                    .unwrap_or_else(|e| fail(e))
-                    .1
-            },
-            |a, b| {
-                a.0.iter()
-                    .zip(b.0.iter())
-                    .chain(a.1.iter().zip(b.1.iter()))
-                    .filter(|(x, y)| x.to_bits() != y.to_bits())
-                    .count()
-            },
-        );
+        let runs = laplace_forms(n, cli.steps2d, variants);
         push("laplace2d", &[n, n], runs, ((n - 2) as u64).pow(2), 8);
     }
+    rows
+}
+
+fn print_rows(rows: &[Row]) {
     println!(
         "\n{:<10} {:<16} {:<34} {:>9} {:>7} {:>6} {:>7} {:>7}  first kernel: form, block, regs, shared B, blocks/SM",
         "model", "shape", "kernels", "ms/step", "Gpt/s", "GB/s", "of D2D", "differ"
     );
-    for r in &out.rows {
+    for r in rows {
         let k = r.kernels.first().map_or(String::new(), |k| {
             format!(
                 "{} {}x{} {} {} {}",
@@ -434,6 +433,32 @@ fn main() {
         );
     }
     println!("(differ: elements whose bits differ from the plain kernels' result)");
+}
+
+fn main() {
+    let cli = Cli::parse();
+    if let Err(reason) = cuda::available() {
+        println!("no CUDA device ({reason}): the kernel benchmark needs a GPU; nothing measured");
+        return;
+    }
+    let dtod = cuda::measure_dtod(2 << 30, 10).unwrap_or_else(|e| fail(e));
+    let device = cuda::available()
+        .map(|d| d.name.clone())
+        .unwrap_or_default();
+    println!(
+        "{device}: device-to-device copy {:.0} GB/s (read + write)",
+        dtod / 1e9
+    );
+    let variants = variants(&cli.variants);
+    let t = Instant::now();
+    let rows = measure_models(&cli, &variants, dtod);
+    print_rows(&rows);
+    let mut out = Out {
+        device,
+        dtod_gbytes_per_s: dtod / 1e9,
+        rows,
+        codec: Vec::new(),
+    };
     if cli.codec > 0 {
         out.codec = codec_rates(cli.codec);
     }

@@ -13,6 +13,7 @@ mod common;
 use clap::Parser;
 use common::{diff, fail, json_summary, parse_list, PipelineArgs, Verifier};
 use pacc::models::acoustic::{self, propagate, propagate_sponge, HALO};
+use pacc::runtime::rng;
 use std::path::PathBuf;
 
 #[derive(Parser, Debug)]
@@ -116,18 +117,11 @@ fn reset_field_at(
         for y in HALO..ny - HALO {
             for x in HALO..nx - HALO {
                 let i = ((z * ny + y) * nx + x) as u64;
-                let h = splitmix(i ^ seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
-                p[y * nx + x] = amp * ((h >> 40) as f32 / (1u64 << 24) as f32 - 0.5);
+                let h = rng::hash(seed, i);
+                p[y * nx + x] = amp * (rng::unit_f32(h) - 0.5);
             }
         }
     });
-}
-
-fn splitmix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
 }
 
 /// A 64-bit FNV-1a hash of every plane's bits, computed in parallel.
@@ -145,9 +139,20 @@ fn plane_hashes(a: &ndarray::Array3<f32>) -> Vec<u64> {
         .collect()
 }
 
-fn main() {
-    let cli = Cli::parse();
-    let opts = cli.pipe.options().unwrap_or_else(|e| fail(e));
+/// The checked domain, source point and medium of the command line.
+struct Problem {
+    shape: (usize, usize, usize),
+    src: Vec<usize>,
+    layered: bool,
+    vtop: f64,
+    vbottom: f64,
+    courant: f64,
+    limit: f64,
+}
+
+/// Reads the domain, the source and the medium from the command line; exits with a message on
+/// a shape, source point or time step the scheme cannot run.
+fn problem(cli: &Cli) -> Problem {
     let shape = match &cli.shape {
         Some(s) => {
             let v = parse_list::<usize>(s, 3, "--shape").unwrap_or_else(|e| fail(e));
@@ -185,7 +190,84 @@ fn main() {
              scheme; lower --dt or the velocity, or raise --dx"
         ));
     }
+    Problem {
+        shape,
+        src,
+        layered,
+        vtop,
+        vbottom,
+        courant,
+        limit,
+    }
+}
 
+/// The run's one-line description.
+fn print_setting(cli: &Cli, p: &Problem) {
+    let (nz, ny, nx) = p.shape;
+    let (sz, sy, sx) = (p.src[0], p.src[1], p.src[2]);
+    let (vtop, vbottom) = (p.vtop, p.vbottom);
+    println!(
+        "acoustic: {nz}x{ny}x{nx} grid, {} steps, dx {} m, dt {} s, {}, Courant {:.3} \
+         (limit {:.3}), Ricker {} Hz at ({sz},{sy},{sx}), {}",
+        cli.steps,
+        cli.dx,
+        cli.dt,
+        if p.layered {
+            format!("{} layers {vtop}..{vbottom} m/s", cli.layers)
+        } else {
+            format!("v = {vtop} m/s")
+        },
+        p.courant,
+        p.limit,
+        cli.f0,
+        match cli.sponge {
+            0 => "no sponge".to_string(),
+            w => format!("sponge {w} points"),
+        }
+    );
+}
+
+type Field = ndarray::Array3<f32>;
+
+/// One pipelined run of the example's function over `prev` and `cur`.
+type Run<'a> =
+    dyn Fn(&mut Field, &mut Field, &pacc::Options) -> Result<((), pacc::Report), pacc::Error> + 'a;
+
+/// `--compare-with D,K`: runs again from the same start with `d` chunks and `k` block steps
+/// and compares every plane of both wavefields by hash. Whether they are identical.
+fn compare_with(
+    cli: &Cli,
+    run: &Run<'_>,
+    opts: &pacc::Options,
+    (prev, cur): (&mut Field, &mut Field),
+    (d, k): (usize, usize),
+) -> bool {
+    let nz = prev.dim().0;
+    let first = (plane_hashes(prev), plane_hashes(cur));
+    reset_field(prev, cli.init_noise, 1);
+    reset_field(cur, cli.init_noise, 2);
+    let opts2 = opts.clone().chunks(d).block_steps(k);
+    let ((), report2) = run(prev, cur, &opts2).unwrap_or_else(|e| fail(e));
+    print!("second run: {report2}");
+    let again = (plane_hashes(prev), plane_hashes(cur));
+    let differ = |a: &[u64], b: &[u64]| a.iter().zip(b).filter(|(x, y)| x != y).count();
+    let (dp, dc) = (differ(&first.0, &again.0), differ(&first.1, &again.1));
+    let same = dp == 0 && dc == 0;
+    println!(
+        "compare with {d} chunks, {k} block steps: {} of {nz} planes differ in prev, {} in cur: {}",
+        dp,
+        dc,
+        if same { "identical" } else { "MISMATCH" }
+    );
+    same
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let opts = cli.pipe.options().unwrap_or_else(|e| fail(e));
+    let p = problem(&cli);
+    let (shape, src) = (p.shape, &p.src);
+    let (nz, ny, nx) = shape;
     let wavelet = acoustic::ricker(cli.f0, cli.dt, cli.steps);
     let dx2 = (cli.dx * cli.dx) as f32;
     // Under mpirun each rank builds only its window of the arrays.
@@ -194,8 +276,8 @@ fn main() {
         let setup = Setup {
             shape,
             src: src.clone(),
-            vtop,
-            vbottom,
+            vtop: p.vtop,
+            vbottom: p.vbottom,
             wavelet: &wavelet,
             dx2,
         };
@@ -213,7 +295,7 @@ fn main() {
         nz.saturating_mul(ny).saturating_mul(nx),
         4,
     );
-    let vel = acoustic::layered_vel(shape, cli.layers, vtop, vbottom, cli.dt, cli.dx);
+    let vel = acoustic::layered_vel(shape, cli.layers, p.vtop, p.vbottom, cli.dt, cli.dx);
     let damp = (cli.sponge > 0).then(|| acoustic::sponge(shape, cli.sponge, cli.sponge_strength));
     let mut prev = initial_field(shape, cli.init_noise, 1);
     let mut cur = initial_field(shape, cli.init_noise, 2);
@@ -222,28 +304,9 @@ fn main() {
         let v = parse_list::<usize>(s, 2, "--compare-with").unwrap_or_else(|e| fail(e));
         (v[0], v[1])
     });
+    print_setting(&cli, &p);
 
-    println!(
-        "acoustic: {nz}x{ny}x{nx} grid, {} steps, dx {} m, dt {} s, {}, Courant {courant:.3} \
-         (limit {limit:.3}), Ricker {} Hz at ({sz},{sy},{sx}), {}",
-        cli.steps,
-        cli.dx,
-        cli.dt,
-        if layered {
-            format!("{} layers {vtop}..{vbottom} m/s", cli.layers)
-        } else {
-            format!("v = {vtop} m/s")
-        },
-        cli.f0,
-        match cli.sponge {
-            0 => "no sponge".to_string(),
-            w => format!("sponge {w} points"),
-        }
-    );
-
-    let run = |prev: &mut ndarray::Array3<f32>,
-               cur: &mut ndarray::Array3<f32>,
-               opts: &pacc::Options| match &damp {
+    let run = |prev: &mut Field, cur: &mut Field, opts: &pacc::Options| match &damp {
         None => propagate::run(prev, cur, &vel, &wavelet, sz, sy, sx, dx2, cli.steps, opts),
         Some(d) => propagate_sponge::run(
             prev, cur, &vel, d, &wavelet, sz, sy, sx, dx2, cli.steps, opts,
@@ -263,29 +326,10 @@ fn main() {
         );
     }
 
-    let mut verified = None;
-    if let Some((d, k)) = second {
-        let first = (plane_hashes(&prev), plane_hashes(&cur));
-        reset_field(&mut prev, cli.init_noise, 1);
-        reset_field(&mut cur, cli.init_noise, 2);
-        let opts2 = opts.clone().chunks(d).block_steps(k);
-        let ((), report2) = run(&mut prev, &mut cur, &opts2).unwrap_or_else(|e| fail(e));
-        print!("second run: {report2}");
-        let again = (plane_hashes(&prev), plane_hashes(&cur));
-        let differ = |a: &[u64], b: &[u64]| a.iter().zip(b).filter(|(x, y)| x != y).count();
-        let (dp, dc) = (differ(&first.0, &again.0), differ(&first.1, &again.1));
-        let same = dp == 0 && dc == 0;
-        println!(
-            "compare with {d} chunks, {k} block steps: {} of {nz} planes differ in prev, {} in cur: {}",
-            dp,
-            dc,
-            if same { "identical" } else { "MISMATCH" }
-        );
-        verified = Some(same);
-    }
+    let mut verified = second.map(|dk| compare_with(&cli, &run, &opts, (&mut prev, &mut cur), dk));
     if cli.pipe.verify {
         let mut v = Verifier::new(&report, cli.pipe.tolerance);
-        let (sprev, scur) = serial_fields(&cli, &vel, damp.as_ref(), &wavelet, &src, dx2);
+        let (sprev, scur) = serial_fields(&cli, &vel, damp.as_ref(), &wavelet, src, dx2);
         v.array("cur", diff(&cur, &scur));
         v.array("prev", diff(&prev, &sprev));
         v.finish();

@@ -181,12 +181,19 @@ fn segments(steps: usize, every: usize) -> Vec<usize> {
 struct Setup {
     steps: usize,
     every: usize,
+    block_steps: usize,
+    scheme: Scheme,
     rates: Vec<f64>,
     opts: Options,
     floor: f64,
 }
 
 impl Setup {
+    /// Blocks in a full segment of `every` steps.
+    fn blocks(&self) -> usize {
+        self.every.div_ceil(self.block_steps)
+    }
+
     fn opts(&self, rate: Option<f64>) -> Options {
         match rate {
             None => self.opts.clone().no_compression(),
@@ -428,8 +435,9 @@ fn parse_models(s: &str) -> Result<Vec<&'static str>, String> {
     Ok(v)
 }
 
-fn main() {
-    let cli = Cli::parse();
+/// The command line checked before anything runs (bad values, sizes and unwritable outputs
+/// exit with a message): the run's settings and the models to study.
+fn checked(cli: &Cli) -> (Setup, Vec<&'static str>) {
     if cli.steps == 0 {
         fail("--steps must be at least 1");
     }
@@ -487,16 +495,11 @@ fn main() {
     if !scheme.transfers().can_compress() {
         fail(cannot_compress(scheme));
     }
-    let blocks = every.div_ceil(block_steps);
-    if blocks < 2 {
-        eprintln!(
-            "warning: --block-steps {block_steps} >= --every {every}: each segment is one block, \
-             so nothing is ever compressed"
-        );
-    }
     let setup = Setup {
         steps: cli.steps,
         every,
+        block_steps,
+        scheme,
         rates,
         opts: Options::new()
             .backend(backend)
@@ -505,15 +508,27 @@ fn main() {
             .scheme(scheme),
         floor: cli.floor,
     };
-    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    if setup.blocks() < 2 {
+        eprintln!(
+            "warning: --block-steps {block_steps} >= --every {every}: each segment is one block, \
+             so nothing is ever compressed"
+        );
+    }
+    (setup, models)
+}
+
+/// The command and what the study compares, before the first run.
+fn print_intro(cli: &Cli, setup: &Setup, command: &str) {
+    let (every, block_steps, blocks) = (setup.every, setup.block_steps, setup.blocks());
     println!("fidelity: {command}");
     println!(
         "{} steps, sampled every {every} steps ({} segments, one pipelined call each), {} \
-         chunks, {block_steps} block steps, scheme {scheme}, rates {:?} bits per value \
+         chunks, {block_steps} block steps, scheme {}, rates {:?} bits per value \
          (compress_all: every array the host keeps between blocks)",
         setup.steps,
         segments(setup.steps, every).len(),
         cli.chunks,
+        setup.scheme,
         setup.rates
     );
     println!(
@@ -525,6 +540,30 @@ fn main() {
         "pointwise relative error: |a - b| / max(|b|, {:e} * max|b|), b the uncompressed run",
         setup.floor
     );
+}
+
+/// `--json` and `--svg`.
+fn write_outputs(cli: &Cli, logs: &[ModelLog], setup: &Setup, command: &str) {
+    if let Some(path) = &cli.json {
+        let j = to_json(logs, setup, command);
+        let text = serde_json::to_string_pretty(&j).unwrap_or_else(|e| fail(e));
+        std::fs::write(path, text + "\n")
+            .unwrap_or_else(|e| fail(format!("--json {}: {e}", path.display())));
+        println!("JSON written to {}", path.display());
+    }
+    if let Some(path) = &cli.svg {
+        let written = plot(logs, setup, path)
+            .unwrap_or_else(|e| fail(format!("--svg {}: {e}", path.display())));
+        let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
+        println!("plot written to {}", names.join(" and "));
+    }
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let (setup, models) = checked(&cli);
+    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    print_intro(&cli, &setup, &command);
 
     let started = Instant::now();
     let mut logs = Vec::new();
@@ -538,20 +577,7 @@ fn main() {
     }
     print_summary(&logs);
     println!("total wall time {:.1} s", started.elapsed().as_secs_f64());
-
-    if let Some(path) = &cli.json {
-        let j = to_json(&logs, &setup, &command);
-        let text = serde_json::to_string_pretty(&j).unwrap_or_else(|e| fail(e));
-        std::fs::write(path, text + "\n")
-            .unwrap_or_else(|e| fail(format!("--json {}: {e}", path.display())));
-        println!("JSON written to {}", path.display());
-    }
-    if let Some(path) = &cli.svg {
-        let written = plot(&logs, &setup, path)
-            .unwrap_or_else(|e| fail(format!("--svg {}: {e}", path.display())));
-        let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
-        println!("plot written to {}", names.join(" and "));
-    }
+    write_outputs(&cli, &logs, &setup, &command);
 }
 
 fn print_model(log: &ModelLog, s: &Setup) {

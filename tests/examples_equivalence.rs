@@ -4,19 +4,13 @@
 
 use ndarray::{Array2, Array3};
 use pacc::models::{acoustic, grayscott, himeno, laplace2d};
+use pacc::runtime::rng::Lcg64;
 use pacc::{BackendChoice, Options, Scheme};
 
-/// Deterministic pseudo-random values in [lo, hi) (a 64-bit LCG; no dependency needed).
+/// Deterministic pseudo-random values in [lo, hi).
 fn noise(seed: u64, lo: f32, hi: f32) -> impl FnMut() -> f32 {
-    let mut s = seed
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    move || {
-        s = s
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        lo + (hi - lo) * ((s >> 40) as f32 / (1u64 << 24) as f32)
-    }
+    let mut g = Lcg64::new(seed);
+    move || g.uniform(lo, hi)
 }
 
 fn backends() -> [BackendChoice; 3] {

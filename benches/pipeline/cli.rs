@@ -100,8 +100,9 @@ impl Args {
             .is_none_or(|v| v.iter().any(|x| x == c || x == "all"))
     }
 
-    /// Refuses flags that cannot be right before anything runs; the kernel form asked for.
-    pub fn check(&self) -> Result<pacc_runtime::KernelForm, String> {
+    /// Refuses flags that cannot be right before anything runs (`configs`: the names
+    /// `--configs` takes besides `all`); the kernel form asked for.
+    pub fn check(&self, configs: &[&str]) -> Result<pacc_runtime::KernelForm, String> {
         if self
             .at
             .as_ref()
@@ -110,14 +111,11 @@ impl Args {
             return Err("--at takes CHUNKS,BLOCK_STEPS (two positive numbers)".into());
         }
         if let Some(unknown) =
-            self.configs.iter().flatten().find(|c| {
-                *c != "all" && !crate::configs::CONFIGS.iter().any(|k| k.name == c.as_str())
-            })
+            (self.configs.iter().flatten()).find(|c| *c != "all" && !configs.contains(&c.as_str()))
         {
-            let names: Vec<&str> = crate::configs::CONFIGS.iter().map(|k| k.name).collect();
             return Err(format!(
                 "--configs: unknown configuration `{unknown}`; expected all or {}",
-                names.join(", ")
+                configs.join(", ")
             ));
         }
         self.kernel_form

@@ -2,9 +2,9 @@
 //! configuration is one row here (its name for `--configs`, whether it needs the GPU, its colour
 //! in the plots, and the function that runs it: one of those below, or a new one beside them).
 
+use crate::bench::Bench;
 use crate::gpu;
-use crate::results::{finish, GridPoint, Measurement, TunerResult};
-use crate::run::{gb, Bench};
+use crate::results::{finish, gb, GridPoint, Measurement, TunerResult};
 use crate::tuner::fixed;
 use pacc_runtime::plan::{PlanOptions, Scheme};
 use pacc_runtime::program::{Program, Role};

@@ -84,8 +84,6 @@ pub fn acoustic() -> Program {
             name: "wavelet".into(),
             elem: Elem::F32,
         }],
-        reductions: vec![],
-        resets: vec![],
         kernels: vec![KernelDecl {
             name: "pacc_propagate_sponge_k0".into(),
             ranges: vec![range(4); 3],
@@ -110,12 +108,8 @@ pub fn acoustic() -> Program {
         }],
         step: vec![Stage::Kernel(0), Stage::Point(0), Stage::Swap(0, 1)],
         halo: 4,
-        default_chunks: None,
-        default_block_steps: None,
-        compress: Vec::new(),
         cuda_source: ACOUSTIC_CU.into(),
-        row_pitch: false,
-        fusion: Default::default(),
+        ..Default::default()
     }
 }
 
@@ -203,7 +197,6 @@ pub fn himeno() -> Program {
             })
             .collect(),
         scalars: vec![f32s("omega")],
-        slices: vec![],
         reductions: vec![ReductionDecl {
             name: "gosa".into(),
             op: ReduceOp::Sum,
@@ -228,14 +221,9 @@ pub fn himeno() -> Program {
                 launch: Default::default(),
             },
         ],
-        points: vec![],
         step: vec![Stage::Reset(0), Stage::Kernel(0), Stage::Kernel(1)],
         halo: 1,
-        default_chunks: None,
-        default_block_steps: None,
-        compress: Vec::new(),
         cuda_source: HIMENO_CU.into(),
-        row_pitch: false,
-        fusion: Default::default(),
+        ..Default::default()
     }
 }

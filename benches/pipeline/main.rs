@@ -21,13 +21,16 @@
 //! says how the committed results were made.
 //!
 //! Modules, one concern each: `cli` (the flags), `programs` (the programs, sizes and host
-//! arrays), `configs` (the table of configurations and how each runs), `run` (one program at one
-//! size: set-up, the configurations in turn, verification), `gpu` (pacc's CUDA executor and
-//! unified memory for one run), `cpu` (the hand-written CPU configuration), `link` (the link
-//! measurement), `tuner` (`--at`, `--plan-only`), `results` (the JSON and derived figures),
-//! `report` (text and JSON output), `plot` (the SVG and PNG plots), `kernels` (hand-written
-//! kernels).
+//! arrays), `configs` (the table of configurations and how each runs), `bench` (what one program
+//! at one size shares across its configurations: arrays, results, the GPU side), `run` (one
+//! program at one size: set-up, the configurations in turn, verification), `gpu` (pacc's CUDA
+//! executor and unified memory for one run), `cpu` (the hand-written CPU configuration), `link`
+//! (the link measurement), `tuner` (`--at`, `--plan-only`), `results` (the JSON, derived figures
+//! and `gb`), `report` (text and JSON output), `plot` (the SVG and PNG plots), `kernels`
+//! (hand-written kernels). `run` sits on top (only `main` imports it), and no imports form a
+//! cycle.
 
+mod bench;
 mod cli;
 mod configs;
 mod cpu;
@@ -48,7 +51,8 @@ use results::Output;
 
 fn main() {
     let args = Args::parse();
-    match args.check() {
+    let names: Vec<&str> = configs::CONFIGS.iter().map(|c| c.name).collect();
+    match args.check(&names) {
         Ok(form) => {
             let _ = gpu::KERNEL_FORM.set(form);
             let _ = gpu::PAD_ROWS.set(args.pad_rows);

@@ -6,8 +6,7 @@
 //! `ab_glyph` feature), so the plots look the same on a machine without fonts or fontconfig.
 
 use crate::configs::color_of;
-use crate::results::Output;
-use crate::run::gb;
+use crate::results::{gb, Output};
 use plotters::coord::ranged1d::SegmentValue;
 use plotters::coord::Shift;
 use plotters::prelude::*;

@@ -3,8 +3,7 @@
 //! `--from-json`, which reads results back.
 
 use crate::cli::Args;
-use crate::results::{Measurement, Output, RunResult};
-use crate::run::gb;
+use crate::results::{gb, Measurement, Output, RunResult};
 
 /// Writes `out` as pretty JSON to `path` (creating its directory).
 pub fn write_json(path: &str, out: &Output) -> std::io::Result<()> {

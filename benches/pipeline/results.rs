@@ -6,6 +6,11 @@ use pacc_runtime::tune::LinkRates;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
+/// Bytes in GB (10^9), the unit every size and rate is given in.
+pub fn gb(b: u64) -> f64 {
+    b as f64 / 1e9
+}
+
 #[derive(Clone, Debug, Default, Serialize, serde::Deserialize)]
 pub struct Stages {
     pub htod: f64,

@@ -2,170 +2,12 @@
 //! (page-locking, kernel rates, the tuner's inputs), run every configuration asked for in the
 //! order of the table in configs.rs, and check that they all computed the same.
 
+use crate::bench::{Bench, Gpu};
 use crate::cli::Args;
 use crate::configs::{self, CONFIGS};
-use crate::gpu;
-use crate::programs::{Model, Workload};
-use crate::results::{analyse, Measurement, Output, RunResult};
-use pacc_runtime::plan::Scheme;
-use pacc_runtime::program::Program;
-use pacc_runtime::tune::{self, LinkRates, TuneChoice, TuneInputs};
-use std::time::Instant;
-
-/// Everything a configuration's run reads and adds to.
-pub struct Bench<'a> {
-    pub args: &'a Args,
-    pub model: Model,
-    pub size: &'a str,
-    /// Time steps of the GPU configurations.
-    pub steps: usize,
-    /// Re-initialise the arrays before each configuration and compare the results.
-    pub verify: bool,
-    pub w: Workload,
-    pub res: RunResult,
-    pub configs: Vec<Measurement>,
-    /// The GPU side; `None` without a GPU, and once the GPU configurations are done.
-    pub gpu: Option<Gpu>,
-}
-
-/// What the GPU configurations share, set up once per program and size.
-pub struct Gpu {
-    pub link: LinkRates,
-    /// The tuner's inputs measured for this program (kernel rates, host copy rate).
-    pub inputs: TuneInputs,
-    /// Free device memory.
-    pub budget: u64,
-    /// Pinned staging for staged-copy: what the host has left beside the arrays.
-    pub staging_budget: u64,
-    /// The arrays stay page-locked while this lives (dropped before the CPU configuration).
-    _lock: Option<gpu::Lock>,
-}
-
-impl Bench<'_> {
-    /// Gives the next configuration the initial arrays (only when results are compared).
-    pub fn reinit(&mut self) {
-        if self.verify {
-            self.w.init();
-        }
-    }
-
-    /// Adds a configuration's measurement (with its checksum when verifying) or says why it
-    /// failed.
-    pub fn record(&mut self, name: &str, m: Result<Measurement, String>) {
-        match m {
-            Ok(mut m) => {
-                if self.verify {
-                    m.checksum = Some(self.w.checksum());
-                }
-                println!("{}", crate::report::line(&m));
-                self.configs.push(m);
-            }
-            Err(e) => println!("{name}: failed: {e}"),
-        }
-    }
-
-    /// Records why a configuration did not run.
-    pub fn skip(&mut self, why: String) {
-        println!("{why}");
-        self.res.skipped.push(why);
-    }
-}
-
-impl Gpu {
-    /// Page-locks the arrays and measures what the tuner needs; `Err` when the kernel rates
-    /// cannot be measured (then no configuration runs).
-    fn setup(b: &mut Bench, link: &LinkRates, avail: u64) -> Result<Gpu, String> {
-        let lock = match gpu::lock(&mut b.w) {
-            Ok((l, s)) => {
-                b.res.register_seconds = Some(s);
-                println!("page-locked the arrays in {s:.2} s (once, kept for every run)");
-                Some(l)
-            }
-            Err(e) => {
-                let why = format!("page-locking failed ({e}); runs register themselves");
-                b.res.skipped.push(why);
-                None
-            }
-        };
-        b.res.kernel_shape = gpu::choose_march(&mut b.w, b.steps, b.args.fma);
-        if let Some(n) = &b.res.kernel_shape {
-            println!("{n}");
-        }
-        let rates = gpu::kernel_rates(&mut b.w, b.args.fma).map_err(|e| {
-            println!("kernel rate measurement failed: {e}");
-            format!("kernel rates: {e}")
-        })?;
-        b.res.kernel_rates = rates.clone();
-        let shown: Vec<String> = rates
-            .iter()
-            .map(|r| format!("{:.1} Gpt/s", r / 1e9))
-            .collect();
-        println!("kernel rates (slab): {}", shown.join(", "));
-        let budget = gpu::budget().unwrap_or(0);
-        let mut inputs = TuneInputs::new(*link, rates, budget);
-        inputs.rates.host_copy_rate = tune::measure_host_copy_rate(1 << 30);
-        b.res.host_copy_gbps = inputs.rates.host_copy_rate / 1e9;
-        println!(
-            "host memcpy (parallel, 4 MiB pieces): {:.1} GB/s",
-            b.res.host_copy_gbps
-        );
-        inputs.point_planes = b.w.program.points.iter().map(|_| b.w.src[0]).collect();
-        Ok(Gpu {
-            link: *link,
-            inputs,
-            budget,
-            staging_budget: avail
-                .saturating_sub(b.res.array_bytes)
-                .saturating_sub(12 << 30)
-                .min(16 << 30),
-            _lock: lock,
-        })
-    }
-
-    /// The tuner's choice for `scheme` (with `host` bytes of pinned staging).
-    pub fn choose(
-        &self,
-        w: &Workload,
-        steps: usize,
-        scheme: Scheme,
-        host: Option<u64>,
-    ) -> Result<TuneChoice, String> {
-        let mut i = self.inputs.clone();
-        i.scheme = scheme;
-        i.host_memory = host;
-        tune::choose(&w.program, &w.shape, steps, &i).map_err(|e| e.to_string())
-    }
-
-    /// The tuner's prediction (s) for `d` chunks and `k` block steps, if they can be planned.
-    pub fn predict(
-        &self,
-        p: &Program,
-        shape: &[usize; 3],
-        steps: usize,
-        d: usize,
-        k: usize,
-    ) -> Option<f64> {
-        let mut i = self.inputs.clone();
-        i.scheme = Scheme::RegionSharing;
-        i.chunks = Some(d);
-        i.block_steps = Some(k);
-        tune::choose(p, shape, steps, &i)
-            .ok()
-            .map(|c| c.predicted_seconds)
-    }
-
-    /// The tuner's prediction for the whole run resident on the device.
-    pub fn predict_in_core(&self, w: &Workload, steps: usize) -> Option<f64> {
-        let mut i = self.inputs.clone();
-        i.chunks = Some(1);
-        i.block_steps = Some(steps);
-        i.buffer_sets = Some(1);
-        i.device_memory = u64::MAX;
-        tune::choose(&w.program, &w.shape, steps, &i)
-            .ok()
-            .map(|c| c.predicted_seconds)
-    }
-}
+use crate::programs::Model;
+use crate::results::{analyse, gb, Output, RunResult};
+use pacc_runtime::tune::LinkRates;
 
 /// Runs every configuration asked for on `model` at `size` (`shape`) and adds the result to
 /// `out`; GPU configurations only with a `link`.
@@ -233,57 +75,6 @@ pub fn bench_one(
     out.runs.push(b.res);
 }
 
-impl<'a> Bench<'a> {
-    /// Allocates and initialises the arrays and checks the call against the program; `Err`
-    /// (the result, saying why) when the call does not fit the program.
-    fn new(
-        args: &'a Args,
-        model: Model,
-        size: &'a str,
-        shape: [usize; 3],
-        steps: usize,
-        verify: bool,
-        mut res: RunResult,
-    ) -> Result<Bench<'a>, Box<RunResult>> {
-        let t = Instant::now();
-        let mut w = Workload::new(model, shape, &args.kernels, steps);
-        res.init_seconds = t.elapsed().as_secs_f64();
-        res.kernels = format!("{}, {} form", w.kernels, args.kernel_form);
-        res.arrays = w.program.arrays.len();
-        res.array_bytes = w.array_bytes();
-        println!(
-            "\n=== {} ({} kernels), {size} {:?}: {} arrays, {:.2} GB; {} steps; initialised in {:.1} s{}",
-            model.name(),
-            w.kernels,
-            shape,
-            res.arrays,
-            gb(res.array_bytes),
-            steps,
-            res.init_seconds,
-            if verify { "; verifying results" } else { "" }
-        );
-        // The call must satisfy the program (types, counts) before any configuration runs.
-        let inv = w.invocation(steps);
-        if let Err(e) = pacc_runtime::run::validate(&w.program, &inv) {
-            println!("the benchmark's call does not match the program: {e}");
-            res.skipped.push(format!("invalid call: {e}"));
-            return Err(Box::new(res));
-        }
-        drop(inv);
-        Ok(Bench {
-            args,
-            model,
-            size,
-            steps,
-            verify,
-            w,
-            res,
-            configs: Vec::new(),
-            gpu: None,
-        })
-    }
-}
-
 /// Whether `bytes` of arrays (plus 2 GiB) fit the host memory `--max-host-gib` allows and the
 /// `avail` bytes the system has; else why not.
 fn fits_host(args: &Args, bytes: u64, avail: u64) -> Result<(), String> {
@@ -313,8 +104,4 @@ fn mem_available() -> u64 {
         })
         .map(|kb| kb * 1024)
         .unwrap_or(u64::MAX)
-}
-
-pub fn gb(b: u64) -> f64 {
-    b as f64 / 1e9
 }

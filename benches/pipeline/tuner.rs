@@ -3,7 +3,7 @@
 
 use crate::cli::Args;
 use crate::programs::Model;
-use crate::run::gb;
+use crate::results::gb;
 use pacc_runtime::plan::Scheme;
 use pacc_runtime::tune::{self, LinkRates, TuneChoice, TuneInputs};
 use std::time::Instant;

@@ -106,20 +106,8 @@ mod tests {
                     role: Role::Input,
                 })
                 .collect(),
-            scalars: Vec::new(),
-            slices: Vec::new(),
-            reductions: Vec::new(),
-            resets: Vec::new(),
-            kernels: Vec::new(),
-            points: Vec::new(),
             step,
-            halo: 0,
-            default_chunks: None,
-            default_block_steps: None,
-            compress: Vec::new(),
-            cuda_source: String::new(),
-            row_pitch: false,
-            fusion: Default::default(),
+            ..Default::default()
         }
     }
 

@@ -148,20 +148,10 @@ mod tests {
                 elem: Elem::F32,
                 role: Role::InOut,
             }],
-            scalars: Vec::new(),
-            slices: Vec::new(),
-            reductions: Vec::new(),
-            resets: Vec::new(),
-            kernels: Vec::new(),
-            points: Vec::new(),
-            step: Vec::new(),
             halo: 1,
             default_chunks: chunks,
             default_block_steps: block_steps,
-            compress: Vec::new(),
-            cuda_source: String::new(),
-            row_pitch: false,
-            fusion: Default::default(),
+            ..Default::default()
         }
     }
 

@@ -3,7 +3,8 @@
 //!
 //! Everything that runs a pipeline sits behind the default `runtime` feature. Without it the crate
 //! is [`program`] and the codec's rate arithmetic ([`codec`]), with serde and thiserror as the only
-//! dependencies: what the translator needs to emit and check a Program.
+//! dependencies: what the translator needs to emit and check a Program. [`rng`], the seeded
+//! generators of the models, examples and tests, needs nothing either.
 //!
 //! A generated function is called with [`Options`] (`f::run(.., &opts)`), or reads them from the
 //! `PACC_*` environment variables (`f(..)`, `f::try_run(..)`); errors name where a setting
@@ -28,6 +29,7 @@
 
 pub mod codec;
 pub mod program;
+pub mod rng;
 
 #[cfg(feature = "runtime")]
 pub mod binding;

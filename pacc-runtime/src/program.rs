@@ -327,7 +327,22 @@ pub const VECTOR_BLOCK: [u32; 2] = [16, 16];
 pub const REDUCTION_SLOTS: usize = 1024;
 
 /// Everything the runtime needs to know about a translated function.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+///
+/// `Program::default()` is an empty program (no arrays, no kernels, `ndim` 0). Hand-built
+/// programs (tests, benchmarks) name the fields they need and take the rest from it, so that a
+/// field added later does not break them:
+///
+/// ```
+/// use pacc_runtime::program::Program;
+/// let p = Program {
+///     name: "heat".into(),
+///     ndim: 3,
+///     halo: 1,
+///     ..Default::default()
+/// };
+/// assert!(p.kernels.is_empty() && p.compress.is_empty() && !p.row_pitch);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Program {
     /// The user's function name.
     pub name: String,
@@ -468,10 +483,6 @@ pub(crate) mod fixtures {
                     role,
                 })
                 .collect(),
-            scalars: vec![],
-            slices: vec![],
-            reductions: vec![],
-            resets: vec![],
             kernels: vec![KernelDecl {
                 name: "k".into(),
                 ranges: vec![
@@ -492,15 +503,9 @@ pub(crate) mod fixtures {
                 reductions: vec![],
                 launch: Default::default(),
             }],
-            points: vec![],
             step: vec![Stage::Kernel(0), Stage::Swap(0, 1)],
             halo,
-            default_chunks: None,
-            default_block_steps: None,
-            compress: Vec::new(),
-            cuda_source: String::new(),
-            row_pitch: false,
-            fusion: Default::default(),
+            ..Default::default()
         }
     }
 }

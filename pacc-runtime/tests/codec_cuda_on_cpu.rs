@@ -4,6 +4,7 @@
 //! below defines. Skipped, saying why, when g++ is absent.
 
 use pacc_runtime::codec::{CodecKind, Rate, Value};
+use pacc_runtime::rng::XorShift64;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -157,13 +158,10 @@ impl Raw for f64 {
 }
 
 fn values<T: Raw>(n: usize, kind: u32) -> Vec<T> {
-    let mut s = 0x2545_f491_4f6c_dd1du64 ^ kind as u64;
+    let mut g = XorShift64(0x2545_f491_4f6c_dd1d ^ kind as u64);
     (0..n)
         .map(|i| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            let r = (s >> 11) as f64 / (1u64 << 53) as f64 - 0.5;
+            let r = g.unit() - 0.5;
             let smooth = (0.21 * i as f64).sin() + 0.01 * i as f64;
             T::from_f64(match kind {
                 0 => smooth,
@@ -353,11 +351,9 @@ fn f16_edge_values(n: usize) -> Vec<f32> {
         f32::MIN_POSITIVE,
         1e-40,
     ];
-    let mut s = 0x2545_f491_4f6c_dd1du64;
+    let mut g = XorShift64(0x2545_f491_4f6c_dd1d);
     while v.len() < n {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
+        let s = g.next_u64();
         let e = 100 + (s >> 40) as u32 % 43;
         v.push(f32::from_bits(((s as u32) & 0x807f_ffff) | (e << 23)));
     }

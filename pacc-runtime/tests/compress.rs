@@ -8,13 +8,13 @@
 
 mod common;
 
-use common::Rng;
 use ndarray::{ArrayD, IxDyn};
 use pacc_runtime::codec::{CodecKind, Rate, Value};
 use pacc_runtime::exec::{CpuKernels, GridElem, KernelFrame};
 use pacc_runtime::host::{host_array, host_array_mut};
 use pacc_runtime::plan::{self, race, HostSide, OpKind, PlanOptions, Scheme};
 use pacc_runtime::program::*;
+use pacc_runtime::rng::SplitMix64;
 use pacc_runtime::{BackendChoice, CompressError, Error, Invocation, Options};
 use std::ops::{Add, Mul, Sub};
 
@@ -131,20 +131,10 @@ fn program(c: Case, elem: Elem) -> Program {
             arr(names[1], Role::InOut),
             arr(names[2], Role::Input),
         ],
-        scalars: vec![],
-        slices: vec![],
-        reductions: vec![],
-        resets: vec![],
         kernels,
-        points: vec![],
         step,
         halo: c.r.max(1),
-        default_chunks: None,
-        default_block_steps: None,
-        compress: Vec::new(),
-        cuda_source: String::new(),
-        row_pitch: false,
-        fusion: Default::default(),
+        ..Default::default()
     }
 }
 
@@ -351,11 +341,15 @@ fn closures<T: Val>(c: Case) -> CpuKernels<'static> {
 /// Random state: two state arrays in [-1, 1], the velocity in [0.02, 0.1].
 fn data<T: Val>(shape: &[usize], seed: u64) -> Vec<Vec<T>> {
     let n: usize = shape.iter().product();
-    let mut r = Rng(seed);
+    let mut r = SplitMix64(seed);
     let mut a: Vec<Vec<T>> = (0..2)
-        .map(|_| (0..n).map(|_| T::of(r.unit())).collect())
+        .map(|_| (0..n).map(|_| T::of(r.signed_unit())).collect())
         .collect();
-    a.push((0..n).map(|_| T::of(0.06 + 0.04 * r.unit())).collect());
+    a.push(
+        (0..n)
+            .map(|_| T::of(0.06 + 0.04 * r.signed_unit()))
+            .collect(),
+    );
     a
 }
 
@@ -405,13 +399,13 @@ fn bits<T: Val>(a: &[Vec<T>]) -> Vec<Vec<u64>> {
 }
 
 /// Rates the codec accepts for every shape of `ndim` axes (2D: multiples of 4).
-fn random_rate(r: &mut Rng, ndim: usize) -> f64 {
+fn random_rate(r: &mut SplitMix64, ndim: usize) -> f64 {
     let x = 8 + (r.next_u64() % 17) as usize;
     (if ndim == 2 { x / 4 * 4 } else { x }) as f64
 }
 
 fn random_case<T: Val>(seed: u64) {
-    let mut r = Rng(seed);
+    let mut r = SplitMix64(seed);
     let mut pick = |n: u64| (r.next_u64() % n) as usize;
     let c = Case {
         leapfrog: pick(2) == 0,
@@ -426,7 +420,7 @@ fn random_case<T: Val>(seed: u64) {
     let (steps, k, chunks) = (1 + pick(9), 1 + pick(4), 1 + pick(5));
     let scheme = [Scheme::RegionSharing, Scheme::DirectMap, Scheme::Wavefront][pick(3)];
     let prog = program(c, <T as GridElem>::ELEM);
-    let mut rr = Rng(seed ^ 0xABCD);
+    let mut rr = SplitMix64(seed ^ 0xABCD);
     let mut rates = vec![None; 3];
     for rate in rates.iter_mut() {
         if rr.next_u64() % 3 != 0 {
@@ -482,7 +476,7 @@ fn pipeline_equals_the_block_boundary_model_bit_for_bit() {
 
 #[test]
 fn plans_with_compression_have_no_races() {
-    let mut r = Rng(7);
+    let mut r = SplitMix64(7);
     for i in 0..60 {
         let mut pick = |n: u64| (r.next_u64() % n) as usize;
         let c = Case {

@@ -334,14 +334,11 @@ fn jacobi_program() -> Program {
         name: "jac".into(),
         ndim: 2,
         arrays: vec![f("u"), f("v")],
-        scalars: vec![],
-        slices: vec![],
         reductions: vec![ReductionDecl {
             name: "m".into(),
             op: ReduceOp::Max,
             elem: Elem::F64,
         }],
-        resets: vec![],
         kernels: vec![KernelDecl {
             name: "pacc_jac_k0".into(),
             // Periodic along x (whole rows written), see heat_program_with.
@@ -355,15 +352,10 @@ fn jacobi_program() -> Program {
             reductions: vec![0],
             launch: Default::default(),
         }],
-        points: vec![],
         step: vec![Stage::Kernel(0), Stage::Swap(0, 1)],
         halo: 1,
-        default_chunks: None,
-        default_block_steps: None,
-        compress: Vec::new(),
         cuda_source: JACOBI_CU.into(),
-        row_pitch: false,
-        fusion: Default::default(),
+        ..Default::default()
     }
 }
 

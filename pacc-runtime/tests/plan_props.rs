@@ -32,10 +32,6 @@ fn acoustic(r: i64) -> Program {
             array("cur", Role::InOut),
             array("vel", Role::Input),
         ],
-        scalars: vec![],
-        slices: vec![],
-        reductions: vec![],
-        resets: vec![],
         kernels: vec![KernelDecl {
             name: "k0".into(),
             ranges: full(3, r),
@@ -60,15 +56,9 @@ fn acoustic(r: i64) -> Program {
             reductions: vec![],
             launch: Default::default(),
         }],
-        points: vec![],
         step: vec![Stage::Kernel(0), Stage::Swap(0, 1)],
         halo: r as usize,
-        default_chunks: None,
-        default_block_steps: None,
-        compress: Vec::new(),
-        cuda_source: String::new(),
-        row_pitch: false,
-        fusion: Default::default(),
+        ..Default::default()
     }
 }
 
@@ -277,8 +267,6 @@ fn random_program(reaches: Vec<(i64, i64)>, swap: bool, reduce: bool) -> Program
         arrays: (0..4)
             .map(|i| array(names[i], if i == 3 { Role::Input } else { Role::InOut }))
             .collect(),
-        scalars: vec![],
-        slices: vec![],
         reductions: if reduce {
             vec![ReductionDecl {
                 name: "s".into(),
@@ -288,17 +276,10 @@ fn random_program(reaches: Vec<(i64, i64)>, swap: bool, reduce: bool) -> Program
         } else {
             vec![]
         },
-        resets: vec![],
         kernels,
-        points: vec![],
         step,
         halo: 3,
-        default_chunks: None,
-        default_block_steps: None,
-        compress: Vec::new(),
-        cuda_source: String::new(),
-        row_pitch: false,
-        fusion: Default::default(),
+        ..Default::default()
     }
 }
 

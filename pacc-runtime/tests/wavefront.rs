@@ -9,13 +9,13 @@
 
 mod common;
 
-use common::Rng;
 use ndarray::{ArrayD, IxDyn};
 use pacc_runtime::exec::cpu::{self, Order};
 use pacc_runtime::exec::{CpuKernels, GridElem, KernelFrame};
 use pacc_runtime::host::{host_array, host_array_mut};
 use pacc_runtime::plan::{self, race, OpKind, PlanOptions, Scheme};
 use pacc_runtime::program::*;
+use pacc_runtime::rng::SplitMix64;
 use pacc_runtime::{BackendChoice, Invocation, Options};
 use std::collections::HashMap;
 use std::ops::{Add, Mul};
@@ -90,7 +90,7 @@ struct Spec {
     shape: Vec<usize>,
 }
 
-fn random_spec(r: &mut Rng) -> Spec {
+fn random_spec(r: &mut SplitMix64) -> Spec {
     let mut pick = |n: i64| (r.next_u64() % n as u64) as i64;
     let ndim = 2 + pick(2) as usize;
     let narrays = 2 + pick(3) as usize;
@@ -267,8 +267,6 @@ fn program(s: &Spec, elem: Elem) -> Program {
                 role: s.roles[a],
             })
             .collect(),
-        scalars: vec![],
-        slices: vec![],
         reductions: (0..s.nests.len())
             .map(|i| ReductionDecl {
                 name: format!("r{i}"),
@@ -276,7 +274,6 @@ fn program(s: &Spec, elem: Elem) -> Program {
                 elem: Elem::F64,
             })
             .collect(),
-        resets: vec![],
         kernels,
         points: s
             .points
@@ -304,12 +301,7 @@ fn program(s: &Spec, elem: Elem) -> Program {
             })
             .collect(),
         halo: 4,
-        default_chunks: None,
-        default_block_steps: None,
-        compress: Vec::new(),
-        cuda_source: String::new(),
-        row_pitch: false,
-        fusion: Default::default(),
+        ..Default::default()
     }
 }
 
@@ -476,9 +468,9 @@ fn closures<T: Val>(s: Arc<Spec>) -> CpuKernels<'static> {
 
 fn data<T: Val>(s: &Spec, seed: u64) -> Vec<Vec<T>> {
     let n: usize = s.shape.iter().product();
-    let mut r = Rng(seed);
+    let mut r = SplitMix64(seed);
     (0..s.narrays)
-        .map(|_| (0..n).map(|_| T::of(r.unit())).collect())
+        .map(|_| (0..n).map(|_| T::of(r.signed_unit())).collect())
         .collect()
 }
 
@@ -763,7 +755,7 @@ fn check_ring(s: &Spec, on: &plan::Plan, off: &plan::Plan, what: &str) {
 }
 
 fn random_case<T: Val>(seed: u64) -> (bool, bool) {
-    let mut r = Rng(seed);
+    let mut r = SplitMix64(seed);
     let s = Arc::new(random_spec(&mut r));
     let mut pick = |n: u64| (r.next_u64() % n) as usize;
     let (steps, k) = (1 + pick(9), 1 + pick(5));
@@ -868,7 +860,7 @@ fn ancestors(p: &plan::Plan, i: usize) -> Vec<bool> {
 /// operation, because it needs only planes that block 0's first chunks already wrote back.
 #[test]
 fn blocks_do_not_drain() {
-    let mut r = Rng(1);
+    let mut r = SplitMix64(1);
     let s = loop {
         let s = random_spec(&mut r);
         // A leapfrog-like program: some nest reads at a distance, a swap.

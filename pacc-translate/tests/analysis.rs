@@ -77,7 +77,7 @@ fn acoustic_program() {
 
 #[test]
 fn himeno_program() {
-    let p = pacc_translate::expand_file(programs::HIMENO, None)
+    let p = pacc_translate::expand_file(programs::himeno(), None)
         .unwrap()
         .remove(0)
         .program;
@@ -266,7 +266,11 @@ fn expand_on_error_keeps_the_function() {
 /// No input makes the translator panic: every program with one word removed.
 #[test]
 fn never_panics_on_mutilated_programs() {
-    for src in [programs::LAPLACE2D, programs::ACOUSTIC3D, programs::HIMENO] {
+    for src in [
+        programs::LAPLACE2D,
+        programs::ACOUSTIC3D,
+        programs::himeno(),
+    ] {
         let words: Vec<&str> = src.split_whitespace().collect();
         for i in 0..words.len() {
             let mut w = words.clone();

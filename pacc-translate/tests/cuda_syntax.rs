@@ -64,7 +64,7 @@ fn fused_forms_compile_at_their_default_block() {
     for (name, src) in [
         ("laplace2d", programs::LAPLACE2D),
         ("acoustic3d", programs::ACOUSTIC3D),
-        ("himeno", programs::HIMENO),
+        ("himeno", programs::himeno()),
     ] {
         for e in pacc_translate::expand_file(src, None).unwrap() {
             for s in [2, 3] {
@@ -91,7 +91,7 @@ fn generated_cuda_parses() {
     for (name, src) in [
         ("laplace2d", programs::LAPLACE2D),
         ("acoustic3d", programs::ACOUSTIC3D),
-        ("himeno", programs::HIMENO),
+        ("himeno", programs::himeno()),
     ] {
         for e in pacc_translate::expand_file(src, None).unwrap() {
             // Both marching forms: staged and L1, whichever is the default.

@@ -192,7 +192,7 @@ fn files() -> Vec<&'static str> {
     let mut v = vec![
         programs::LAPLACE2D,
         programs::ACOUSTIC3D,
-        programs::HIMENO,
+        programs::himeno(),
         EXTRA,
     ];
     v.extend_from_slice(UI);

@@ -1,5 +1,7 @@
 //! The example programs the snapshot and CUDA syntax tests translate.
 
+use std::sync::OnceLock;
+
 pub const LAPLACE2D: &str = r#"
 use ndarray::Array2;
 
@@ -64,51 +66,31 @@ pub fn acoustic(
 }
 "#;
 
-pub const HIMENO: &str = r#"
-use ndarray::Array3;
-
-#[pacc::pipeline(scratch(wrk2))]
-#[allow(clippy::too_many_arguments)]
-pub fn himeno(
-    p: &mut Array3<f32>,
-    a0: &Array3<f32>, a1: &Array3<f32>, a2: &Array3<f32>, a3: &Array3<f32>,
-    b0: &Array3<f32>, b1: &Array3<f32>, b2: &Array3<f32>,
-    c0: &Array3<f32>, c1: &Array3<f32>, c2: &Array3<f32>,
-    bnd: &Array3<f32>, wrk1: &Array3<f32>, wrk2: &mut Array3<f32>,
-    omega: f32,
-    nn: usize,
-) -> f32 {
-    let (imax, jmax, kmax) = p.dim();
-    let mut gosa: f32 = 0.0;
-    for _n in 0..nn {
-        gosa = 0.0;
-        for i in 1..imax - 1 {
-            for j in 1..jmax - 1 {
-                for k in 1..kmax - 1 {
-                    let s0 = a0[[i, j, k]] * p[[i + 1, j, k]]
-                        + a1[[i, j, k]] * p[[i, j + 1, k]]
-                        + a2[[i, j, k]] * p[[i, j, k + 1]]
-                        + b0[[i, j, k]] * (p[[i + 1, j + 1, k]] - p[[i + 1, j - 1, k]] - p[[i - 1, j + 1, k]] + p[[i - 1, j - 1, k]])
-                        + b1[[i, j, k]] * (p[[i, j + 1, k + 1]] - p[[i, j - 1, k + 1]] - p[[i, j + 1, k - 1]] + p[[i, j - 1, k - 1]])
-                        + b2[[i, j, k]] * (p[[i + 1, j, k + 1]] - p[[i - 1, j, k + 1]] - p[[i + 1, j, k - 1]] + p[[i - 1, j, k - 1]])
-                        + c0[[i, j, k]] * p[[i - 1, j, k]]
-                        + c1[[i, j, k]] * p[[i, j - 1, k]]
-                        + c2[[i, j, k]] * p[[i, j, k - 1]]
-                        + wrk1[[i, j, k]];
-                    let ss = (s0 * a3[[i, j, k]] - p[[i, j, k]]) * bnd[[i, j, k]];
-                    gosa += ss * ss;
-                    wrk2[[i, j, k]] = p[[i, j, k]] + omega * ss;
-                }
-            }
-        }
-        for i in 1..imax - 1 {
-            for j in 1..jmax - 1 {
-                for k in 1..kmax - 1 {
-                    p[[i, j, k]] = wrk2[[i, j, k]];
-                }
-            }
-        }
-    }
-    gosa
+/// Himeno's Jacobi sweep as the examples run it: the `jacobi` function of
+/// `src/models/himeno.rs` (with the file's imports), taken from the model's own source so that
+/// the two cannot drift apart.
+pub fn himeno() -> &'static str {
+    static SRC: OnceLock<String> = OnceLock::new();
+    SRC.get_or_init(|| model_function(include_str!("../../src/models/himeno.rs"), "jacobi"))
 }
-"#;
+
+/// The `use` items of a model's source and its function `name`, printed back as source.
+fn model_function(source: &str, name: &str) -> String {
+    let file = syn::parse_file(source).expect("the model parses");
+    let items: Vec<syn::Item> = (file.items.into_iter())
+        .filter(|item| match item {
+            syn::Item::Use(_) => true,
+            syn::Item::Fn(f) => f.sig.ident == name,
+            _ => false,
+        })
+        .collect();
+    assert!(
+        items.iter().any(|i| matches!(i, syn::Item::Fn(_))),
+        "the model has no function `{name}`"
+    );
+    prettyplease::unparse(&syn::File {
+        shebang: None,
+        attrs: Vec::new(),
+        items,
+    })
+}

@@ -20,6 +20,7 @@
 //! for the diffusion part to be stable; [`DEFAULT`] has 0.64.
 
 use ndarray::Array2;
+use pacc_runtime::rng;
 
 /// Parameters of one run: diffusion rates, feed and kill rates, time step.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -102,8 +103,8 @@ pub fn init(
             && x < cx + hx
     };
     let noise = |y: usize, x: usize, which: u64| -> f32 {
-        let h = splitmix(((y * nx + x) as u64) ^ seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ which);
-        0.01 * ((h >> 40) as f32 / (1u64 << 24) as f32 - 0.5)
+        let h = rng::hash(seed, (y * nx + x) as u64 ^ which);
+        0.01 * (rng::unit_f32(h) - 0.5)
     };
     let u = Array2::from_shape_fn((ny, nx), |(y, x)| {
         if inside(y, x) {
@@ -120,11 +121,4 @@ pub fn init(
         }
     });
     (u.clone(), v.clone(), u, v)
-}
-
-fn splitmix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
 }

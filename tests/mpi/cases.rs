@@ -1,12 +1,13 @@
 //! What each rank runs for one launch of the driver (see main.rs).
 
-use crate::random::{self, Case, Rng};
+use crate::random::{self, Case};
 use ndarray::{Array2, Array3};
 use pacc::models::{acoustic, himeno, laplace2d};
 use pacc::runtime::dist::tune::{self as dtune, DistRates};
 use pacc::runtime::dist::{self, mpi, Communicator, Slab};
 use pacc::runtime::fault::{self, Site};
 use pacc::runtime::host::host_array_mut;
+use pacc::runtime::rng::SplitMix64;
 use pacc::runtime::tune::{LinkRates, TuneInputs};
 use pacc::runtime::{BackendChoice, DistError, Error, HostArray, Options};
 use std::path::Path;
@@ -69,7 +70,7 @@ fn bits32<'a>(a: impl IntoIterator<Item = &'a f32>) -> Vec<u32> {
 }
 
 fn random3(shape: [usize; 3], seed: u64) -> Array3<f64> {
-    let mut g = Rng(seed);
+    let mut g = SplitMix64(seed);
     Array3::from_shape_fn((shape[0], shape[1], shape[2]), |_| g.unit() - 0.5)
 }
 
@@ -84,7 +85,7 @@ fn equal(w: &Communicator) {
     let mut uneven = 0;
     for seed in 0..14u64 {
         let mut c = random::case(seed * 7919 + n as u64, 4);
-        let mut g = Rng(seed ^ 0x5eed);
+        let mut g = SplitMix64(seed ^ 0x5eed);
         let k = 1 + g.below(3) as usize;
         let mut opts = cpu(1 + g.below(3) as usize, k);
         if g.below(3) == 0 {
@@ -146,7 +147,7 @@ fn acoustic_equal(w: &Communicator, nz: usize, opts: &Options) {
     use acoustic::propagate;
     let (ny, nx, steps) = (13, 12, 9);
     let shape = (nz, ny, nx);
-    let mut g = Rng(nz as u64);
+    let mut g = SplitMix64(nz as u64);
     let vel = Array3::from_shape_fn(shape, |_| (0.05 + 0.1 * g.unit()) as f32);
     let prev = Array3::from_shape_fn(shape, |_| (g.unit() - 0.5) as f32);
     let cur = Array3::from_shape_fn(shape, |_| (g.unit() - 0.5) as f32);
@@ -329,7 +330,7 @@ fn acoustic_on(w: &Communicator, slab: &Slab, opts: &Options) {
     use acoustic::propagate;
     let (nz, ny, nx, steps) = (slab.global[0], 13, 12, 20);
     let shape = (nz, ny, nx);
-    let mut g = Rng(nz as u64 + 7);
+    let mut g = SplitMix64(nz as u64 + 7);
     let vel = Array3::from_shape_fn(shape, |_| (0.05 + 0.1 * g.unit()) as f32);
     let prev = Array3::from_shape_fn(shape, |_| (g.unit() - 0.5) as f32);
     let cur = Array3::from_shape_fn(shape, |_| (g.unit() - 0.5) as f32);

@@ -12,29 +12,9 @@ use pacc::runtime::program::{
     ArrayDecl, AxisRange, Bound, Elem, KernelDecl, PointDecl, ReadDecl, ReduceOp, ReductionDecl,
     ResetDecl, Role, Stage,
 };
+use pacc::runtime::rng::SplitMix64;
 use pacc::runtime::{HostArray, Invocation, Program};
 use std::sync::Arc;
-
-pub struct Rng(pub u64);
-
-impl Rng {
-    pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut x = self.0;
-        x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        x ^ (x >> 31)
-    }
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    pub fn range(&mut self, lo: i64, hi: i64) -> i64 {
-        lo + self.below((hi - lo + 1) as u64) as i64
-    }
-    pub fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
 
 #[derive(Clone, Debug)]
 struct KSpec {
@@ -56,7 +36,7 @@ pub struct Case {
 }
 
 pub fn case(seed: u64, min_planes: usize) -> Case {
-    let mut g = Rng(seed);
+    let mut g = SplitMix64(seed);
     let narrays = 2 + g.below(2) as usize;
     let nkernels = 1 + g.below(3) as usize;
     let mut kernels = Vec::new();
@@ -169,8 +149,6 @@ fn describe(
                 role: Role::Input,
             })
             .collect(),
-        scalars: vec![],
-        slices: vec![],
         reductions: if reduce {
             vec![
                 ReductionDecl {
@@ -204,12 +182,7 @@ fn describe(
         },
         step,
         halo: 2,
-        default_chunks: None,
-        default_block_steps: None,
-        compress: vec![],
-        cuda_source: String::new(),
-        row_pitch: false,
-        fusion: Default::default(),
+        ..Default::default()
     };
     let written: Vec<bool> = (0..narrays)
         .map(|a| p.is_written(a) || (swap && a < 2 && (p.is_written(0) || p.is_written(1))))

@@ -661,11 +661,11 @@ pub fn shuffled_order(ops: &[Op], seed: u64) -> Vec<usize> {
             indeg[i] += 1;
         }
     }
-    let mut rng = SplitMix64(seed);
+    let mut rng = crate::rng::SplitMix64(seed);
     let mut ready: Vec<usize> = (0..n).filter(|&i| indeg[i] == 0).collect();
     let mut order = Vec::with_capacity(n);
     while !ready.is_empty() {
-        let pick = (rng.next() % ready.len() as u64) as usize;
+        let pick = rng.below(ready.len() as u64) as usize;
         let i = ready.swap_remove(pick);
         order.push(i);
         for &s in &succ[i] {
@@ -677,17 +677,4 @@ pub fn shuffled_order(ops: &[Op], seed: u64) -> Vec<usize> {
     }
     debug_assert_eq!(order.len(), n, "deps must point to earlier operations");
     order
-}
-
-/// splitmix64: a tiny, good-enough seeded generator.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
 }

@@ -648,10 +648,6 @@ mod tests {
                 f("b", Role::InOut),
                 f("v", Role::Input),
             ],
-            scalars: vec![],
-            slices: vec![],
-            reductions: vec![],
-            resets: vec![],
             kernels: vec![KernelDecl {
                 name: "k".into(),
                 ranges: vec![r; 3],
@@ -671,15 +667,9 @@ mod tests {
                 reductions: vec![],
                 launch: Default::default(),
             }],
-            points: vec![],
             step: vec![Stage::Kernel(0), Stage::Swap(0, 1)],
             halo: halo as usize,
-            default_chunks: None,
-            default_block_steps: None,
-            compress: Vec::new(),
-            cuda_source: String::new(),
-            row_pitch: false,
-            fusion: Default::default(),
+            ..Default::default()
         }
     }
 

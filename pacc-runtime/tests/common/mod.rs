@@ -7,36 +7,23 @@ use pacc_runtime::exec::{CpuKernels, KernelFrame};
 use pacc_runtime::host::{host_array, host_array_mut, host_slice};
 use pacc_runtime::plan::{BlockGeom, ChunkGeom, HostSide, Op, OpKind, Plan, Scheme};
 use pacc_runtime::program::*;
+use pacc_runtime::rng::SplitMix64;
 use pacc_runtime::{HostArray, Invocation, ScalarValue};
 use std::ops::Range;
 
 // ------------------------------------------------------------------------------------------------
 // Deterministic data
 
-pub struct Rng(pub u64);
-
-impl Rng {
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    /// Uniform in [-1, 1).
-    pub fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 52) as f64 - 1.0
-    }
-}
-
+/// Values in `[-1, 1)`.
 pub fn random3(shape: [usize; 3], seed: u64) -> Array3<f64> {
-    let mut r = Rng(seed);
-    Array3::from_shape_simple_fn((shape[0], shape[1], shape[2]), || r.unit())
+    let mut r = SplitMix64(seed);
+    Array3::from_shape_simple_fn((shape[0], shape[1], shape[2]), || r.signed_unit())
 }
 
+/// Values in `[-1, 1)`.
 pub fn random2_f32(shape: [usize; 2], seed: u64) -> Array2<f32> {
-    let mut r = Rng(seed);
-    Array2::from_shape_simple_fn((shape[0], shape[1]), || r.unit() as f32)
+    let mut r = SplitMix64(seed);
+    Array2::from_shape_simple_fn((shape[0], shape[1]), || r.signed_unit() as f32)
 }
 
 pub fn bits3(a: &Array3<f64>) -> Vec<u64> {
@@ -66,21 +53,7 @@ fn empty_program(name: &str, ndim: usize) -> Program {
     Program {
         name: name.into(),
         ndim,
-        arrays: vec![],
-        scalars: vec![],
-        slices: vec![],
-        reductions: vec![],
-        resets: vec![],
-        kernels: vec![],
-        points: vec![],
-        step: vec![],
-        halo: 0,
-        default_chunks: None,
-        default_block_steps: None,
-        compress: Vec::new(),
-        cuda_source: String::new(),
-        row_pitch: false,
-        fusion: Default::default(),
+        ..Default::default()
     }
 }
 

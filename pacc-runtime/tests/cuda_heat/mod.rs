@@ -139,12 +139,8 @@ pub fn heat_program_with(periodic: bool) -> Program {
             Stage::Point(0),
         ],
         halo: 1,
-        default_chunks: None,
-        default_block_steps: None,
-        compress: Vec::new(),
         cuda_source: format!("#define PER {}\n{HEAT_CU}", periodic as i32),
-        row_pitch: false,
-        fusion: Default::default(),
+        ..Default::default()
     }
 }
 

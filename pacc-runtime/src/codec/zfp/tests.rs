@@ -7,17 +7,8 @@ use zfp_rs::{
     ZfpStreamAlignment,
 };
 
-/// A small deterministic generator (xorshift64*), so failures reproduce.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> f64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        let v = self.0.wrapping_mul(0x2545_f491_4f6c_dd1d);
-        (v >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
+// A seeded generator (xorshift64*), so failures reproduce.
+use crate::rng::XorShift64Star as Rng;
 
 trait TestFloat: CodecFloat + ZfpScalar + PartialEq + std::fmt::Debug {
     fn from_f64(v: f64) -> Self;
@@ -50,7 +41,7 @@ impl TestFloat for f64 {
 /// Test data of `kind` for `shape` (C order, last axis fastest).
 fn data<T: TestFloat>(kind: &str, shape: &[usize], seed: u64) -> Vec<T> {
     let n: usize = shape.iter().product();
-    let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+    let mut rng = Rng(seed.wrapping_mul(crate::rng::GOLDEN) | 1);
     let mut idx = vec![0usize; shape.len()];
     (0..n)
         .map(|i| {
@@ -67,18 +58,18 @@ fn data<T: TestFloat>(kind: &str, shape: &[usize], seed: u64) -> Vec<T> {
                 + 0.1 * idx.iter().sum::<usize>() as f64;
             let v = match kind {
                 "smooth" => smooth,
-                "rough" => rng.next() * 2.0 - 1.0,
+                "rough" => rng.unit() * 2.0 - 1.0,
                 "zeros" => 0.0,
-                "tiny" => (rng.next() - 0.5) * 1e-30,
-                "denormal" => (rng.next() - 0.5) * T::DENORMAL,
-                "huge" => (rng.next() - 0.5) * T::HUGE,
+                "tiny" => (rng.unit() - 0.5) * 1e-30,
+                "denormal" => (rng.unit() - 0.5) * T::DENORMAL,
+                "huge" => (rng.unit() - 0.5) * T::HUGE,
                 "mixed" => {
                     // Signs, magnitudes spanning many octaves, some zero blocks and exact zeros.
-                    let s = if rng.next() < 0.5 { -1.0 } else { 1.0 };
+                    let s = if rng.unit() < 0.5 { -1.0 } else { 1.0 };
                     let m = if i % 37 < 9 {
                         0.0
                     } else {
-                        10f64.powf(rng.next() * 12.0 - 6.0)
+                        10f64.powf(rng.unit() * 12.0 - 6.0)
                     };
                     s * m * smooth
                 }
@@ -403,7 +394,7 @@ fn codec_decodes_arbitrary_bytes_without_panicking() {
     for shape in [&[13usize][..], &[6, 7], &[5, 6, 7]] {
         for rate in [3.0, 8.0, 16.0, 64.0] {
             let len = compressed_bytes(shape, rate).unwrap();
-            let junk: Vec<u8> = (0..len).map(|_| (rng.next() * 256.0) as u8).collect();
+            let junk: Vec<u8> = (0..len).map(|_| (rng.unit() * 256.0) as u8).collect();
             let n: usize = shape.iter().product();
             let mut a = vec![0f32; n];
             decode(&junk, shape, rate, &mut a).unwrap();
