@@ -31,10 +31,9 @@ pub struct PipelineArgs {
     /// Time steps per block (temporal blocking depth).
     #[arg(long)]
     pub block_steps: Option<usize>,
-    /// How data moves between host and device: staged-copy, direct-map, region-sharing or
-    /// wavefront (skewed tiling: every point computed once, the boundary staircase shared on
-    /// the device).
-    #[arg(long)]
+    /// How data moves between host and device (the wavefront: skewed tiling, every point
+    /// computed once, the boundary staircase shared on the device).
+    #[arg(long, help = scheme_help())]
     pub scheme: Option<String>,
     /// Let the CUDA compiler contract multiply-adds into FMAs (results then match the serial
     /// function within rounding only).
@@ -408,4 +407,13 @@ pub fn parse_list<T: std::str::FromStr>(s: &str, n: usize, what: &str) -> Result
             "{what}: expected {n} comma-separated numbers, got `{s}`"
         )),
     }
+}
+
+/// `--scheme`'s help: the registered schemes (`plan/scheme.rs`), so a new one shows up here.
+fn scheme_help() -> String {
+    format!(
+        "How data moves between host and device: {} (the wavefront: skewed tiling, every point \
+         computed once, the boundary staircase shared on the device)",
+        Scheme::names_where(|_| true)
+    )
 }

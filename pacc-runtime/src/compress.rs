@@ -1,7 +1,7 @@
 //! Compression settings of a call: the directive's `compress(a = R, ..)` clause and
 //! [`Options::compress`] resolved to one rate per physical array, and checked against the
 //! program, the shape, the scheme and the codec's rate rule ([`Codec::accepts`], with the codec
-//! of `crate::config::codec`) before any data is touched.
+//! `crate::config` resolved) before any data is touched.
 //!
 //! Compression is per *physical* array (the host keeps one compressed copy of each), and arrays
 //! that trade places through `std::mem::swap` share buffers, so every array of a swap group must
@@ -12,7 +12,7 @@ pub use crate::error::CompressError;
 pub use crate::options::{parse_list, ParsedList};
 
 use crate::binding::written_physically;
-use crate::codec::{Codec, CodecError, Rate};
+use crate::codec::{Codec, CodecError, CodecKind, Rate};
 use crate::options::Options;
 use crate::plan::Scheme;
 use crate::program::Program;
@@ -23,12 +23,14 @@ fn rate_text(r: Option<f64>) -> String {
 
 /// The rate each physical array is compressed at (`None`: uncompressed), from the clause, then
 /// the options (which override it array by array). Checks names, rates, swap groups, scratch
-/// arrays and the scheme; `shape` is the arrays' shape.
+/// arrays and the scheme; `shape` is the arrays' shape. `codec` gives the codec the options
+/// resolve to (`crate::config::codec`), asked only when some array is compressed.
 pub fn rates(
     program: &Program,
     shape: &[usize],
     scheme: Scheme,
     opts: &Options,
+    codec: impl FnOnce() -> Result<CodecKind, CompressError>,
 ) -> Result<Vec<Option<f64>>, CompressError> {
     let n = program.arrays.len();
     let mut rates: Vec<Option<f64>> = vec![None; n];
@@ -64,7 +66,7 @@ pub fn rates(
     if !scheme.transfers().can_compress() {
         return Err(CompressError::Scheme { scheme });
     }
-    let codec = crate::config::codec(program, opts)?.get();
+    let codec = codec()?.get();
     for (a, r) in rates.iter().enumerate() {
         if let Some(r) = r {
             if scratch(a) {

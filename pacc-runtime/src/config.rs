@@ -127,7 +127,8 @@ pub fn resolve(
     opts: &Options,
 ) -> Result<PlanOptions, Error> {
     let mut popts = plan_options(program, shape[0], steps, opts);
-    popts.compress = crate::compress::rates(program, shape, popts.scheme, opts)?;
+    let codec = || codec(program, opts);
+    popts.compress = crate::compress::rates(program, shape, popts.scheme, opts, codec)?;
     if !popts.compresses() {
         popts.compress.clear();
     }
