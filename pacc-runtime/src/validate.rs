@@ -412,61 +412,16 @@ fn range_fault(program: &Program, plan: &Plan, inv: &Invocation<'_>, op: &Op) ->
     };
     let bad = |what: &str| Some(what.to_string());
     let range = "array or planes out of range";
+    if let Some(b) = op.kind.buffer_planes() {
+        return if out(b.array, b.set, b.planes, b.base) {
+            bad(range)
+        } else if (op.kind.written_user_planes()).is_some_and(|(a, p)| read_only(a, p)) {
+            bad("writes a read-only host array")
+        } else {
+            None
+        };
+    }
     match &op.kind {
-        OpKind::Encode {
-            array,
-            set,
-            base,
-            planes,
-        }
-        | OpKind::Decode {
-            array,
-            set,
-            base,
-            planes,
-        }
-        | OpKind::HtoD {
-            array,
-            set,
-            base,
-            planes,
-            ..
-        }
-        | OpKind::StageIn {
-            array,
-            set,
-            base,
-            planes,
-        } => out(*array, *set, planes, *base).then(|| range.to_string()),
-        OpKind::DtoH {
-            array,
-            set,
-            base,
-            planes,
-            to,
-        } => {
-            if out(*array, *set, planes, *base) {
-                bad(range)
-            } else if *to == HostSide::User && read_only(*array, planes) {
-                bad("writes a read-only host array")
-            } else {
-                None
-            }
-        }
-        OpKind::StageOut {
-            array,
-            set,
-            base,
-            planes,
-        } => {
-            if out(*array, *set, planes, *base) {
-                bad(range)
-            } else if read_only(*array, planes) {
-                bad("writes a read-only host array")
-            } else {
-                None
-            }
-        }
         OpKind::DtoD {
             array,
             from_set,
@@ -503,6 +458,8 @@ fn range_fault(program: &Program, plan: &Plan, inv: &Invocation<'_>, op: &Op) ->
             || !compute_in_window(plan, *set, &(*plane..*plane + 1), *base, *ring_base)
             || !args_ok(args))
         .then(|| "point, step, plane or arguments out of range".to_string()),
+        // The kinds with buffer planes were checked above.
+        _ => None,
     }
 }
 

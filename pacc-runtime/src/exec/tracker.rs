@@ -28,15 +28,7 @@ impl Site {
 
 /// Whether `kind` writes to the user's arrays (the only operations that do).
 pub fn writes_user_array(kind: &OpKind) -> bool {
-    match kind {
-        OpKind::DtoH {
-            to: HostSide::User,
-            planes,
-            ..
-        }
-        | OpKind::StageOut { planes, .. } => !planes.is_empty(),
-        _ => false,
-    }
+    (kind.written_user_planes()).is_some_and(|(_, planes)| !planes.is_empty())
 }
 
 /// Whether `kind` writes back a written array's results into the host's compressed copy (every

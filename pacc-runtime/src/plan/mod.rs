@@ -394,6 +394,21 @@ impl OpKind {
         }
     }
 
+    /// The array and planes an operation writes into the user's own array (a write-back to
+    /// it, or a staging copy out): what must be writable, and what makes results final.
+    pub fn written_user_planes(&self) -> Option<(usize, &Range<usize>)> {
+        match self {
+            OpKind::DtoH {
+                array,
+                planes,
+                to: HostSide::User,
+                ..
+            }
+            | OpKind::StageOut { array, planes, .. } => Some((*array, planes)),
+            _ => None,
+        }
+    }
+
     /// The kernel a kernel launch runs and the planes it computes.
     pub fn kernel_planes(&self) -> Option<(usize, &Range<usize>)> {
         match self {
