@@ -256,3 +256,47 @@ fn malformed_plans_are_internal_errors() {
     let e = execute(&prog, &plan, &inv, Order::Submission).unwrap_err();
     assert!(matches!(e, Error::Internal(_)), "{e:?}");
 }
+
+/// `validate::execution`, which every executor runs first, refuses an operation outside its
+/// buffers or the host arrays, or one that writes a read-only array, naming what is wrong.
+#[test]
+fn execution_validation_names_each_bad_operation() {
+    use pacc_runtime::plan::{self, OpKind, PlanOptions};
+    use pacc_runtime::validate::execution;
+    let program = stencil_program(1);
+    let shape = [12, 6, 6];
+    let popts = PlanOptions {
+        chunks: 2,
+        block_steps: 2,
+        ..PlanOptions::default()
+    };
+    let plan = plan::build(&program, &shape, 2, &[], &popts).unwrap();
+    let (mut a, mut b) = (random3(shape, 1), random3(shape, 2));
+    let mut inv = stencil_invocation(&mut a, &mut b, 1, 0.1, 0, 2);
+    execution(&program, &plan, &inv).unwrap();
+    let load = (plan.ops.iter())
+        .position(|o| matches!(o.kind, OpKind::HtoD { .. }) && o.kind.user_planes().is_some())
+        .unwrap();
+    let mut far = plan.clone();
+    if let OpKind::HtoD { planes, .. } = &mut far.ops[load].kind {
+        *planes = 40..41;
+    }
+    let e = execution(&program, &far, &inv).unwrap_err().to_string();
+    assert!(e.contains("array or planes out of range"), "{e}");
+    let mut other_set = plan.clone();
+    if let OpKind::HtoD { set, .. } = &mut other_set.ops[load].kind {
+        *set = plan.buffer_sets + 5;
+    }
+    let e = execution(&program, &other_set, &inv)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("names a buffer set"), "{e}");
+    // The plan writes both arrays back; an invocation whose first array is read-only cannot
+    // take it.
+    let (w, _) = (plan.ops.iter())
+        .find_map(|o| o.kind.written_user_planes())
+        .unwrap();
+    inv.arrays[w].writable = false;
+    let e = execution(&program, &plan, &inv).unwrap_err().to_string();
+    assert!(e.contains("writes a read-only host array"), "{e}");
+}

@@ -34,8 +34,9 @@ pub fn reach_planes(halo: usize) -> usize {
 
 /// `program` with every kernel's axis-0 range inside a slab of `planes` planes, for timing its
 /// kernels there: a rank's local program (`dist::local`) computes fixed planes of its window,
-/// which the slab may not have. Ranges that fit stay as they are.
-pub(crate) fn slab_program(program: &Program, planes: usize) -> Program {
+/// which the slab may not have. Ranges that fit stay as they are. For a backend's
+/// [`Probe`](super::Probe), as the CUDA one uses it.
+pub fn slab_program(program: &Program, planes: usize) -> Program {
     let mut p = program.clone();
     for k in &mut p.kernels {
         let (back, fwd) = k.axis0_reach();
@@ -54,8 +55,9 @@ pub fn slab_planes(program: &Program, n: usize) -> usize {
     n.min(reach_planes(program.halo).max(16))
 }
 
-/// Rates from the link's copy times.
-pub(crate) fn link_from_times(bytes: usize, htod_s: f64, dtoh_s: f64, both_s: f64) -> LinkRates {
+/// Rates from the link's copy times (`bytes` each way), for a backend's
+/// [`Probe`](super::Probe).
+pub fn link_from_times(bytes: usize, htod_s: f64, dtoh_s: f64, both_s: f64) -> LinkRates {
     let b = bytes as f64;
     LinkRates {
         htod: b / htod_s,
