@@ -68,19 +68,7 @@ pub fn from_bits(h: u16) -> f32 {
 }
 
 fn check_shape(shape: &[usize]) -> Result<usize, CodecError> {
-    if !(1..=3).contains(&shape.len()) {
-        return Err(CodecError::BadShape {
-            shape: shape.to_vec(),
-            reason: "the codec handles arrays of 1 to 3 dimensions",
-        });
-    }
-    shape
-        .iter()
-        .try_fold(BITS / 8, |a, &s| a.checked_mul(s))
-        .ok_or(CodecError::BadShape {
-            shape: shape.to_vec(),
-            reason: "the compressed size overflows usize",
-        })
+    super::shape_size(shape, BITS / 8, "the compressed size overflows usize")
 }
 
 fn check_rate(rate: Rate) -> Result<(), CodecError> {

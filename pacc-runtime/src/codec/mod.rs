@@ -64,6 +64,23 @@ impl std::fmt::Display for Rate {
     }
 }
 
+/// `shape`'s element count times `scale` (bytes per value, or 1 for the count), or why no codec
+/// can code such an array: every codec handles 1 to 3 dimensions and sizes that fit `usize`.
+fn shape_size(shape: &[usize], scale: usize, what: &'static str) -> Result<usize, CodecError> {
+    if !(1..=3).contains(&shape.len()) {
+        return Err(CodecError::BadShape {
+            shape: shape.to_vec(),
+            reason: "the codec handles arrays of 1 to 3 dimensions",
+        });
+    }
+    (shape.iter())
+        .try_fold(scale, |a, &s| a.checked_mul(s))
+        .ok_or(CodecError::BadShape {
+            shape: shape.to_vec(),
+            reason: what,
+        })
+}
+
 /// Errors of the codec. Each says what was wrong and how to fix it.
 #[derive(Debug, thiserror::Error)]
 pub enum CodecError {

@@ -161,19 +161,7 @@ pub fn block_bits(rate: f64, dims: usize) -> Result<usize, CodecError> {
 }
 
 fn check_shape(shape: &[usize]) -> Result<usize, CodecError> {
-    if !(1..=3).contains(&shape.len()) {
-        return Err(CodecError::BadShape {
-            shape: shape.to_vec(),
-            reason: "the codec handles arrays of 1 to 3 dimensions",
-        });
-    }
-    shape
-        .iter()
-        .try_fold(1usize, |a, &s| a.checked_mul(s))
-        .ok_or(CodecError::BadShape {
-            shape: shape.to_vec(),
-            reason: "the element count overflows usize",
-        })
+    super::shape_size(shape, 1, "the element count overflows usize")
 }
 
 fn total_bits(shape: &[usize], maxbits: usize) -> Result<usize, CodecError> {
