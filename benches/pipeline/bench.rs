@@ -135,17 +135,32 @@ impl Gpu {
         tune::choose(&w.program, &w.shape, steps, &i).map_err(|e| e.to_string())
     }
 
-    /// The tuner's prediction (s) for `d` chunks and `k` block steps, if they can be planned.
+    /// What `run` picks with no options: chunks, depth and scheme among the tuner's candidates.
+    pub fn choose_default(&self, w: &Workload, steps: usize) -> Result<TuneChoice, String> {
+        tune::choose_scheme(
+            &w.program,
+            &w.shape,
+            steps,
+            &self.inputs,
+            &tune::AUTO_SCHEMES,
+        )
+        .map_err(|e| e.to_string())
+    }
+
+    /// The tuner's prediction (s) for `scheme` at `d` chunks and `k` block steps, if they can
+    /// be planned.
+    #[allow(clippy::too_many_arguments)]
     pub fn predict(
         &self,
         p: &Program,
         shape: &[usize; 3],
         steps: usize,
+        scheme: Scheme,
         d: usize,
         k: usize,
     ) -> Option<f64> {
         let mut i = self.inputs.clone();
-        i.scheme = Scheme::RegionSharing;
+        i.scheme = scheme;
         i.chunks = Some(d);
         i.block_steps = Some(k);
         tune::choose(p, shape, steps, &i)

@@ -18,7 +18,8 @@ pub struct Args {
     /// Time steps of the CPU configuration (default: the GPU steps at in-core sizes, 1 out of core).
     #[arg(long)]
     pub cpu_steps: Option<usize>,
-    /// Comma-separated configurations: region-sharing, wavefront, wavefront-staircase (the
+    /// Comma-separated configurations: default (what a call with no options runs),
+    /// region-sharing, wavefront, wavefront-staircase (the
     /// wavefront without the read-only ring), wavefront-compressed, direct-map, compressed,
     /// staged-copy, in-core, um, um-prefetch, grid, cpu (default: all; the table in configs.rs).
     #[arg(long, value_delimiter = ',')]

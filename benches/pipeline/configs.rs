@@ -25,6 +25,12 @@ pub struct Config {
 /// tuned choice it judges; the CPU configuration last, after the GPU side is released).
 pub const CONFIGS: &[Config] = &[
     Config {
+        name: "default",
+        gpu: true,
+        color: (0x17, 0xbe, 0xcf),
+        run: run_default,
+    },
+    Config {
         name: "region-sharing",
         gpu: true,
         color: (0x1f, 0x77, 0xb4),
@@ -148,6 +154,25 @@ fn run_tuned(b: &mut Bench, name: &str, scheme: Scheme, compress: Vec<Option<f64
     b.record(name, m);
 }
 
+/// What a call with no options runs: the tuner's chunks, depth and scheme (among
+/// `tune::AUTO_SCHEMES`), the way `run` plans it.
+fn run_default(b: &mut Bench) {
+    let g = b.gpu.as_ref().expect("GPU configurations run with a GPU");
+    let c = match g.choose_default(&b.w, b.steps) {
+        Ok(c) => c,
+        Err(e) => return println!("default: the tuner found nothing: {e}"),
+    };
+    b.reinit();
+    let po = c.plan_options(&PlanOptions::default());
+    let g = b.gpu.as_ref().expect("still there");
+    let m =
+        gpu::run_plan(&mut b.w, "default", &po, b.steps, b.args.fma, &g.link, None).map(|mut m| {
+            m.predicted_seconds = Some(c.predicted_seconds);
+            m
+        });
+    b.record("default", m);
+}
+
 /// Region sharing with `--compress-arrays` (default: every array the caller gets back) kept
 /// compressed on the host at `--compress-rate` with `--codec`.
 fn run_compressed(b: &mut Bench) {
@@ -254,57 +279,79 @@ fn run_um(b: &mut Bench, name: &str, prefetch: bool) {
     b.record(name, m);
 }
 
-/// Region sharing over a grid of chunks x block steps, and the tuner's pick against the best.
+/// Region sharing and the wavefront over a grid of chunks x block steps, with the in-core run
+/// as one more point when it was measured, and the default configuration (else the tuned
+/// region sharing) against the best of them.
 fn run_grid(b: &mut Bench) {
     let steps = b.steps;
     let (dc, kc) = b.model.grid_defaults(b.size, b.args.quick);
     let dl = b.args.grid_chunks.clone().unwrap_or(dc);
     let kl = b.args.grid_steps.clone().unwrap_or(kc);
-    println!("grid search, region-sharing, {steps} steps: chunks {dl:?} x block steps {kl:?}");
-    for &k in kl.iter().filter(|&&k| k <= steps) {
-        for &d in &dl {
-            if let Some(p) = grid_point(b, d, k) {
-                b.res.grid.push(p);
+    for scheme in [Scheme::RegionSharing, Scheme::Wavefront] {
+        println!("grid search, {scheme}, {steps} steps: chunks {dl:?} x block steps {kl:?}");
+        for &k in kl.iter().filter(|&&k| k <= steps) {
+            for &d in &dl {
+                if let Some(p) = grid_point(b, scheme, d, k) {
+                    b.res.grid.push(p);
+                }
             }
         }
     }
-    let best = b
-        .res
-        .grid
-        .iter()
+    if let Some(m) = b.configs.iter().find(|m| m.config == "in-core") {
+        b.res.grid.push(GridPoint {
+            scheme: "in-core".into(),
+            chunks: m.chunks,
+            block_steps: m.block_steps,
+            per_step: m.per_step,
+            predicted_per_step: m.predicted_seconds.unwrap_or(f64::NAN) / steps as f64,
+        });
+    }
+    judge_against_grid(b);
+}
+
+/// The default configuration's (else the tuned region sharing's) ratio to the grid's best.
+fn judge_against_grid(b: &mut Bench) {
+    let steps = b.steps;
+    let best = (b.res.grid.iter())
         .min_by(|a, b| a.per_step.total_cmp(&b.per_step))
         .cloned();
-    let rs = b.configs.iter().find(|m| m.config == "region-sharing");
-    if let (Some(best), Some(rs)) = (best, rs) {
-        let ratio = rs.per_step / best.per_step;
+    let judged = (b.configs.iter())
+        .find(|m| m.config == "default")
+        .or_else(|| b.configs.iter().find(|m| m.config == "region-sharing"));
+    if let (Some(best), Some(m)) = (best, judged) {
+        let ratio = m.per_step / best.per_step;
         b.res.tuner = Some(TunerResult {
-            chunks: rs.chunks,
-            block_steps: rs.block_steps,
-            predicted_per_step: rs.predicted_seconds.unwrap_or(f64::NAN) / steps as f64,
-            measured_per_step: rs.per_step,
+            config: m.config.clone(),
+            scheme: m.scheme.clone(),
+            chunks: m.chunks,
+            block_steps: m.block_steps,
+            predicted_per_step: m.predicted_seconds.unwrap_or(f64::NAN) / steps as f64,
+            measured_per_step: m.per_step,
+            grid_best_scheme: best.scheme.clone(),
             grid_best_chunks: best.chunks,
             grid_best_steps: best.block_steps,
             grid_best_per_step: best.per_step,
             ratio_to_best: ratio,
             within_10_percent: ratio <= 1.10,
+            within_5_percent: ratio <= 1.05,
         });
     }
 }
 
 /// One point of the grid search, if it can be planned and runs at `d` chunks.
-fn grid_point(b: &mut Bench, d: usize, k: usize) -> Option<GridPoint> {
+fn grid_point(b: &mut Bench, scheme: Scheme, d: usize, k: usize) -> Option<GridPoint> {
     let steps = b.steps;
     let po = PlanOptions {
         chunks: d,
         block_steps: k,
-        scheme: Scheme::RegionSharing,
-        buffer_sets: 3,
+        scheme,
+        buffer_sets: scheme.buffer_sets(),
         compress: Vec::new(),
         codec: Default::default(),
         read_only_ring: true,
     };
     let g = b.gpu.as_ref().expect("GPU configurations run with a GPU");
-    let Some(pred) = g.predict(&b.w.program, &b.w.shape, steps, d, k) else {
+    let Some(pred) = g.predict(&b.w.program, &b.w.shape, steps, scheme, d, k) else {
         println!("  d={d:<3} k={k:<3} does not fit / cannot be planned; skipped");
         return None;
     };
@@ -324,6 +371,7 @@ fn grid_point(b: &mut Bench, d: usize, k: usize) -> Option<GridPoint> {
                 pred / steps as f64
             );
             Some(GridPoint {
+                scheme: scheme.to_string(),
                 chunks: d,
                 block_steps: k,
                 per_step: m.per_step,

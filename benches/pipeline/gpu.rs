@@ -120,6 +120,7 @@ mod imp {
             * 1e-6;
         let mut m = Measurement {
             config: name.into(),
+            scheme: out.plan.scheme.to_string(),
             chunks: out.plan.chunks,
             block_steps: out.plan.block_steps,
             steps,

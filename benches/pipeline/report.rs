@@ -92,16 +92,24 @@ fn print_run(r: &RunResult) {
     print_speedups(r);
     if let Some(t) = &r.tuner {
         println!(
-            "\ntuner: d={} k={} predicted {:.5} s/step, measured {:.5} s/step; grid best d={} k={} {:.5} s/step; ratio {:.3} ({})",
+            "\ntuner ({}): {} d={} k={} predicted {:.5} s/step, measured {:.5} s/step; grid best \
+             {} d={} k={} {:.5} s/step; ratio {:.3} ({})",
+            t.config,
+            t.scheme,
             t.chunks,
             t.block_steps,
             t.predicted_per_step,
             t.measured_per_step,
+            t.grid_best_scheme,
             t.grid_best_chunks,
             t.grid_best_steps,
             t.grid_best_per_step,
             t.ratio_to_best,
-            if t.within_10_percent { "within 10%" } else { "NOT within 10%" }
+            match (t.within_5_percent, t.within_10_percent) {
+                (true, _) => "within 5%",
+                (false, true) => "within 10%, NOT within 5%",
+                _ => "NOT within 10%",
+            }
         );
     }
     for t in &r.targets {

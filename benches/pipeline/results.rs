@@ -41,6 +41,9 @@ impl From<&StageTimes> for Stages {
 #[derive(Clone, Debug, Default, Serialize, serde::Deserialize)]
 pub struct Measurement {
     pub config: String,
+    /// The scheme of the plan that ran (empty where there is no plan: unified memory, CPU).
+    #[serde(default)]
+    pub scheme: String,
     pub chunks: usize,
     pub block_steps: usize,
     pub steps: usize,
@@ -78,6 +81,9 @@ pub struct Measurement {
 
 #[derive(Clone, Debug, Default, Serialize, serde::Deserialize)]
 pub struct GridPoint {
+    /// The scheme (`in-core` for the whole run resident).
+    #[serde(default)]
+    pub scheme: String,
     pub chunks: usize,
     pub block_steps: usize,
     pub per_step: f64,
@@ -86,16 +92,26 @@ pub struct GridPoint {
 
 #[derive(Clone, Debug, Default, Serialize, serde::Deserialize)]
 pub struct TunerResult {
+    /// The configuration judged: `default` (the library's choice with no options) or
+    /// `region-sharing` (the tuned chunks and depth of that scheme).
+    #[serde(default)]
+    pub config: String,
+    #[serde(default)]
+    pub scheme: String,
     pub chunks: usize,
     pub block_steps: usize,
     pub predicted_per_step: f64,
     pub measured_per_step: f64,
+    #[serde(default)]
+    pub grid_best_scheme: String,
     pub grid_best_chunks: usize,
     pub grid_best_steps: usize,
     pub grid_best_per_step: f64,
     /// measured(tuned) / measured(grid best).
     pub ratio_to_best: f64,
     pub within_10_percent: bool,
+    #[serde(default)]
+    pub within_5_percent: bool,
 }
 
 #[derive(Clone, Debug, Default, Serialize, serde::Deserialize)]
