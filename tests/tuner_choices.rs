@@ -1,0 +1,78 @@
+//! The tuner's choice for each kind of run, from assumed H100-like rates (no device): what a
+//! call with no options would plan. The rates are those the H100 measured on 2026-11-26 (link
+//! about 54 GB/s each way; kernels: the acoustic step 130 Gpt/s, Himeno's Jacobi 43 Gpt/s), and
+//! each expectation is what the same day's grid measured as best
+//! (`benches/results/2026-11-26-h100-default-grid`).
+
+use pacc::runtime::plan::Scheme;
+use pacc::runtime::tune::{choose_scheme, LinkRates, TuneChoice, TuneInputs, AUTO_SCHEMES};
+use pacc::runtime::Program;
+
+fn inputs(kernel_rates: Vec<f64>) -> TuneInputs {
+    let link = LinkRates {
+        htod: 54e9,
+        dtoh: 54e9,
+        both: 75e9,
+        bytes: 256 << 20,
+    };
+    TuneInputs::new(link, kernel_rates, 78 << 30)
+}
+
+fn pick(program: &Program, shape: [usize; 3], steps: usize, rates: Vec<f64>) -> TuneChoice {
+    choose_scheme(program, &shape, steps, &inputs(rates), &AUTO_SCHEMES).unwrap()
+}
+
+fn array_bytes(program: &Program, shape: [usize; 3]) -> u64 {
+    (program.arrays.len() * shape.iter().product::<usize>() * 4) as u64
+}
+
+#[test]
+fn in_core_short_runs_pipeline_and_long_runs_stay_resident() {
+    let sponge = pacc::models::acoustic::propagate_sponge::program();
+    let shape = [820, 820, 820];
+    assert!(array_bytes(sponge, shape) < 78 << 30, "the arrays fit");
+    // 144 steps: the resident run's upload and download are not hidden; the H100 ran the
+    // wavefront at 0.00506 s/step and the resident run at 0.00602.
+    let c = pick(sponge, shape, 144, vec![1.3e11]);
+    assert_eq!(c.scheme, Scheme::Wavefront, "{}", c.summary());
+    assert!(c.chunks > 1 && c.block_steps < 144, "{}", c.summary());
+    // 18000 steps: one upload for all of them; every point computed once, resident.
+    let c = pick(sponge, shape, 18000, vec![1.3e11]);
+    assert_eq!((c.chunks, c.block_steps), (1, 18000), "{}", c.summary());
+}
+
+#[test]
+fn out_of_core_runs_take_the_wavefront_within_device_memory() {
+    let sponge = pacc::models::acoustic::propagate_sponge::program();
+    let shape = [1800, 1800, 1800];
+    let c = pick(sponge, shape, 144, vec![1.3e11]);
+    assert!(array_bytes(sponge, shape) > 78 << 30, "out of core");
+    assert_eq!(c.scheme, Scheme::Wavefront, "{}", c.summary());
+    assert!(c.device_bytes <= 78 << 30, "{}", c.summary());
+    assert!(
+        c.block_steps >= 16,
+        "deep blocks amortise the link: {}",
+        c.summary()
+    );
+
+    let himeno = pacc::models::himeno::jacobi::program();
+    let c = pick(himeno, [1200, 1200, 1200], 48, vec![4.3e10, 1.5e11]);
+    assert_eq!(c.scheme, Scheme::Wavefront, "{}", c.summary());
+    assert!(
+        c.chunks > 1 && c.device_bytes <= 78 << 30,
+        "{}",
+        c.summary()
+    );
+}
+
+#[test]
+fn a_one_shot_call_blocks_all_its_steps_at_once() {
+    // 8 steps on 96 GB: every array crosses the link once each way, so the block holds all
+    // the steps (the H100's best of the grid was k = 8, the default ran 0.279 s/step).
+    let propagate = pacc::models::acoustic::propagate::program();
+    let shape = [2000, 2000, 2000];
+    let c = pick(propagate, shape, 8, vec![1.58e11]);
+    assert!(array_bytes(propagate, shape) > 78 << 30, "out of core");
+    assert_eq!(c.block_steps, 8, "{}", c.summary());
+    assert!(c.chunks > 1, "{}", c.summary());
+}
