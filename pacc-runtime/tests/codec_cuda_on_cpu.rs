@@ -26,7 +26,8 @@ static inline long long __double_as_longlong(double d) { long long l; std::memcp
 static inline double __longlong_as_double(long long l) { double d; std::memcpy(&d, &l, 8); return d; }
 "#;
 
-const MAIN: &str = r#"
+/// The drivers' file I/O: read a whole file, write a buffer.
+const FILE_IO: &str = r#"
 static std::vector<char> slurp(const char* path) {
   std::vector<char> v;
   FILE* f = std::fopen(path, "rb");
@@ -42,6 +43,9 @@ static void spit(const char* path, const void* p, size_t n) {
   if (!f || std::fwrite(p, 1, n, f) != n) { std::perror(path); std::exit(2); }
   std::fclose(f);
 }
+"#;
+
+const MAIN: &str = r#"
 // usage: enc|dec f32|f64 maxbits in out n0 n1 [n2]
 int main(int argc, char** argv) {
   if (argc < 8) return 2;
@@ -87,7 +91,7 @@ int main(int argc, char** argv) {
 }
 "#;
 
-/// Compiles `kind`'s kernels plus the driver `main`; None (with the reason printed) without g++.
+/// Compiles `kind`'s kernels plus the file I/O and the driver `main`; None (with the reason printed) without g++.
 fn build(dir: &Path, kind: CodecKind, main: &str) -> Option<PathBuf> {
     if Command::new("g++").arg("--version").output().is_err() {
         eprintln!("skipping the CPU run of the CUDA {kind} codec: g++ is not installed");
@@ -95,7 +99,7 @@ fn build(dir: &Path, kind: CodecKind, main: &str) -> Option<PathBuf> {
     }
     let src = dir.join(format!("{kind}_cuda.cpp"));
     let source = kind.get().cuda().unwrap().source();
-    std::fs::write(&src, format!("{SHIM}\n{source}\n{main}")).unwrap();
+    std::fs::write(&src, format!("{SHIM}\n{source}\n{FILE_IO}\n{main}")).unwrap();
     let exe = dir.join(format!("{kind}_cuda"));
     let out = Command::new("g++")
         .args([
@@ -273,21 +277,6 @@ fn codec_cuda_source_matches_rust_codec_on_cpu() {
 /// The f16 kernels' driver: `enc|dec f32 16 in out n0 n1 [n2]` (the zfp driver's form), one
 /// call per value.
 const MAIN_F16: &str = r#"
-static std::vector<char> slurp(const char* path) {
-  std::vector<char> v;
-  FILE* f = std::fopen(path, "rb");
-  if (!f) { std::perror(path); std::exit(2); }
-  char buf[65536];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) v.insert(v.end(), buf, buf + n);
-  std::fclose(f);
-  return v;
-}
-static void spit(const char* path, const void* p, size_t n) {
-  FILE* f = std::fopen(path, "wb");
-  if (!f || std::fwrite(p, 1, n, f) != n) { std::perror(path); std::exit(2); }
-  std::fclose(f);
-}
 int main(int argc, char** argv) {
   if (argc < 8) return 2;
   bool enc = argv[1][0] == 'e';
