@@ -89,12 +89,7 @@ impl Translation {
 
 /// Whether an attribute is `#[pacc::pipeline(..)]` or `#[pipeline(..)]`.
 pub fn is_pipeline_attr(a: &syn::Attribute) -> bool {
-    let segs: Vec<String> = a
-        .path()
-        .segments
-        .iter()
-        .map(|s| s.ident.to_string())
-        .collect();
+    let segs = parse::path_names(a.path());
     matches!(
         segs.iter()
             .map(|s| s.as_str())

@@ -152,12 +152,7 @@ pub fn pre_infer(e: &syn::Expr, pre: &HashMap<String, PreVar>) -> Option<Ty> {
         }
         Expr::Call(c) => {
             if let Expr::Path(p) = &*c.func {
-                let segs: Vec<String> = p
-                    .path
-                    .segments
-                    .iter()
-                    .map(|s| s.ident.to_string())
-                    .collect();
+                let segs = crate::parse::path_names(&p.path);
                 if segs.len() == 2 && method_arity(&segs[1]).is_some() {
                     return Ty::from_name(&segs[0]).filter(|t| t.is_float());
                 }

@@ -38,12 +38,7 @@ pub(super) fn lit(l: &syn::ExprLit) -> syn::Result<KExprKind> {
 
 /// Float constants: `f32::consts::PI`, `std::f64::consts::E`, ..
 pub(super) fn const_path(p: &syn::ExprPath, e: &Expr) -> syn::Result<KExprKind> {
-    let segs: Vec<String> = p
-        .path
-        .segments
-        .iter()
-        .map(|s| s.ident.to_string())
-        .collect();
+    let segs = crate::parse::path_names(&p.path);
     let ty = segs
         .iter()
         .find_map(|s| Ty::from_name(s))
@@ -297,14 +292,8 @@ impl Ctx<'_> {
             Expr::Path(p) => Some(p),
             _ => None,
         };
-        let segs: Vec<String> = path
-            .map(|p| {
-                p.path
-                    .segments
-                    .iter()
-                    .map(|s| s.ident.to_string())
-                    .collect()
-            })
+        let segs = path
+            .map(|p| crate::parse::path_names(&p.path))
             .unwrap_or_default();
         if segs.len() == 2 {
             if let (Some(t), Some(n)) = (

@@ -265,12 +265,7 @@ pub(super) fn min_max_form<'e>(right: &'e Expr, name: &str) -> Option<(ReduceOp,
             let Expr::Path(p) = strip(&c.func) else {
                 return None;
             };
-            let segs: Vec<String> = p
-                .path
-                .segments
-                .iter()
-                .map(|s| s.ident.to_string())
-                .collect();
+            let segs = crate::parse::path_names(&p.path);
             if segs.len() != 2 || !matches!(segs[0].as_str(), "f32" | "f64") {
                 return None;
             }

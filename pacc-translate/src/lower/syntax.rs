@@ -70,12 +70,7 @@ pub(super) fn is_swap(f: &Expr) -> bool {
     let Expr::Path(p) = strip(f) else {
         return false;
     };
-    let segs: Vec<String> = p
-        .path
-        .segments
-        .iter()
-        .map(|s| s.ident.to_string())
-        .collect();
+    let segs = crate::parse::path_names(&p.path);
     matches!(
         segs.iter()
             .map(|s| s.as_str())

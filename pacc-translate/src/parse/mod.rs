@@ -2,3 +2,9 @@
 
 pub mod args;
 pub mod sig;
+
+/// The identifiers of a path's segments (`std::mem::swap` -> `["std", "mem", "swap"]`), which
+/// the translator matches paths against.
+pub fn path_names(path: &syn::Path) -> Vec<String> {
+    path.segments.iter().map(|s| s.ident.to_string()).collect()
+}
