@@ -131,13 +131,15 @@ fn print_run(r: &RunResult) {
 /// The table of configurations (one row each).
 fn print_configs(r: &RunResult) {
     println!(
-        "| config | d | k | steps | s/step | GB in | GB out | GB d2d | link GB/s | floor s/step | eff | htod | dtoh | dtod | kernel | host copy | predicted s/step | model link | model kernel | redundancy |"
+        "| config | d | k | steps | s/step | GB in | GB out | GB d2d | link GB/s | floor s/step | eff | htod | dtoh | dtod | kernel | encode | decode | host copy | predicted s/step | model link | model kernel | redundancy |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!(
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    );
     for m in &r.configs {
         let st = m.steps.max(1) as f64;
         println!(
-            "| {} | {} | {} | {} | {:.5} | {:.2} | {:.2} | {:.2} | {:.1} | {} | {} | {:.4} | {:.4} | {:.4} | {:.4} | {:.4} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {:.5} | {:.2} | {:.2} | {:.2} | {:.1} | {} | {} | {:.4} | {:.4} | {:.4} | {:.4} | {:.4} | {:.4} | {:.4} | {} | {} | {} | {} |",
             m.config,
             m.chunks,
             m.block_steps,
@@ -153,6 +155,8 @@ fn print_configs(r: &RunResult) {
             m.stages.dtoh / st,
             m.stages.dtod / st,
             m.stages.kernel / st,
+            m.stages.encode / st,
+            m.stages.decode / st,
             m.stages.host_copy / st,
             m.predicted_seconds.map(|p| format!("{:.5}", p / st)).unwrap_or("-".into()),
             if m.model_link_seconds > 0.0 { format!("{:.4}", m.model_link_seconds / st) } else { "-".into() },
@@ -160,7 +164,7 @@ fn print_configs(r: &RunResult) {
             if m.redundancy > 0.0 { format!("{:.2}", m.redundancy) } else { "-".into() }
         );
     }
-    println!("(stage columns: busy seconds per step summed over streams; they overlap. model link/kernel: the tuner's model of the plan that ran, s/step; redundancy: kernel points computed / points of the serial loop)");
+    println!("(stage columns: busy seconds per step summed over streams; they overlap; kernel is the stencil's, encode and decode the codec's. model link/kernel: the tuner's model of the plan that ran, s/step; redundancy: kernel points computed / points of the serial loop)");
 }
 
 /// Speedup of every configuration over every other.
