@@ -531,3 +531,57 @@ fn cuda_f16_compression_matches_cpu() {
     assert_eq!(a1, a2);
     assert_eq!(b1, b2);
 }
+
+/// On a machine with a CUDA device: compressed runs whose codec kernels are co-scheduled beside
+/// the stencil (sized to the SMs' leftover resources, or to a share of the SMs so small that
+/// every thread strides over many units) give the bits of the same compressed plan run in plan
+/// order on one stream, with both codecs. Skips (saying why) where there is none.
+#[test]
+fn cuda_co_scheduled_codec_matches_one_stream() {
+    use pacc::runtime::codec::CodecKind;
+    use pacc_runtime::tune::cosched::CoSchedule;
+    if let Err(reason) = pacc_runtime::exec::cuda::available() {
+        eprintln!("skipping the co-scheduled codec comparison: {reason}");
+        return;
+    }
+    let init = Array3::from_shape_fn((96, 40, 72), |(z, y, x)| {
+        ((z * 7 + y * 3 + x) as f32 * 0.05).sin()
+    });
+    for codec in [CodecKind::Zfp, CodecKind::F16] {
+        let base = Options::new()
+            .backend(BackendChoice::Cuda)
+            .chunks(4)
+            .block_steps(2)
+            .codec(codec);
+        let run = |o: &Options| {
+            let (mut a, mut b) = (init.clone(), init.clone());
+            let (_, r) = heat3d_compressed::run(&mut a, &mut b, 12, o).unwrap();
+            (a, b, r)
+        };
+        let mut serial = base.clone();
+        serial.cuda.serial_stream = true;
+        let (a0, b0, r0) = run(&serial);
+        assert!(r0.link_bytes() < r0.link_bytes_raw(), "{codec}: {r0}");
+        for grid in [
+            CoSchedule::Queue,
+            CoSchedule::Sized,
+            CoSchedule::Priority,
+            CoSchedule::Partition(0.01),
+        ] {
+            let mut o = base.clone();
+            o.cuda.codec_grid = grid;
+            let (a, b, r) = run(&o);
+            assert_eq!(r.link_bytes(), r0.link_bytes(), "{codec} {grid}");
+            assert!(
+                a == a0 && b == b0,
+                "{codec} {grid}: bits differ from one stream"
+            );
+            let note = r.adjustments.iter().find(|n| n.contains("codec grid"));
+            assert!(
+                note.is_some_and(|n| n.contains(&grid.to_string())),
+                "{codec} {grid}: {:?}",
+                r.adjustments
+            );
+        }
+    }
+}

@@ -56,6 +56,11 @@ pub struct Args {
     /// ... with this codec: `zfp` or `f16` (f32 arrays, rate 16 only).
     #[arg(long, default_value = "zfp")]
     pub codec: pacc_runtime::codec::CodecKind,
+    /// Run the compressed configurations once per codec grid (`queue`, `sized`,
+    /// `partition[:SHARE]`; `PACC_CODEC_GRID`), named `<config>@<grid>` (default: pacc's
+    /// default grid, no suffix).
+    #[arg(long, value_delimiter = ',')]
+    pub codec_grids: Option<Vec<pacc_runtime::tune::cosched::CoSchedule>>,
     /// Let NVRTC contract multiply-adds (pacc's default is off).
     #[arg(long)]
     pub fma: bool,

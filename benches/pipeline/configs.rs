@@ -8,6 +8,7 @@ use crate::results::{finish, gb, GridPoint, Measurement, TunerResult};
 use crate::tuner::fixed;
 use pacc_runtime::plan::{PlanOptions, Scheme};
 use pacc_runtime::program::{Program, Role};
+use pacc_runtime::tune::cosched::CoSchedule;
 use std::time::Instant;
 
 pub struct Config {
@@ -176,18 +177,29 @@ fn run_default(b: &mut Bench) {
 /// Region sharing with `--compress-arrays` (default: every array the caller gets back) kept
 /// compressed on the host at `--compress-rate` with `--codec`.
 fn run_compressed(b: &mut Bench) {
-    let rate = b.args.compress_rate;
-    let compress = compressed_arrays(&b.w.program, b.args.compress_arrays.as_deref(), rate);
-    let name = format!("compressed-{}", codec_rate(b));
-    run_tuned(b, &name, Scheme::RegionSharing, compress, true);
+    run_compressed_as(b, "compressed", Scheme::RegionSharing);
 }
 
 /// The wavefront with the arrays of the `compressed` configuration compressed.
 fn run_wavefront_compressed(b: &mut Bench) {
+    run_compressed_as(b, "wavefront-compressed", Scheme::Wavefront);
+}
+
+/// `config` with the compressed arrays, once per `--codec-grids` entry.
+fn run_compressed_as(b: &mut Bench, config: &str, scheme: Scheme) {
     let rate = b.args.compress_rate;
     let compress = compressed_arrays(&b.w.program, b.args.compress_arrays.as_deref(), rate);
-    let name = format!("wavefront-compressed-{}", codec_rate(b));
-    run_tuned(b, &name, Scheme::Wavefront, compress, true);
+    let grids: Vec<Option<CoSchedule>> = match &b.args.codec_grids {
+        Some(g) => g.iter().copied().map(Some).collect(),
+        None => vec![None],
+    };
+    for g in grids {
+        *gpu::CODEC_GRID.lock().unwrap_or_else(|e| e.into_inner()) = g;
+        let at = g.map_or(String::new(), |g| format!("@{g}"));
+        let name = format!("{config}-{}{at}", codec_rate(b));
+        run_tuned(b, &name, scheme, compress.clone(), true);
+    }
+    *gpu::CODEC_GRID.lock().unwrap_or_else(|e| e.into_inner()) = None;
 }
 
 /// The compressed configurations' name suffix: the rate (zfp, as before), or codec and rate.

@@ -13,16 +13,23 @@ pub static PAD_ROWS: OnceLock<bool> = OnceLock::new();
 /// set once in `main`.
 pub static FUSE: OnceLock<usize> = OnceLock::new();
 
+/// The codec grid of the next compressed run (`--codec-grids`; `None`: pacc's default), set by
+/// the configuration that runs it.
+pub static CODEC_GRID: Mutex<Option<pacc_runtime::tune::cosched::CoSchedule>> = Mutex::new(None);
+
 /// The marching kernels' compile-time shape of the current program, chosen once per program
 /// (`choose_march`) so that every configuration runs the same kernels.
 static MARCH: Mutex<Option<MarchTuning>> = Mutex::new(None);
 
 #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
 fn run_options(fma: bool) -> Options {
-    let o = Options::default()
+    let mut o = Options::default()
         .fma(fma)
         .kernel_form(KERNEL_FORM.get().copied().unwrap_or_default())
         .row_padding(PAD_ROWS.get().copied().unwrap_or(true));
+    if let Some(g) = *CODEC_GRID.lock().unwrap_or_else(|e| e.into_inner()) {
+        o.cuda.codec_grid = g;
+    }
     match *MARCH.lock().unwrap_or_else(|e| e.into_inner()) {
         Some(t) => o.march(t),
         None => o,

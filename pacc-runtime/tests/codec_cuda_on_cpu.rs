@@ -1,7 +1,7 @@
 //! The CUDA sources of the codecs, compiled as C++ with g++ and run on the CPU (one call per
-//! GPU thread: a zfp block, an f16 value), must produce the same bits as the Rust coders. This
-//! checks the kernels' logic without a GPU; NVRTC-specific syntax is kept to what the shim
-//! below defines. Skipped, saying why, when g++ is absent.
+//! GPU thread of a small grid, which strides over the zfp blocks or f16 values), must produce
+//! the same bits as the Rust coders. This checks the kernels' logic without a GPU;
+//! NVRTC-specific syntax is kept to what the shim below defines. Skipped, saying why, when g++ is absent.
 
 use pacc_runtime::codec::{CodecKind, Rate, Value};
 use pacc_runtime::rng::XorShift64;
@@ -18,7 +18,10 @@ const SHIM: &str = r#"
 #define __forceinline__ inline
 #define __restrict__ __restrict
 struct pacc_dim3 { unsigned int x, y, z; };
-static pacc_dim3 blockIdx, threadIdx, blockDim;
+static pacc_dim3 blockIdx, threadIdx, blockDim, gridDim;
+// The drivers launch a grid of PACC_GRID one-thread blocks, fewer than the units to code, so
+// the kernels' grid-stride loops must reach every unit.
+static const unsigned int PACC_GRID = 5;
 static inline unsigned int atomicOr(unsigned int* p, unsigned int v) { unsigned int o = *p; *p = o | v; return o; }
 static inline unsigned int __float_as_uint(float f) { unsigned int u; std::memcpy(&u, &f, 4); return u; }
 static inline float __int_as_float(int i) { float f; std::memcpy(&f, &i, 4); return f; }
@@ -60,11 +63,12 @@ int main(int argc, char** argv) {
   long long values = nx * ny * nz;
   std::vector<char> in = slurp(argv[4]);
   blockDim.x = 1;
+  gridDim.x = PACC_GRID;
   threadIdx.x = 0;
   unsigned int err = 0;
   if (enc) {
     std::vector<unsigned long long> out(blocks * maxbits / 64, 0x0123456789abcdefull);
-    for (long long b = 0; b < blocks; b++) {
+    for (long long b = 0; b < PACC_GRID; b++) {
       blockIdx.x = (unsigned int)b;
       if (f64 && dims == 2) pacc_zfp_encode_f64_2d((const double*)in.data(), n[0], n[1], out.data(), maxbits, &err);
       if (f64 && dims == 3) pacc_zfp_encode_f64_3d((const double*)in.data(), n[0], n[1], n[2], out.data(), maxbits, &err);
@@ -78,7 +82,7 @@ int main(int argc, char** argv) {
     std::memcpy(src.data(), in.data(), src.size() * 8);
     size_t size = f64 ? 8 : 4;
     std::vector<char> out(values * size, (char)0x77);
-    for (long long b = 0; b < blocks; b++) {
+    for (long long b = 0; b < PACC_GRID; b++) {
       blockIdx.x = (unsigned int)b;
       if (f64 && dims == 2) pacc_zfp_decode_f64_2d(src.data(), n[0], n[1], (double*)out.data(), maxbits);
       if (f64 && dims == 3) pacc_zfp_decode_f64_3d(src.data(), n[0], n[1], n[2], (double*)out.data(), maxbits);
@@ -286,11 +290,12 @@ int main(int argc, char** argv) {
   long long values = n[0] * n[1] * n[2];
   std::vector<char> in = slurp(argv[4]);
   blockDim.x = 1;
+  gridDim.x = PACC_GRID;
   threadIdx.x = 0;
   unsigned int err = 0;
   if (enc) {
     std::vector<unsigned long long> out((values * 2 + 7) / 8, 0x0123456789abcdefull);
-    for (long long i = 0; i < values; i++) {
+    for (long long i = 0; i < PACC_GRID; i++) {
       blockIdx.x = (unsigned int)i;
       if (dims == 2) pacc_f16_encode_f32_2d((const float*)in.data(), n[0], n[1], out.data(), 16, &err);
       if (dims == 3) pacc_f16_encode_f32_3d((const float*)in.data(), n[0], n[1], n[2], out.data(), 16, &err);
@@ -301,7 +306,7 @@ int main(int argc, char** argv) {
     std::vector<unsigned long long> src((in.size() + 7) / 8);
     std::memcpy(src.data(), in.data(), in.size());
     std::vector<float> out(values, 7.0f);
-    for (long long i = 0; i < values; i++) {
+    for (long long i = 0; i < PACC_GRID; i++) {
       blockIdx.x = (unsigned int)i;
       if (dims == 2) pacc_f16_decode_f32_2d(src.data(), n[0], n[1], out.data(), 16);
       if (dims == 3) pacc_f16_decode_f32_3d(src.data(), n[0], n[1], n[2], out.data(), 16);

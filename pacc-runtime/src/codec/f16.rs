@@ -240,9 +240,10 @@ pub fn kernel_name(encode: bool, elem: Elem, dims: usize) -> String {
     )
 }
 
-/// CUDA C source of the half-precision codec (NVRTC, no includes): one thread per value,
-/// thread `i = blockIdx.x * blockDim.x + threadIdx.x` codes value `i` of the `n0 * n1 [* n2]`
-/// values into 16-bit word `i` of the stream, which needs only 2-byte alignment. The ABI of
+/// CUDA C source of the half-precision codec (NVRTC, no includes): thread `t = blockIdx.x *
+/// blockDim.x + threadIdx.x` codes values `t, t + gridDim.x * blockDim.x, ..` of the `n0 * n1
+/// [* n2]` values (any grid codes every value), value `i` into 16-bit word `i` of the stream,
+/// which needs only 2-byte alignment. The ABI of
 /// [`CudaLaunch`]: `pacc_f16_encode_f32_{2d,3d}(const float* src, long long n0, long long n1
 /// [, long long n2], unsigned long long* out, unsigned int param, unsigned int* err)` (a value
 /// it cannot code sets `*err |= 1` and writes nothing), `pacc_f16_decode_f32_{2d,3d}(const
@@ -288,24 +289,30 @@ __device__ __forceinline__ unsigned int pacc_f16_to_bits(unsigned int h) {
   return sign | ((p + 103u) << 23) | ((m << (23u - p)) & 0x7fffffu);
 }
 
+// The grid strides over the values, so the executor may launch fewer threads than values and
+// leave SMs to the stencil kernels running beside the codec.
+#define PACC_F16_FOR_EACH(i, n)                                                        \
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < (n);      \
+       i += (long long)gridDim.x * blockDim.x)
+
 __device__ __forceinline__ void pacc_f16_encode(const float* src, long long n,
                                                 unsigned long long* out, unsigned int* err) {
-  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  unsigned int h = pacc_f16_from_bits(__float_as_uint(src[i]));
-  if ((h & 0x7c00u) == 0x7c00u) {
-    atomicOr(err, 1u);
-    return;
+  PACC_F16_FOR_EACH(i, n) {
+    unsigned int h = pacc_f16_from_bits(__float_as_uint(src[i]));
+    if ((h & 0x7c00u) == 0x7c00u) {
+      atomicOr(err, 1u);
+      continue;
+    }
+    ((unsigned short*)out)[i] = (unsigned short)h;
   }
-  ((unsigned short*)out)[i] = (unsigned short)h;
 }
 
 __device__ __forceinline__ void pacc_f16_decode(const unsigned long long* src, long long n,
                                                 float* out) {
-  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  unsigned int h = ((const unsigned short*)src)[i];
-  out[i] = __int_as_float((int)pacc_f16_to_bits(h));
+  PACC_F16_FOR_EACH(i, n) {
+    unsigned int h = ((const unsigned short*)src)[i];
+    out[i] = __int_as_float((int)pacc_f16_to_bits(h));
+  }
 }
 
 extern "C" __global__ void pacc_f16_encode_f32_2d(const float* src, long long n0, long long n1,

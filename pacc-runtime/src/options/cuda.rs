@@ -32,11 +32,17 @@ pub struct CudaOptions {
     /// Page-lock every piece of the user's arrays before the first operation
     /// (`PACC_PIN_OVERLAP=0`) instead of beside the run's first transfers and kernels.
     pub pin_upfront: bool,
+    /// How the codec kernels' grid is sized beside the stencil (`PACC_CODEC_GRID`; see
+    /// [`crate::tune::cosched`]).
+    pub codec_grid: crate::tune::cosched::CoSchedule,
+    /// Run every operation of the plan in order on one stream (`PACC_SERIAL_STREAM=1`): no
+    /// overlap at all, the reference the co-scheduled runs are checked against.
+    pub serial_stream: bool,
 }
 
 impl CudaOptions {
-    /// Reads `PACC_FMA`, `PACC_TRACE`, `PACC_KERNELS`, `PACC_PAD_ROWS`, `PACC_PIN_THREADS` and
-    /// `PACC_PIN_OVERLAP` into `self` (variables that are unset leave their field alone, except
+    /// Reads `PACC_FMA`, `PACC_TRACE`, `PACC_KERNELS`, `PACC_PAD_ROWS`, `PACC_PIN_THREADS`,
+    /// `PACC_PIN_OVERLAP`, `PACC_CODEC_GRID` and `PACC_SERIAL_STREAM` into `self` (variables that are unset leave their field alone, except
     /// `PACC_TRACE`, whose absence means no trace).
     pub(super) fn read_env(&mut self) -> Result<(), Error> {
         if let Ok(v) = std::env::var("PACC_FMA") {
@@ -53,6 +59,13 @@ impl CudaOptions {
         if let Ok(v) = std::env::var("PACC_PIN_OVERLAP") {
             let on = "page-lock the arrays beside the run's first transfers, the default";
             self.pin_upfront = !switch("PACC_PIN_OVERLAP", &v, on)?;
+        }
+        if let Ok(v) = std::env::var("PACC_CODEC_GRID") {
+            self.codec_grid = v.parse()?;
+        }
+        if let Ok(v) = std::env::var("PACC_SERIAL_STREAM") {
+            let on = "every operation in plan order on one stream";
+            self.serial_stream = switch("PACC_SERIAL_STREAM", &v, on)?;
         }
         Ok(())
     }

@@ -20,6 +20,7 @@
 //! Before that, on long runs, [`auto_march`] picks the marching kernels' compile-time shape
 //! (registers against occupancy, see [`MarchTuning::candidates`]) by timing each candidate.
 
+pub mod cosched;
 pub mod fusion;
 pub mod measure;
 pub mod model;

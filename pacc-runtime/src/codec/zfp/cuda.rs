@@ -1,5 +1,5 @@
-//! CUDA C source of the fixed-rate zfp codec: the same bits as the CPU codec, one thread per
-//! block.
+//! CUDA C source of the fixed-rate zfp codec: the same bits as the CPU codec, a thread codes one
+//! block at a time.
 //!
 //! Kernels (`extern "C"`, NVRTC-compilable, no includes):
 //!
@@ -14,12 +14,13 @@
 //!                              long long n2, T* out, unsigned int maxbits)
 //! ```
 //!
-//! `n0` is the outermost (slowest) axis, as in the CPU API; block `b = blockIdx.x * blockDim.x +
-//! threadIdx.x` runs over all blocks in zfp order (x = last axis fastest) and its bits are words
+//! `n0` is the outermost (slowest) axis, as in the CPU API; thread `t = blockIdx.x * blockDim.x +
+//! threadIdx.x` codes blocks `t, t + gridDim.x * blockDim.x, ..` in zfp order (x = last axis
+//! fastest), so any grid codes every block (the executor sizes it, `tune::cosched`); block
+//! `b`'s bits are words
 //! `b * maxbits / 64 ..` of the stream. **`maxbits` (= [`super::block_bits`]) must be a multiple
 //! of 64**, so that threads never share a word and need no atomics; the host must check this
 //! (e.g. integer rates in 3-D, multiples of 4 in 2-D) and fall back to the CPU codec otherwise.
-//! Launch at least `ceil(blocks / blockDim.x)` thread blocks; threads past the end return.
 //!
 //! The encoder writes every word of its block (padding included), so `out` needs no clearing.
 //! A NaN or infinity in a block makes its thread set `*err |= 1` and write nothing; the host
@@ -317,19 +318,27 @@ __device__ __forceinline__ long long pacc_pad(long long c, int i) {
   return i < c ? i : (c == 2 && i == 2 ? 1 : 0);
 }
 
-// Block coordinates of thread's block; false past the last block.
+// Blocks of the array.
 template <int D>
-__device__ __forceinline__ bool pacc_zfp_block(long long nx, long long ny, long long nz,
-                                               long long& b, long long& x0, long long& y0,
-                                               long long& z0) {
-  long long nbx = (nx + 3) / 4, nby = (ny + 3) / 4, nbz = D == 3 ? (nz + 3) / 4 : 1;
-  b = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (b >= nbx * nby * nbz) return false;
+__device__ __forceinline__ long long pacc_zfp_blocks(long long nx, long long ny, long long nz) {
+  return ((nx + 3) / 4) * ((ny + 3) / 4) * (D == 3 ? (nz + 3) / 4 : 1);
+}
+
+// First value of block b, in zfp order (x fastest).
+__device__ __forceinline__ void pacc_zfp_origin(long long nx, long long ny, long long b,
+                                                long long& x0, long long& y0, long long& z0) {
+  long long nbx = (nx + 3) / 4, nby = (ny + 3) / 4;
   x0 = 4 * (b % nbx);
   y0 = 4 * ((b / nbx) % nby);
   z0 = 4 * (b / (nbx * nby));
-  return true;
 }
+
+// The grid strides over the blocks, so the executor may launch fewer threads than blocks and
+// leave SMs to the stencil kernels running beside the codec.
+#define PACC_ZFP_FOR_EACH_BLOCK(D, nx, ny, nz, b)                                        \
+  for (long long b = (long long)blockIdx.x * blockDim.x + threadIdx.x,                 \
+                 pacc_n_ = pacc_zfp_blocks<D>(nx, ny, nz);                             \
+       b < pacc_n_; b += (long long)gridDim.x * blockDim.x)
 
 // zfp's encode_ints: bit planes from the top down to kmin, group tests, stop at the budget.
 template <int N, typename U>
@@ -393,16 +402,17 @@ __device__ __forceinline__ void pacc_zfp_decode_ints(pacc_zr& r, unsigned int bu
 }
 
 template <typename F, int D>
-__device__ __forceinline__ void pacc_zfp_encode(const F* __restrict__ src, long long nx,
-                                                long long ny, long long nz,
-                                                pacc_u64* __restrict__ out, unsigned int maxbits,
-                                                unsigned int* err) {
+__device__ __forceinline__ void pacc_zfp_encode_block(const F* __restrict__ src, long long nx,
+                                                      long long ny, long long nz,
+                                                      pacc_u64* __restrict__ out,
+                                                      unsigned int maxbits, unsigned int* err,
+                                                      long long b) {
   typedef pacc_zfp_type<F> T;
   typedef typename T::I I;
   typedef typename T::U U;
   const int N = pacc_zfp_dim<D>::N;
-  long long b, x0, y0, z0;
-  if (!pacc_zfp_block<D>(nx, ny, nz, b, x0, y0, z0)) return;
+  long long x0, y0, z0;
+  pacc_zfp_origin(nx, ny, b, x0, y0, z0);
   long long cx = nx - x0 < 4 ? nx - x0 : 4;
   long long cy = ny - y0 < 4 ? ny - y0 : 4;
   long long cz = D == 3 ? (nz - z0 < 4 ? nz - z0 : 4) : 1;
@@ -450,15 +460,16 @@ __device__ __forceinline__ void pacc_zfp_encode(const F* __restrict__ src, long 
 }
 
 template <typename F, int D>
-__device__ __forceinline__ void pacc_zfp_decode(const pacc_u64* __restrict__ src, long long nx,
-                                                long long ny, long long nz, F* __restrict__ out,
-                                                unsigned int maxbits) {
+__device__ __forceinline__ void pacc_zfp_decode_block(const pacc_u64* __restrict__ src,
+                                                      long long nx, long long ny, long long nz,
+                                                      F* __restrict__ out, unsigned int maxbits,
+                                                      long long b) {
   typedef pacc_zfp_type<F> T;
   typedef typename T::I I;
   typedef typename T::U U;
   const int N = pacc_zfp_dim<D>::N;
-  long long b, x0, y0, z0;
-  if (!pacc_zfp_block<D>(nx, ny, nz, b, x0, y0, z0)) return;
+  long long x0, y0, z0;
+  pacc_zfp_origin(nx, ny, b, x0, y0, z0);
   long long cx = nx - x0 < 4 ? nx - x0 : 4;
   long long cy = ny - y0 < 4 ? ny - y0 : 4;
   long long cz = D == 3 ? (nz - z0 < 4 ? nz - z0 : 4) : 1;
@@ -492,6 +503,23 @@ __device__ __forceinline__ void pacc_zfp_decode(const pacc_u64* __restrict__ src
         for (int x = 0; x < 4; x++)
           if (x < cx) row[x] = f[16 * z + 4 * y + x];
       }
+}
+
+template <typename F, int D>
+__device__ __forceinline__ void pacc_zfp_encode(const F* __restrict__ src, long long nx,
+                                                long long ny, long long nz,
+                                                pacc_u64* __restrict__ out, unsigned int maxbits,
+                                                unsigned int* err) {
+  PACC_ZFP_FOR_EACH_BLOCK(D, nx, ny, nz, b)
+  pacc_zfp_encode_block<F, D>(src, nx, ny, nz, out, maxbits, err, b);
+}
+
+template <typename F, int D>
+__device__ __forceinline__ void pacc_zfp_decode(const pacc_u64* __restrict__ src, long long nx,
+                                                long long ny, long long nz, F* __restrict__ out,
+                                                unsigned int maxbits) {
+  PACC_ZFP_FOR_EACH_BLOCK(D, nx, ny, nz, b)
+  pacc_zfp_decode_block<F, D>(src, nx, ny, nz, out, maxbits, b);
 }
 
 extern "C" __global__ void pacc_zfp_encode_f32_2d(const float* src, long long n0, long long n1,

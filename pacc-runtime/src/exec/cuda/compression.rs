@@ -9,18 +9,21 @@
 
 use super::device;
 use super::driver::{self, DevicePtr, Function, Stream};
+use super::launch::Geometry;
 use super::memory::{DeviceBuf, PinnedHost};
 use crate::error::CompressError;
 use crate::error::Error;
 use crate::fault::{self, Site};
 use crate::plan::Plan;
 use crate::program::Program;
+use crate::tune::cosched::{self, CoSchedule, CodecGrid, Footprint};
 use cudarc::driver::CudaContext;
 use std::ffi::c_void;
 use std::ops::Range;
 use std::sync::Arc;
 
-/// Threads per block of the codec kernels (one thread per codec block).
+/// Threads per block of the codec kernels (each thread codes one unit at a time: a zfp block,
+/// an f16 value).
 const THREADS: u32 = 128;
 
 /// One compressed array's kernels and their launch.
@@ -32,6 +35,9 @@ struct Kernels {
     param: u32,
     /// What a raised error flag means ([`crate::codec::CudaCoder::refusal`]).
     refusal: &'static str,
+    /// The grids of the encode and decode kernels beside the stencil ([`cosched`]).
+    encode_grid: CodecGrid,
+    decode_grid: CodecGrid,
 }
 
 pub(super) struct DeviceCodec {
@@ -46,16 +52,20 @@ pub(super) struct DeviceCodec {
 }
 
 impl DeviceCodec {
-    /// Compiles (cached) and allocates everything a compressing plan needs; `None` when the plan
+    /// Compiles (cached) and allocates everything a compressing plan needs, and sizes the
+    /// codec's grids beside the stencil kernels `geoms` under `strategy`; `None` when the plan
     /// compresses nothing. Runs before any user data is touched.
     pub fn new(
         ctx: &Arc<CudaContext>,
         program: &Program,
         plan: &Plan,
+        geoms: &[Geometry],
+        strategy: CoSchedule,
     ) -> Result<Option<DeviceCodec>, Error> {
         if !plan.compresses() {
             return Ok(None);
         }
+        let sizer = GridSizer::new(ctx, geoms, strategy);
         fault::hit(Site::Compile, || {
             "NVRTC compile of the codec kernels".into()
         })?;
@@ -84,12 +94,16 @@ impl DeviceCodec {
                 .map_err(|e| bad(e.to_string()))?;
             // Cached per source: arrays sharing a codec share one module.
             let module = device::module(ctx, "pacc_codec", gpu.source(), false)?;
+            let encode = module.function(&gpu.kernel(true, decl.elem, ndim))?;
+            let decode = module.function(&gpu.kernel(false, decl.elem, ndim))?;
             kernels.push(Some(Kernels {
-                encode: module.function(&gpu.kernel(true, decl.elem, ndim))?,
-                decode: module.function(&gpu.kernel(false, decl.elem, ndim))?,
+                encode,
+                decode,
                 threads_per_slab: launch.threads_per_slab,
                 param: launch.param,
                 refusal: gpu.refusal(),
+                encode_grid: sizer.grid(encode),
+                decode_grid: sizer.grid(decode),
             }));
         }
         let mut staging = Vec::with_capacity(plan.buffer_sets);
@@ -202,7 +216,12 @@ impl DeviceCodec {
             .iter_mut()
             .map(|s| s as *mut u64 as *mut c_void)
             .collect();
-        let grid = (total.div_ceil(THREADS as usize) as u32, 1, 1);
+        let sized = if encode {
+            &k.encode_grid
+        } else {
+            &k.decode_grid
+        };
+        let grid = (sized.blocks_for(total, THREADS), 1, 1);
         let f = if encode { k.encode } else { k.decode };
         let what = if encode {
             "launching the encode kernel"
@@ -210,6 +229,16 @@ impl DeviceCodec {
             "launching the decode kernel"
         };
         driver::launch(f, grid, (THREADS, 1, 1), st, &mut params, what)
+    }
+
+    /// The report's line on the codec's grids (the first compressed array's; every array's
+    /// kernels share the strategy).
+    pub fn note(&self) -> Option<String> {
+        let k = self.kernels.iter().flatten().next()?;
+        Some(format!(
+            "encode: {}; decode: {}",
+            k.encode_grid.reason, k.decode_grid.reason
+        ))
     }
 
     /// After the run (streams synchronized): an error naming the first array whose values could
@@ -236,5 +265,66 @@ impl DeviceCodec {
                     .into(),
             })),
         }
+    }
+}
+
+/// What the co-scheduling model needs from the device and the stencil kernels.
+struct GridSizer {
+    strategy: CoSchedule,
+    sm: cosched::SmLimits,
+    /// The stencil kernel with the largest blocks, and its blocks per SM alone.
+    stencil: Footprint,
+    stencil_blocks: u32,
+}
+
+impl GridSizer {
+    fn new(ctx: &Arc<CudaContext>, geoms: &[Geometry], strategy: CoSchedule) -> GridSizer {
+        let footprint = |g: &Geometry| {
+            let (registers, shared_bytes) = driver::function_resources(g.func);
+            Footprint {
+                threads: g.bx * g.by,
+                registers,
+                shared_bytes,
+            }
+        };
+        let widest = geoms
+            .iter()
+            .max_by_key(|g| {
+                let f = footprint(g);
+                (f.threads * f.registers, f.shared_bytes)
+            })
+            .map(|g| (footprint(g), g.func));
+        let (stencil, stencil_blocks) = match widest {
+            Some((f, func)) => {
+                let per_sm = driver::max_active_blocks_per_sm(func, f.threads).unwrap_or(1);
+                (f, per_sm as u32)
+            }
+            None => (
+                Footprint {
+                    threads: 0,
+                    registers: 0,
+                    shared_bytes: 0,
+                },
+                0,
+            ),
+        };
+        GridSizer {
+            strategy,
+            sm: driver::sm_limits(ctx),
+            stencil,
+            stencil_blocks,
+        }
+    }
+
+    /// The grid of codec kernel `f` ([`THREADS`] threads per block).
+    fn grid(&self, f: Function) -> CodecGrid {
+        let (registers, shared_bytes) = driver::function_resources(f);
+        let codec = Footprint {
+            threads: THREADS,
+            registers,
+            shared_bytes,
+        };
+        let (sm, stencil) = (&self.sm, &self.stencil);
+        cosched::codec_grid(self.strategy, sm, stencil, self.stencil_blocks, &codec)
     }
 }

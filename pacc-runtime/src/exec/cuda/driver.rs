@@ -76,6 +76,33 @@ pub(crate) fn sm_count(ctx: &CudaContext) -> usize {
         .unwrap_or(1)
 }
 
+/// What one multiprocessor of the context's device holds at once (the co-scheduling model's
+/// limits; a limit the driver will not give reads as the H100's).
+pub(crate) fn sm_limits(ctx: &CudaContext) -> crate::tune::cosched::SmLimits {
+    use sys::CUdevice_attribute as A;
+    let h100 = crate::tune::cosched::SmLimits::H100;
+    let get = |a: A, or: u32| ctx.attribute(a).map_or(or, |v| v.max(1) as u32);
+    crate::tune::cosched::SmLimits {
+        sms: sm_count(ctx) as u32,
+        threads: get(
+            A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
+            h100.threads,
+        ),
+        registers: get(
+            A::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR,
+            h100.registers,
+        ),
+        shared_bytes: get(
+            A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
+            h100.shared_bytes,
+        ),
+        blocks: get(
+            A::CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR,
+            h100.blocks,
+        ),
+    }
+}
+
 /// Thread blocks of `threads` threads of `f` one multiprocessor holds at once, if the driver
 /// says.
 pub(crate) fn max_active_blocks_per_sm(f: Function, threads: u32) -> Option<usize> {
@@ -432,6 +459,26 @@ pub(crate) unsafe fn launch_host_func(
 pub(crate) fn stream_create() -> Result<Stream, Error> {
     result::stream::create(result::stream::StreamKind::NonBlocking)
         .map_err(fail("creating a stream"))
+}
+
+/// Creates a non-blocking stream whose kernels the block scheduler serves before those of
+/// lower-priority streams (`high`) or after them; the default priority where the device has no
+/// range.
+pub(crate) fn stream_create_prioritized(high: bool) -> Result<Stream, Error> {
+    let (mut least, mut greatest) = (0i32, 0i32);
+    // SAFETY: a query on the current context.
+    let r = unsafe { sys::cuCtxGetStreamPriorityRange(&mut least, &mut greatest) };
+    if r != sys::CUresult::CUDA_SUCCESS {
+        return stream_create();
+    }
+    let mut st = std::ptr::null_mut();
+    let flags = sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32;
+    let priority = if high { greatest } else { least };
+    // SAFETY: creates a stream on the current context; destroyed by `stream_destroy`.
+    unsafe { sys::cuStreamCreateWithPriority(&mut st, flags, priority) }
+        .result()
+        .map_err(fail("creating a prioritized stream"))?;
+    Ok(st)
 }
 
 /// Destroys a stream, ignoring errors (used in `Drop`).

@@ -286,6 +286,7 @@ impl Run<'_, '_> {
             geoms,
             placed.rows,
             placed.pinning,
+            &self.opts.cuda,
         )?;
         let setup_s = self.t_start.elapsed().as_secs_f64();
         let mut tracker = Tracker::new(&plan);
@@ -309,10 +310,12 @@ impl Run<'_, '_> {
         if let Some(c) = &res.codec {
             c.check(self.ctx, program).map_err(fail)?;
         }
+        let codec_note = res.codec.as_ref().and_then(|c| c.note());
         // SAFETY: `submit` recorded every op's events and synchronized every stream.
         let (mut stages, timeline) =
             unsafe { collect::timings(program, &plan, &res) }.map_err(fail)?;
         let mut notes = notes;
+        notes.extend(codec_note);
         if let Some(p) = &res.pinning {
             stages.register = p.pinner.waited;
             notes.push(pinning_note(p));

@@ -17,6 +17,7 @@ use crate::invocation::Invocation;
 use crate::options::Options;
 use crate::plan::{HostSide, OpKind, Plan, PlanOptions, Scheme};
 use crate::program::{Elem, Program, ReduceOp};
+use crate::tune::cosched::CoSchedule;
 use cudarc::driver::CudaContext;
 use std::sync::Arc;
 
@@ -466,6 +467,10 @@ pub(super) struct Resources {
     pub events: Events,
     /// One per plan stream.
     pub streams: Streams,
+    /// Whether every operation runs on stream 0, in plan order ([`CudaOptions::serial_stream`]).
+    ///
+    /// [`CudaOptions::serial_stream`]: crate::options::CudaOptions::serial_stream
+    pub serial: bool,
     pub codec: Option<DeviceCodec>,
     /// One slot per reduction per kernel op that has reductions.
     pub results: DeviceBuf,
@@ -504,6 +509,7 @@ pub(super) fn allocate(
     geoms: &[Geometry],
     rows: Rows,
     pinning: Option<Pinning>,
+    cuda: &crate::options::CudaOptions,
 ) -> Result<Resources, Error> {
     let pbytes: Vec<usize> = plan.elem_sizes.iter().map(|e| e * plan.plane_len).collect();
     let ring = plan.ring.as_ref().map(|r| r.set);
@@ -535,8 +541,12 @@ pub(super) fn allocate(
         .map(|&n| DeviceBuf::new(ctx, n * 8, "reduction partials"))
         .collect::<Result<Vec<_>, _>>()?;
     let results = DeviceBuf::new(ctx, nslots * 8, "reduction results")?;
-    let codec = DeviceCodec::new(ctx, program, plan)?;
-    let streams = Streams::new(plan.streams.max(1))?;
+    let codec = DeviceCodec::new(ctx, program, plan, geoms, cuda.codec_grid)?;
+    // With the codec behind the stencil, the block scheduler serves the kernel streams first
+    // and the codec (on the load and write-back streams) fills the SMs they leave idle.
+    let behind = cuda.codec_grid == CoSchedule::Priority && plan.compresses();
+    let kernels = |i: usize| Plan::stream_role(i) == crate::plan::StreamRole::Kernels;
+    let streams = Streams::prioritized(plan.streams.max(1), |i| behind.then(|| kernels(i)))?;
     let events = Events::new(2 * plan.ops.len() + 1)?;
     Ok(Resources {
         _sync: SyncOnDrop(ctx.clone()),
@@ -544,6 +554,7 @@ pub(super) fn allocate(
         host_copies: Vec::new(),
         events,
         streams,
+        serial: cuda.serial_stream,
         codec,
         results,
         nslots,

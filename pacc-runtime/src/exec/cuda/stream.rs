@@ -12,9 +12,21 @@ pub(crate) struct Streams(pub Vec<Stream>);
 
 impl Streams {
     pub fn new(n: usize) -> Result<Streams, Error> {
+        Streams::prioritized(n, |_| None)
+    }
+
+    /// `n` streams, stream `i` at high priority (`Some(true)`), low (`Some(false)`) or the
+    /// default (`None`) per `priority(i)`.
+    pub fn prioritized(
+        n: usize,
+        priority: impl Fn(usize) -> Option<bool>,
+    ) -> Result<Streams, Error> {
         let mut s = Streams(Vec::with_capacity(n));
-        for _ in 0..n {
-            s.0.push(driver::stream_create()?);
+        for i in 0..n {
+            s.0.push(match priority(i) {
+                Some(high) => driver::stream_create_prioritized(high)?,
+                None => driver::stream_create()?,
+            });
         }
         Ok(s)
     }

@@ -100,7 +100,9 @@ impl Submit<'_, '_> {
         for &s in &streams[1..] {
             driver::stream_wait(s, origin)?;
         }
-        if let Some(p) = self.res.pinning.as_mut().filter(|p| !p.overlap) {
+        // Held-back writes would leave plan order, which one stream needs (serial runs).
+        let serial = self.res.serial;
+        if let Some(p) = self.res.pinning.as_mut().filter(|p| !p.overlap || serial) {
             p.pinner.wait_all()?;
         }
         // While the arrays are being page-locked, writes to them wait (`defer.rs`).
@@ -157,9 +159,18 @@ impl Submit<'_, '_> {
                 op.chunk
             )
         })?;
-        let st = self.res.streams.0[op.stream];
+        // Serially, plan order (a topological order: dependencies point backwards) on one
+        // stream satisfies every dependency.
+        let lane = |j: usize| {
+            if self.res.serial {
+                0
+            } else {
+                plan.ops[j].stream
+            }
+        };
+        let st = self.res.streams.0[lane(i)];
         for &d in &op.deps {
-            if plan.ops[d].stream != op.stream {
+            if lane(d) != lane(i) {
                 driver::stream_wait(st, self.res.end(d))?;
             }
         }
