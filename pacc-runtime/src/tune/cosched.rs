@@ -73,7 +73,7 @@ impl Footprint {
     /// Blocks of this kernel that fit in `free` (threads, registers, shared memory and block
     /// slots of one SM).
     fn fit(&self, free: &SmLimits) -> u32 {
-        let by = |have: u32, need: u32| if need == 0 { u32::MAX } else { have / need };
+        let by = |have: u32, need: u32| have.checked_div(need).unwrap_or(u32::MAX);
         by(free.threads, self.threads)
             .min(by(free.registers, self.block_registers()))
             .min(by(free.shared_bytes, self.shared_bytes))

@@ -501,6 +501,7 @@ impl Resources {
 
 /// Allocates the buffer sets, staging buffers, slices (uploaded), reduction buffers, codec
 /// buffers, streams and events of `plan`.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn allocate(
     ctx: &Arc<CudaContext>,
     program: &Program,
