@@ -61,6 +61,9 @@ struct Cli {
     /// shuffled[:SEED].
     #[arg(long, default_value = "auto")]
     backend: String,
+    /// The codec: zfp (any rate the rules allow) or f16 (rate 16, f32 only).
+    #[arg(long, default_value = "zfp")]
+    codec: pacc::runtime::codec::CodecKind,
     #[arg(long, default_value = Scheme::DEFAULT.name(), help = scheme_help())]
     scheme: String,
     /// Floor of the pointwise relative error's denominator, as a fraction of the reference
@@ -197,7 +200,9 @@ impl Setup {
     fn opts(&self, rate: Option<f64>) -> Options {
         match rate {
             None => self.opts.clone().no_compression(),
-            Some(r) => self.opts.clone().compress_all(r),
+            // Every array the host keeps, inputs included (the docs' fidelity figures).
+            Some(r) => (self.opts.clone().compress_all(r).compress_inputs(true))
+                .compress_when(pacc::runtime::CompressWhen::Always),
         }
     }
 }
@@ -505,7 +510,8 @@ fn checked(cli: &Cli) -> (Setup, Vec<&'static str>) {
             .backend(backend)
             .chunks(cli.chunks)
             .block_steps(block_steps)
-            .scheme(scheme),
+            .scheme(scheme)
+            .codec(cli.codec),
         floor: cli.floor,
     };
     if setup.blocks() < 2 {

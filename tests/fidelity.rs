@@ -108,7 +108,7 @@ fn grayscott_rate_24_stays_close() {
         (u, v, report)
     };
     let (u_ref, v_ref, _) = run(&opts.clone().no_compression());
-    let (u, v, report) = run(&opts.clone().compress_all(24.0));
+    let (u, v, report) = run(&opts.clone().compress_all(24.0).compress_inputs(true));
     assert!(
         report.link_bytes() < report.link_bytes_raw(),
         "the run did not compress: {report}"

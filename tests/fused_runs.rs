@@ -140,6 +140,7 @@ fn a_fused_request_the_call_cannot_honour_is_refused_before_any_data_is_touched(
                 .backend(BackendChoice::Cpu)
                 .fuse(2)
                 .compress_all(16.0)
+                .compress_inputs(true)
                 .block_steps(2),
             "compress",
         ),

@@ -145,7 +145,8 @@ fn aligned_rows_and_compressed_runs_stay_unpadded() {
             &mut b3,
             &k,
             4,
-            &o().compress("a", 16.0).compress("b", 16.0),
+            &(o().compress("a", 16.0).compress("b", 16.0))
+                .compress_when(pacc::runtime::CompressWhen::Always),
         )
     }) else {
         return;

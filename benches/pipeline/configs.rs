@@ -145,11 +145,14 @@ fn run_tuned(b: &mut Bench, name: &str, scheme: Scheme, compress: Vec<Option<f64
     };
     let g = b.gpu.as_ref().expect("still there");
     let inputs = predicted.then_some(&g.inputs);
+    let decided = (!predicted).then(|| gpu::decision(&b.w, &po, b.steps, &g.inputs));
     let m =
         gpu::run_plan(&mut b.w, name, &po, b.steps, b.args.fma, &g.link, inputs).map(|mut m| {
             if predicted {
                 m.predicted_seconds = Some(c.predicted_seconds);
             }
+            m.notes
+                .extend(decided.map(|d| d.unwrap_or_else(|e| format!("tuner: {e}"))));
             m
         });
     b.record(name, m);

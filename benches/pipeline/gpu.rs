@@ -158,6 +158,43 @@ mod imp {
         cuda::managed_fits(bytes)
     }
 
+    /// What the tuner decides for the compression of `po` (`PACC_COMPRESS_WHEN=auto`), with the
+    /// codec timed on this GPU.
+    pub fn decision(
+        w: &Workload,
+        po: &PlanOptions,
+        steps: usize,
+        inputs: &TuneInputs,
+    ) -> Result<String, String> {
+        let first = po
+            .compress
+            .iter()
+            .position(Option::is_some)
+            .ok_or("nothing compressed")?;
+        let (elem, rate) = (
+            w.program.arrays[first].elem,
+            po.compress[first].unwrap_or(16.0),
+        );
+        let codec = cuda::codec_throughput(po.codec, elem, rate).map_err(|e| e.to_string())?;
+        let points: Vec<usize> = w.program.points.iter().map(|_| w.src[0]).collect();
+        let d = tune::compression::decide(
+            &w.program,
+            &w.shape,
+            steps,
+            &points,
+            po,
+            &inputs.rates,
+            &codec,
+        )
+        .map_err(|e| e.to_string())?;
+        Ok(format!(
+            "tuner: {} (codec measured: encode {:.0} GB/s, decode {:.0} GB/s)",
+            d.reason,
+            codec.encode / 1e9,
+            codec.decode / 1e9
+        ))
+    }
+
     pub fn run_um(
         w: &mut Workload,
         prefetch: bool,
@@ -233,6 +270,14 @@ mod imp {
         Err("no GPU".into())
     }
     pub fn managed_fits(_: u64) -> Result<(), String> {
+        Err("no GPU".into())
+    }
+    pub fn decision(
+        _: &Workload,
+        _: &PlanOptions,
+        _: usize,
+        _: &TuneInputs,
+    ) -> Result<String, String> {
         Err("no GPU".into())
     }
     pub fn run_um(

@@ -59,7 +59,9 @@ pub struct PipelineArgs {
     /// or `off`.
     #[arg(long, value_name = "NAME=RATE[,NAME=RATE]")]
     pub compress: Option<String>,
-    /// Compress every array the host keeps between blocks at RATE bits per value.
+    /// Compress every array the run writes at RATE bits per value between blocks (inputs too
+    /// with PACC_COMPRESS_INPUTS=1). On CUDA the tuner compresses only where it predicts a gain
+    /// and the report says why; PACC_COMPRESS_WHEN=always compresses regardless.
     #[arg(long, value_name = "RATE")]
     pub compress_all: Option<f64>,
 }

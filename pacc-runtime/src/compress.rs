@@ -44,8 +44,10 @@ pub fn rates(
         }
     }
     if let Some(r) = opts.compress_all {
+        // Inputs only where the caller allows their lossy compression.
+        let input = |a: usize| !written_physically(program, a);
         for (a, slot) in rates.iter_mut().enumerate() {
-            if !scratch(a) {
+            if !scratch(a) && (opts.compress_inputs || !input(a)) {
                 *slot = Some(r);
             }
         }

@@ -85,7 +85,9 @@ pub use invocation::{HostArray, HostSlice, Invocation, RunOutput, ScalarValue};
 #[cfg(feature = "runtime")]
 pub use march::MarchTuning;
 #[cfg(feature = "runtime")]
-pub use options::{BackendChoice, Checkpointing, KernelForm, Options, Origin, Resume};
+pub use options::{
+    BackendChoice, Checkpointing, CompressWhen, KernelForm, Options, Origin, Resume,
+};
 #[cfg(feature = "runtime")]
 pub use plan::{Compression, Plan, PlanOptions, Scheme};
 #[cfg(feature = "runtime")]

@@ -80,6 +80,11 @@ pub struct Options {
     /// Copy the wavefront's read-only arrays from chunk to chunk with the staircase
     /// (`PACC_RING=0`) instead of keeping them in the ring (see [`Options::read_only_ring`]).
     pub no_ring: bool,
+    /// Whether compression is the tuner's decision or forced (`PACC_COMPRESS_WHEN`).
+    pub compress_when: CompressWhen,
+    /// Lossy compression of inputs (arrays no kernel writes) is allowed for `compress_all`
+    /// (`PACC_COMPRESS_INPUTS=1`); naming an input in `compress(..)` allows it for that array.
+    pub compress_inputs: bool,
     /// Run the translator's fused kernel of this many steps per launch (`PACC_FUSE`; 1 or unset:
     /// the single-step kernels). See [`Options::fuse`].
     pub fuse: Option<usize>,
@@ -91,6 +96,32 @@ pub struct Options {
 }
 
 /// Where a setting's value came from, so that an error names the thing to change.
+/// Whether the arrays given a rate are compressed on every run or only where the tuner predicts
+/// that compression pays (`PACC_COMPRESS_WHEN=auto|always`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum CompressWhen {
+    /// On backends with a tuner (CUDA): only when the run is link-bound and compressing is
+    /// predicted at least 5% faster ([`crate::tune::compression`]); the report says why. Where
+    /// no tuner runs (the CPU backends) the arrays are compressed as asked.
+    #[default]
+    Auto,
+    /// Always, as asked.
+    Always,
+}
+
+impl std::str::FromStr for CompressWhen {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Error> {
+        match s {
+            "auto" => Ok(CompressWhen::Auto),
+            "always" => Ok(CompressWhen::Always),
+            _ => Err(Error::Option(format!(
+                "PACC_COMPRESS_WHEN={s}: expected auto (the tuner decides, the default) or always"
+            ))),
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Origin {
     /// Set in code through [`Options`]' fields or methods.
@@ -199,8 +230,9 @@ impl Options {
     ///   start from the beginning.
     ///
     /// and `PACC_COMPRESS=cur=16,prev=16` (per array), `PACC_COMPRESS=all=16` (every array),
-    /// `PACC_COMPRESS=off` (ignore the directive's `compress(..)` clause), and `PACC_CODEC=zfp`
-    /// or `f16` (the codec of the compressed arrays).
+    /// `PACC_COMPRESS=off` (ignore the directive's `compress(..)` clause), `PACC_CODEC=zfp`
+    /// or `f16` (the codec of the compressed arrays), `PACC_COMPRESS_WHEN=auto|always` and
+    /// `PACC_COMPRESS_INPUTS=1` (see [`Options::compress_when`], [`Options::compress_inputs`]).
     pub fn from_env() -> Result<Self, Error> {
         let mut o = Options::default();
         for key in [
@@ -243,6 +275,13 @@ impl Options {
             o.compress = l.arrays;
             o.compress_all = l.all;
             o.compress_off = l.off;
+        }
+        if let Ok(v) = std::env::var("PACC_COMPRESS_WHEN") {
+            o.compress_when = v.parse()?;
+        }
+        if let Ok(v) = std::env::var("PACC_COMPRESS_INPUTS") {
+            let on = "compress_all also compresses inputs, lossily";
+            o.compress_inputs = switch("PACC_COMPRESS_INPUTS", &v, on)?;
         }
         if let Ok(v) = std::env::var("PACC_CODEC") {
             o.codec = Some(
@@ -400,9 +439,23 @@ impl Options {
         self.compress.push((name, rate));
         self
     }
-    /// Compress every array the host keeps between blocks (not scratch arrays) at `rate`.
+    /// Compress every array the run writes and the host keeps between blocks (not scratch
+    /// arrays) at `rate`; inputs too with [`Options::compress_inputs`].
     pub fn compress_all(mut self, rate: f64) -> Self {
         self.compress_all = Some(rate);
+        self
+    }
+    /// Let `compress_all` compress inputs (arrays no kernel writes, e.g. a velocity model):
+    /// they are then compressed once, in the first block, and every later pass moves fewer
+    /// bytes, but the run sees them through the codec's error. Off by default.
+    pub fn compress_inputs(mut self, on: bool) -> Self {
+        self.compress_inputs = on;
+        self
+    }
+    /// Compress the arrays given a rate on every run (`Always`), or only where the tuner
+    /// predicts it pays (`Auto`, the default; see [`CompressWhen`]).
+    pub fn compress_when(mut self, when: CompressWhen) -> Self {
+        self.compress_when = when;
         self
     }
     /// Compress with `codec` (zfp, the default, or f16), whatever the directive's `compress(..,

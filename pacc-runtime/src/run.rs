@@ -197,19 +197,22 @@ fn settings(program: &Program, opts: &Options) -> Result<(), Error> {
     )
 }
 
-/// The planner options of the call: precedence (`crate::config`), the compression rates, and
-/// what the tuner picks where neither the options nor the directive fix it (CUDA backend only).
+/// The planner options of the call: precedence (`crate::config`), the compression rates, what
+/// the tuner picks where neither the options nor the directive fix it, and whether compression
+/// pays (CUDA backend only); the tuner's notes.
 fn resolve_options(
     program: &Program,
     inv: &Invocation<'_>,
     opts: &Options,
     backend: Backend,
-) -> Result<(PlanOptions, Option<String>), Error> {
+) -> Result<(PlanOptions, Vec<String>), Error> {
     let popts = crate::config::resolve(program, inv.arrays[0].shape(), inv.steps, opts)?;
-    Ok(match backend.probe() {
-        Some(probe) => crate::tune::auto_plan_options(probe, program, inv, opts, popts),
-        None => (popts, None),
-    })
+    let Some(probe) = backend.probe() else {
+        return Ok((popts, Vec::new()));
+    };
+    let (mut popts, note) = crate::tune::auto_plan_options(probe, program, inv, opts, popts);
+    let decision = crate::tune::auto_compression(probe, program, inv, opts, &mut popts);
+    Ok((popts, note.into_iter().chain(decision).collect()))
 }
 
 /// The steps per launch of the run (`None`: single steps) and a note for the report: the

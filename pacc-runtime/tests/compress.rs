@@ -597,8 +597,15 @@ fn compression_is_lossy_but_close() {
         .chunks(3)
         .block_steps(2);
     let (raw, _) = pipeline(c, &prog, &shape, &a0, 6, &base).unwrap();
-    let (lossy, rep) =
-        pipeline(c, &prog, &shape, &a0, 6, &base.clone().compress_all(16.0)).unwrap();
+    let (lossy, rep) = pipeline(
+        c,
+        &prog,
+        &shape,
+        &a0,
+        6,
+        &base.clone().compress_all(16.0).compress_inputs(true),
+    )
+    .unwrap();
     assert!(rep.compression_ratio() > 1.2, "{rep}");
     assert!(
         bits(&raw) != bits(&lossy),
@@ -631,7 +638,15 @@ fn f16_compression_is_close_to_the_raw_run() {
         .block_steps(2);
     let (raw, _) = pipeline(c, &prog, &shape, &a0, 6, &base).unwrap();
     let f16 = base.clone().codec(CodecKind::F16);
-    let (lossy, rep) = pipeline(c, &prog, &shape, &a0, 6, &f16.clone().compress_all(16.0)).unwrap();
+    let (lossy, rep) = pipeline(
+        c,
+        &prog,
+        &shape,
+        &a0,
+        6,
+        &f16.clone().compress_all(16.0).compress_inputs(true),
+    )
+    .unwrap();
     assert!(rep.compression_ratio() > 1.2, "{rep}");
     assert!(bits(&raw) != bits(&lossy), "f16 must change the bits");
     let (err, top) = raw[0]
@@ -647,7 +662,7 @@ fn f16_compression_is_close_to_the_raw_run() {
         "max error {err} of {top}"
     );
     for (o, rate) in [
-        (f16.clone().compress_all(8.0), 8.0),
+        (f16.clone().compress_all(8.0).compress_inputs(true), 8.0),
         (f16.compress("vel", 12.0), 12.0),
     ] {
         match pipeline(c, &prog, &shape, &a0, 6, &o) {
@@ -662,7 +677,10 @@ fn f16_compression_is_close_to_the_raw_run() {
     }
     let prog64 = program(c, Elem::F64);
     let a64 = data::<f64>(&shape, 5);
-    let o = base.codec(CodecKind::F16).compress_all(16.0);
+    let o = base
+        .codec(CodecKind::F16)
+        .compress_all(16.0)
+        .compress_inputs(true);
     match pipeline(c, &prog64, &shape, &a64, 6, &o) {
         Err(Error::Compress(e @ CompressError::Rate { .. })) => {
             assert!(e.to_string().contains("f64"), "{e}")

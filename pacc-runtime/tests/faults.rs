@@ -315,7 +315,10 @@ fn compressed_runs_are_untouched_or_torn() {
     let initial = case.initial();
     let mut fired: HashMap<Site, usize> = HashMap::new();
     for backend in [BackendChoice::Cpu, BackendChoice::Shuffled(3)] {
-        let o = cpu(2, 2).backend(backend).compress_all(16.0);
+        let o = cpu(2, 2)
+            .backend(backend)
+            .compress_all(16.0)
+            .compress_inputs(true);
         for site in [
             Site::Encode,
             Site::Decode,
@@ -353,7 +356,7 @@ fn compressed_runs_resume_from_checkpoints() {
     let case = Case::new(Kind::Stencil(1), &[12, 4, 5], 22);
     let steps = 8;
     let dir0 = TempDir::new("cfault0");
-    let base = cpu(2, 2).compress_all(16.0);
+    let base = cpu(2, 2).compress_all(16.0).compress_inputs(true);
     let mut want = case.initial();
     case.run(&mut want, steps, &base.clone().checkpoint(dir0.path(), 2))
         .unwrap();

@@ -639,16 +639,28 @@ fn write_backs_have_their_own_stream() {
 /// Every stream of every plan carries only operations of the role the plan gives it, and the
 /// summary (what `pacc plan` prints) labels each stream with that role. (The summary once
 /// labelled streams by the parity of their number, which names the write-back stream of set 0,
-/// stream 2, "transfers in".)
+/// stream 2, "transfers in".) Compressing plans add one codec stream per set, after the others,
+/// so that the rest keep their numbers.
 #[test]
 fn stream_labels_come_from_the_plan_s_stream_roles() {
     use plan::{Plan, StreamRole};
     let p = acoustic(2);
-    for scheme in Scheme::ALL {
-        let plan = plan::build(&p, &[96, 20, 20], 8, &[], &opts(4, 4, scheme)).unwrap();
+    let compressed = |scheme: Scheme| PlanOptions {
+        compress: vec![Some(16.0); p.arrays.len()],
+        ..opts(4, 4, scheme)
+    };
+    let compressing = Scheme::ALL
+        .into_iter()
+        .filter(|s| s.transfers().can_compress());
+    let cases = (Scheme::ALL.into_iter().map(|s| (s, opts(4, 4, s))))
+        .chain(compressing.map(|s| (s, compressed(s))));
+    for (scheme, o) in cases {
+        let plan = plan::build(&p, &[96, 20, 20], 8, &[], &o).unwrap();
+        let codec = o.compresses() as usize * plan.buffer_sets;
+        assert_eq!(plan.streams, 3 * plan.buffer_sets + codec, "{scheme:?}");
         for op in &plan.ops {
             assert_eq!(
-                Plan::stream_role(op.stream),
+                plan.role_of(op.stream).0,
                 op.kind.role(),
                 "{scheme:?}: {:?} on stream {}",
                 op.kind,
@@ -657,16 +669,18 @@ fn stream_labels_come_from_the_plan_s_stream_roles() {
         }
         let summary = plan.summary(&p);
         for stream in 0..plan.streams {
-            let role = Plan::stream_role(stream);
+            let (role, set) = plan.role_of(stream);
             let line = summary
                 .lines()
                 .find(|l| l.trim_start().starts_with(&format!("stream {stream} (")))
                 .unwrap_or_else(|| panic!("{scheme:?}: no line for stream {stream}:\n{summary}"));
-            assert!(line.contains(role.label()), "{scheme:?}: {line}");
+            let label = format!("(set {set}, {})", role.label());
+            assert!(line.contains(&label), "{scheme:?}: {line}");
             let allowed: &[&str] = match role {
-                StreamRole::Loads => &["HtoD", "StageIn", "Decode", "DtoD"],
+                StreamRole::Loads => &["HtoD", "StageIn", "DtoD"],
                 StreamRole::Kernels => &["Kernel", "Point"],
-                StreamRole::WriteBacks => &["DtoH", "StageOut", "Encode"],
+                StreamRole::WriteBacks => &["DtoH", "StageOut"],
+                StreamRole::Codec => &["Encode", "Decode"],
             };
             let counts = line.split("): ").nth(1).unwrap().split(';').next().unwrap();
             for part in counts.split(", ").filter(|c| *c != "idle") {
@@ -674,12 +688,16 @@ fn stream_labels_come_from_the_plan_s_stream_roles() {
                 assert!(allowed.contains(&kind), "{scheme:?}: {line}");
             }
         }
-        // Set 0's write-back stream is stream 2.
+        // Set 0's write-back stream is stream 2; codec streams follow every set's three.
         assert_eq!(Plan::stream(0, StreamRole::WriteBacks), 2);
+        assert_eq!(Plan::stream_of(3, 1, StreamRole::Codec), 10);
         assert!(
             summary.contains("stream 2 (set 0, write-backs): "),
             "{summary}"
         );
+        if codec > 0 {
+            assert!(summary.contains("(set 0, codec): "), "{summary}");
+        }
     }
 }
 

@@ -25,6 +25,7 @@ pub fn build(
 ) -> Result<Plan, PlanError> {
     validate(program, shape, points, opts)?;
     let compression = compression(program, shape, opts)?;
+    let compresses = compression.iter().any(Option::is_some);
     let n0 = shape[0];
     let k = opts.block_steps.min(steps.max(1));
     let mut adjustments = Vec::new();
@@ -92,7 +93,7 @@ pub fn build(
         buffer_planes,
         plane_len: shape[1..].iter().product(),
         elem_sizes: program.arrays.iter().map(|a| a.elem.size()).collect(),
-        streams: StreamRole::ALL.len() * sets,
+        streams: StreamRole::LANES * sets + if compresses { sets } else { 0 },
         blocks: Vec::new(),
         ops: Vec::new(),
         final_binding: final_binding(program, steps),
@@ -330,7 +331,8 @@ impl Emitter<'_> {
     /// Appends an op of chunk `chunk` on its buffer set's stream for the op's role
     /// ([`OpKind::role`], [`Plan::stream`]).
     fn push(&mut self, chunk: usize, kind: OpKind) {
-        let stream = Plan::stream(self.sets[chunk], kind.role());
+        let sets = self.plan.buffer_sets;
+        let stream = Plan::stream_of(sets, self.sets[chunk], kind.role());
         self.plan.ops.push(Op {
             kind,
             stream,

@@ -1,6 +1,6 @@
 //! Printing a plan: what crosses the link per array and block, memory, operations per stream.
 
-use super::{HostSide, OpKind, Plan, StreamRole};
+use super::{HostSide, OpKind, Plan};
 use crate::program::{Program, Stage};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write;
@@ -156,8 +156,8 @@ impl Plan {
             let _ = writeln!(
                 s,
                 "  stream {stream} (set {}, {}): {}; waits on {events} events",
-                stream / StreamRole::ALL.len(),
-                Plan::stream_role(stream).label(),
+                self.role_of(stream).1,
+                self.role_of(stream).0.label(),
                 if parts.is_empty() {
                     "idle".to_string()
                 } else {

@@ -289,15 +289,24 @@ pub enum StreamRole {
     Loads,
     Kernels,
     WriteBacks,
+    /// The codec's encode and decode kernels (compressing plans only): on their own stream so
+    /// that a chunk's decode does not hold up the next chunk's load, nor an encode the next
+    /// write-back.
+    Codec,
 }
 
 impl StreamRole {
-    /// The roles in the order of a buffer set's streams.
-    pub const ALL: [StreamRole; 3] = [
+    /// The roles in the order of a buffer set's streams; a compressing plan adds one codec
+    /// stream per set after every set's first three ([`Plan::stream_of`]).
+    pub const ALL: [StreamRole; 4] = [
         StreamRole::Loads,
         StreamRole::Kernels,
         StreamRole::WriteBacks,
+        StreamRole::Codec,
     ];
+
+    /// Streams every buffer set has (the codec's comes after all of them).
+    pub const LANES: usize = 3;
 
     /// How `pacc plan` names the role.
     pub fn label(self) -> &'static str {
@@ -305,6 +314,7 @@ impl StreamRole {
             StreamRole::Loads => "loads + shared planes",
             StreamRole::Kernels => "kernels",
             StreamRole::WriteBacks => "write-backs",
+            StreamRole::Codec => "codec",
         }
     }
 }
@@ -426,14 +436,10 @@ impl OpKind {
     /// The role of the stream an operation of this kind runs on.
     pub fn role(&self) -> StreamRole {
         match self {
-            OpKind::HtoD { .. }
-            | OpKind::StageIn { .. }
-            | OpKind::Decode { .. }
-            | OpKind::DtoD { .. } => StreamRole::Loads,
+            OpKind::HtoD { .. } | OpKind::StageIn { .. } | OpKind::DtoD { .. } => StreamRole::Loads,
             OpKind::Kernel { .. } | OpKind::Point { .. } => StreamRole::Kernels,
-            OpKind::DtoH { .. } | OpKind::StageOut { .. } | OpKind::Encode { .. } => {
-                StreamRole::WriteBacks
-            }
+            OpKind::DtoH { .. } | OpKind::StageOut { .. } => StreamRole::WriteBacks,
+            OpKind::Encode { .. } | OpKind::Decode { .. } => StreamRole::Codec,
         }
     }
 }
@@ -574,16 +580,38 @@ pub fn swap_period(program: &crate::program::Program) -> usize {
 }
 
 impl Plan {
-    /// The stream of buffer set `set` that carries operations of `role`: each set has
-    /// `StreamRole::ALL.len()` streams, one per role, in the order of [`StreamRole::ALL`].
+    /// The stream of buffer set `set` that carries operations of `role` (not the codec's, see
+    /// [`Plan::stream_of`]): each set has [`StreamRole::LANES`] streams, in the order of
+    /// [`StreamRole::ALL`].
     pub fn stream(set: usize, role: StreamRole) -> usize {
-        let lanes = StreamRole::ALL.len();
+        let lanes = StreamRole::LANES;
         set * lanes + StreamRole::ALL.iter().position(|r| *r == role).unwrap_or(0)
     }
 
-    /// The role of stream `stream` (the inverse of [`Plan::stream`]).
+    /// The role of stream `stream` of a plan without codec streams (the inverse of
+    /// [`Plan::stream`]; [`Plan::role_of`] for any plan).
     pub fn stream_role(stream: usize) -> StreamRole {
-        StreamRole::ALL[stream % StreamRole::ALL.len()]
+        StreamRole::ALL[stream % StreamRole::LANES]
+    }
+
+    /// The stream of set `set` for `role` in a plan of `sets` buffer sets: the codec streams
+    /// follow every set's others, so plans without compression number their streams as
+    /// before.
+    pub fn stream_of(sets: usize, set: usize, role: StreamRole) -> usize {
+        match role {
+            StreamRole::Codec => StreamRole::LANES * sets + set,
+            _ => Plan::stream(set, role),
+        }
+    }
+
+    /// The role and buffer set of stream `stream` of this plan.
+    pub fn role_of(&self, stream: usize) -> (StreamRole, usize) {
+        let base = StreamRole::LANES * self.buffer_sets;
+        if stream >= base {
+            (StreamRole::Codec, stream - base)
+        } else {
+            (Plan::stream_role(stream), stream / StreamRole::LANES)
+        }
     }
 
     /// Bytes that cross the link host -> device (compressed bytes for compressed transfers).

@@ -20,6 +20,7 @@
 //! Before that, on long runs, [`auto_march`] picks the marching kernels' compile-time shape
 //! (registers against occupancy, see [`MarchTuning::candidates`]) by timing each candidate.
 
+pub mod compression;
 pub mod cosched;
 pub mod fusion;
 pub mod measure;
@@ -138,6 +139,41 @@ pub fn auto_plan_options(
             base,
             Some(format!("tuner skipped ({e}); using the default options")),
         ),
+    }
+}
+
+/// `run`'s hook after the tuner: under [`CompressWhen::Auto`](crate::options::CompressWhen),
+/// keeps the compression `popts` asks for only where [`compression::decide`] predicts that it
+/// pays (the codec timed once per process); returns the reason for the report. If weighing
+/// fails, compresses as asked and says why.
+pub fn auto_compression(
+    probe: &dyn Probe,
+    program: &Program,
+    inv: &crate::invocation::Invocation<'_>,
+    opts: &crate::options::Options,
+    popts: &mut PlanOptions,
+) -> Option<String> {
+    use crate::options::CompressWhen;
+    let first = popts.compress.iter().position(Option::is_some)?;
+    if opts.compress_when == CompressWhen::Always || inv.steps == 0 {
+        return None;
+    }
+    let (elem, rate) = (program.arrays[first].elem, popts.compress[first]?);
+    let shape = inv.arrays[0].shape();
+    let points: Vec<usize> = inv.points.iter().map(|p| p[0] as usize).collect();
+    let decided = probe.inputs(program, inv, opts).and_then(|t| {
+        let codec = probe.codec_rates(popts.codec, elem, rate)?;
+        let d = compression::decide(program, shape, inv.steps, &points, popts, &t.rates, &codec)?;
+        Ok(d)
+    });
+    match decided {
+        Ok(d) => {
+            popts.compress = d.compress;
+            Some(d.reason)
+        }
+        Err(e) => Some(format!(
+            "compressed as asked: the tuner could not weigh compression ({e}); PACC_COMPRESS_WHEN=always skips weighing"
+        )),
     }
 }
 

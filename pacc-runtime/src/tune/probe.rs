@@ -4,13 +4,15 @@
 //! through `exec::backend::Backend::probe`; the tuner's decisions in this module's parent are
 //! the same for every backend.
 
+use super::compression::CodecRates;
 use super::measure::slab_planes;
 use super::model::TuneInputs;
+use crate::codec::CodecKind;
 use crate::error::Error;
 use crate::invocation::Invocation;
 use crate::march::MarchTuning;
 use crate::options::Options;
-use crate::program::Program;
+use crate::program::{Elem, Program};
 
 /// A device the tuner can time kernels and transfers on.
 pub trait Probe: Sync {
@@ -34,6 +36,10 @@ pub trait Probe: Sync {
         opts: &Options,
         candidates: &[MarchTuning],
     ) -> Vec<(MarchTuning, Vec<f64>)>;
+
+    /// A codec's encode and decode rates on the whole device at `rate` for `elem` arrays
+    /// (uncompressed bytes per second), for the compression decision.
+    fn codec_rates(&self, codec: CodecKind, elem: Elem, rate: f64) -> Result<CodecRates, Error>;
 
     /// [`Probe::inputs_at`] on the default slab ([`slab_planes`]).
     fn inputs(

@@ -5,8 +5,7 @@ use super::device;
 use super::device::available;
 use super::driver;
 use super::memory::DeviceBuf;
-use super::resident::stream_and_events;
-use super::stream::SyncOnDrop;
+use super::stream::{Events, Streams, SyncOnDrop};
 use crate::codec::{CodecError, CodecKind, Rate, Value};
 use crate::error::Error;
 use std::ffi::c_void;
@@ -37,6 +36,56 @@ pub struct CodecRates {
     pub rel_l2_error: f64,
 }
 
+/// `kind`'s encode and decode rates at `rate` for `elem` arrays on the whole GPU (uncompressed
+/// bytes per second), timed once per process on a smooth 64 x 512 x 512 array: what the tuner's
+/// compression decision needs.
+pub fn codec_throughput(
+    kind: CodecKind,
+    elem: crate::program::Elem,
+    rate: f64,
+) -> Result<crate::tune::compression::CodecRates, Error> {
+    use crate::program::Elem;
+    use crate::tune::compression::CodecRates as Rates;
+    use std::sync::Mutex;
+    type Key = (CodecKind, Elem, u64);
+    static CACHE: Mutex<Vec<(Key, Rates)>> = Mutex::new(Vec::new());
+    let key = (kind, elem, rate.to_bits());
+    let cached = |c: &Vec<(Key, Rates)>| c.iter().find(|(k, _)| *k == key).map(|e| e.1);
+    if let Some(r) = cached(&CACHE.lock().unwrap_or_else(|e| e.into_inner())) {
+        return Ok(r);
+    }
+    let shape = [64usize, 512, 512];
+    let smooth = |i: usize| ((i % 512) as f64 * 0.01).sin() + ((i / 512) as f64 * 0.003).cos();
+    let n: usize = shape.iter().product();
+    let best = match elem {
+        Elem::F32 => {
+            let v: Vec<f32> = (0..n).map(|i| smooth(i) as f32).collect();
+            code_on_gpu(kind, &v, &shape, rate, 2)?.best
+        }
+        Elem::F64 => {
+            let v: Vec<f64> = (0..n).map(smooth).collect();
+            code_on_gpu(kind, &v, &shape, rate, 2)?.best
+        }
+    };
+    let bytes = (n * elem.size()) as f64;
+    let r = Rates {
+        encode: bytes / best[0],
+        decode: bytes / best[1],
+    };
+    CACHE
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push((key, r));
+    Ok(r)
+}
+
+/// What the GPU coded: the best encode and decode seconds, the stream and the decoded values.
+struct Coded<T> {
+    best: [f64; 2],
+    stream: Vec<u8>,
+    back: Vec<T>,
+}
+
 /// Encodes and decodes `values` (an array of `shape`, axis 0 outermost) with `kind`'s CUDA
 /// kernels `reps` times each, timing the kernels with events, then compares the stream with the
 /// CPU coder's.
@@ -47,6 +96,53 @@ pub fn measure_codec<T: Value>(
     rate: f64,
     reps: usize,
 ) -> Result<CodecRates, Error> {
+    let bad = |e: CodecError| Error::Option(format!("the codec measurement ({kind}): {e}"));
+    let codec = kind.get();
+    let r = Rate::new(rate).map_err(bad)?;
+    let nbytes = codec.compressed_bytes(shape, r).map_err(bad)?;
+    let mut cpu = vec![0u8; nbytes];
+    let coded = code_on_gpu(kind, values, shape, rate, reps)?;
+    codec
+        .encode(T::values(values), shape, r, &mut cpu)
+        .map_err(bad)?;
+    let (best, gpu, back) = (coded.best, coded.stream, coded.back);
+    let (elem, vbytes) = (T::ELEM, std::mem::size_of_val(values));
+    let mut want: Vec<T> = values.to_vec();
+    (codec.decode(&cpu, shape, r, T::values_mut(&mut want))).map_err(bad)?;
+    let same = |a: &T, b: &T| {
+        let (a, b): (f64, f64) = ((*a).into(), (*b).into());
+        a.to_bits() == b.to_bits()
+    };
+    let decode_matches_cpu = back.iter().zip(&want).all(|(a, b)| same(a, b));
+    let (mut num, mut den) = (0.0f64, 0.0f64);
+    for (a, b) in values.iter().zip(&back) {
+        let (a, b): (f64, f64) = ((*a).into(), (*b).into());
+        num += (a - b) * (a - b);
+        den += a * a;
+    }
+    Ok(CodecRates {
+        codec: kind.to_string(),
+        shape: shape.to_vec(),
+        rate,
+        elem: format!("{elem:?}"),
+        encode_bytes_per_s: vbytes as f64 / best[0],
+        decode_bytes_per_s: vbytes as f64 / best[1],
+        ratio: vbytes as f64 / nbytes as f64,
+        matches_cpu: gpu == cpu,
+        decode_matches_cpu,
+        rel_l2_error: (num / den.max(f64::MIN_POSITIVE)).sqrt(),
+    })
+}
+
+/// Encodes and decodes `values` on the GPU `reps` times each (plus a warm-up), at the full grid
+/// of one thread per unit.
+fn code_on_gpu<T: Value>(
+    kind: CodecKind,
+    values: &[T],
+    shape: &[usize],
+    rate: f64,
+    reps: usize,
+) -> Result<Coded<T>, Error> {
     let info = available().map_err(|reason| Error::no_cuda(reason, None))?;
     let ctx = device::context(info.ordinal)?;
     let bad = |e: CodecError| Error::Option(format!("the codec measurement ({kind}): {e}"));
@@ -58,10 +154,6 @@ pub fn measure_codec<T: Value>(
     codec.check_rate(elem, shape.len(), r).map_err(bad)?;
     let launch = gpu.launch(shape, r).map_err(bad)?;
     let nbytes = codec.compressed_bytes(shape, r).map_err(bad)?;
-    let mut cpu = vec![0u8; nbytes];
-    codec
-        .encode(T::values(values), shape, r, &mut cpu)
-        .map_err(bad)?;
     if !(2..=3).contains(&shape.len()) {
         return Err(Error::Option(format!(
             "the GPU codec takes 2D or 3D arrays, not {}D",
@@ -76,7 +168,7 @@ pub fn measure_codec<T: Value>(
     let out = DeviceBuf::new(&ctx, vbytes, "codec output")?;
     let bytes = DeviceBuf::new(&ctx, nbytes, "compressed stream")?;
     let flag = DeviceBuf::new(&ctx, 4, "codec flag")?;
-    let (st, ev) = stream_and_events(2)?;
+    let (st, ev) = (Streams::new(1)?, Events::new(2)?);
     let _sync = SyncOnDrop(ctx.clone());
     let slabs = shape[0].div_ceil(codec.slab_planes());
     let threads = slabs * launch.threads_per_slab;
@@ -129,29 +221,9 @@ pub fn measure_codec<T: Value>(
         let decoded = back.as_mut_ptr() as *mut u8;
         driver::copy_dtoh(decoded, out.ptr, vbytes, "copying the decoded values back")?;
     }
-    let mut want: Vec<T> = values.to_vec();
-    (codec.decode(&cpu, shape, r, T::values_mut(&mut want))).map_err(bad)?;
-    let same = |a: &T, b: &T| {
-        let (a, b): (f64, f64) = ((*a).into(), (*b).into());
-        a.to_bits() == b.to_bits()
-    };
-    let decode_matches_cpu = back.iter().zip(&want).all(|(a, b)| same(a, b));
-    let (mut num, mut den) = (0.0f64, 0.0f64);
-    for (a, b) in values.iter().zip(&back) {
-        let (a, b): (f64, f64) = ((*a).into(), (*b).into());
-        num += (a - b) * (a - b);
-        den += a * a;
-    }
-    Ok(CodecRates {
-        codec: kind.to_string(),
-        shape: shape.to_vec(),
-        rate,
-        elem: format!("{elem:?}"),
-        encode_bytes_per_s: vbytes as f64 / best[0],
-        decode_bytes_per_s: vbytes as f64 / best[1],
-        ratio: vbytes as f64 / nbytes as f64,
-        matches_cpu: gpu == cpu,
-        decode_matches_cpu,
-        rel_l2_error: (num / den.max(f64::MIN_POSITIVE)).sqrt(),
+    Ok(Coded {
+        best,
+        stream: gpu,
+        back,
     })
 }

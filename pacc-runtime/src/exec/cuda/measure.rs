@@ -379,4 +379,13 @@ impl Probe for CudaProbe {
     ) -> Vec<(MarchTuning, Vec<f64>)> {
         measure_march_candidates(program, inv, opts, candidates)
     }
+
+    fn codec_rates(
+        &self,
+        codec: crate::codec::CodecKind,
+        elem: crate::program::Elem,
+        rate: f64,
+    ) -> Result<crate::tune::compression::CodecRates, Error> {
+        super::codec_throughput(codec, elem, rate)
+    }
 }

@@ -40,10 +40,9 @@
 //! trace); `pinning.rs` and `defer.rs` page-lock the arrays beside the run. Raw driver
 //! calls live only in `driver.rs`; the owners of memory, streams and events in `memory.rs` and
 //! `stream.rs`. `probe.rs` answers the tuner's questions (free memory, link timing). The
-//! benchmarks' baselines (`extra.rs`, `resident.rs`, `codec_rate.rs`) are built only with the
-//! `bench` feature.
+//! benchmarks' baselines (`extra.rs`, `resident.rs`) are built only with the `bench` feature;
+//! `codec_rate.rs` times the codec for the benchmark and for the tuner's compression decision.
 
-#[cfg(feature = "bench")]
 mod codec_rate;
 mod collect;
 mod compression;
@@ -65,8 +64,7 @@ mod stream;
 mod submit;
 mod trace;
 
-#[cfg(feature = "bench")]
-pub use codec_rate::{measure_codec, CodecRates};
+pub use codec_rate::{codec_throughput, measure_codec, CodecRates};
 pub use device::{available, prefer_device, DeviceInfo};
 #[cfg(feature = "bench")]
 pub use extra::{managed_fits, run_managed, ManagedOutput};

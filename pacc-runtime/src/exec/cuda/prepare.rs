@@ -546,7 +546,7 @@ pub(super) fn allocate(
     // With the codec behind the stencil, the block scheduler serves the kernel streams first
     // and the codec (on the load and write-back streams) fills the SMs they leave idle.
     let behind = cuda.codec_grid == CoSchedule::Priority && plan.compresses();
-    let kernels = |i: usize| Plan::stream_role(i) == crate::plan::StreamRole::Kernels;
+    let kernels = |i: usize| plan.role_of(i).0 == crate::plan::StreamRole::Kernels;
     let streams = Streams::prioritized(plan.streams.max(1), |i| behind.then(|| kernels(i)))?;
     let events = Events::new(2 * plan.ops.len() + 1)?;
     Ok(Resources {
