@@ -98,11 +98,12 @@ pub enum CoSchedule {
     /// One thread per codec unit: the grid covers the chunk, as before.
     Queue,
     /// The blocks that fit beside the stencil's resident blocks on every SM.
-    #[default]
     Sized,
     /// This share of the SMs (0 < share <= 1) at the codec's own occupancy.
     Partition(f64),
-    /// One thread per unit on streams the block scheduler serves after the stencil's.
+    /// One thread per unit on streams the block scheduler serves after the stencil's: the
+    /// default, the best on the H100 (`benches/results/2026-11-26-h100-compression`).
+    #[default]
     Priority,
 }
 

@@ -314,6 +314,11 @@ impl Run<'_, '_> {
             unsafe { collect::timings(program, &plan, &res) }.map_err(fail)?;
         let mut notes = notes;
         notes.extend(codec_note);
+        if res.serial {
+            notes.push(
+                "every operation ran on one stream, in plan order (PACC_SERIAL_STREAM)".into(),
+            );
+        }
         if let Some(p) = &res.pinning {
             stages.register = p.pinner.waited;
             notes.push(pinning_note(p));
