@@ -154,45 +154,13 @@ mod tests {
     use super::*;
     use crate::codec::CodecKind;
     use crate::plan::Scheme;
-    use crate::program::*;
+    use crate::program::{fixtures, Role};
     use crate::tune::model::LinkRates;
 
-    /// A 3D heat-like step: `a` read with reach 4, `b` written, swapped; `v` read-only.
+    /// A 3D leap-frog-like step: `a` read with reach 4, `b` written, swapped; `v` read-only.
     fn prog() -> Program {
-        let f = |n: &str, role| ArrayDecl {
-            name: n.into(),
-            elem: Elem::F32,
-            role,
-        };
-        let r = AxisRange {
-            lo: Bound::start(4),
-            hi: Bound::end(-4),
-        };
-        let read = |array: usize, h: i64| ReadDecl {
-            array,
-            lo: vec![-h; 3],
-            hi: vec![h; 3],
-        };
-        Program {
-            name: "p".into(),
-            ndim: 3,
-            arrays: vec![
-                f("a", Role::InOut),
-                f("b", Role::InOut),
-                f("v", Role::Input),
-            ],
-            kernels: vec![KernelDecl {
-                name: "k".into(),
-                ranges: vec![r; 3],
-                reads: vec![read(0, 4), read(2, 0)],
-                writes: vec![1],
-                reductions: vec![],
-                launch: Default::default(),
-            }],
-            step: vec![Stage::Kernel(0), Stage::Swap(0, 1)],
-            halo: 4,
-            ..Default::default()
-        }
+        let arrays = [("a", Role::InOut), ("b", Role::InOut), ("v", Role::Input)];
+        fixtures::one_kernel("p", &arrays, &[(0, 4), (2, 0)], 1, 4)
     }
 
     /// H100-like rates: 55 GB/s each way, `gpts` billion points per second of kernels.
