@@ -533,57 +533,99 @@ fn cuda_f16_compression_matches_cpu() {
     assert_eq!(b1, b2);
 }
 
-/// On a machine with a CUDA device: compressed runs whose codec kernels are co-scheduled beside
-/// the stencil (sized to the SMs' leftover resources, or to a share of the SMs so small that
-/// every thread strides over many units) give the bits of the same compressed plan run in plan
-/// order on one stream, with both codecs. Skips (saying why) where there is none.
+/// On a machine with a CUDA device: compressed runs whose codec kernels share the device with
+/// the stencil (grids sized by `tune::cosched`: queue, sized, priority, partition) give exactly
+/// the bits of the same compressed plan run in plan order on one stream, for zfp and f16, on
+/// every scheme that compresses, reduction included. The codec kernels stride over their units,
+/// so the grid must not change a bit (a one-SM partition makes every thread loop); the serial
+/// run orders every operation as the plan lists them, so a race between the codec's streams
+/// and the kernel stream would show. Skips (saying why) where there is none.
 #[test]
 fn cuda_co_scheduled_codec_matches_one_stream() {
     use pacc::runtime::codec::CodecKind;
-    use pacc_runtime::tune::cosched::CoSchedule;
+    use pacc::runtime::tune::cosched::CoSchedule;
+    use pacc::runtime::Scheme;
     if let Err(reason) = pacc_runtime::exec::cuda::available() {
         eprintln!("skipping the co-scheduled codec comparison: {reason}");
         return;
     }
-    let init = Array3::from_shape_fn((96, 40, 72), |(z, y, x)| {
-        ((z * 7 + y * 3 + x) as f32 * 0.05).sin()
-    });
-    for codec in [CodecKind::Zfp, CodecKind::F16] {
-        let base = Options::new()
+    // Planes of 64 x 128 values: 512 zfp blocks or 8192 f16 values a plane, more than the
+    // smallest grids below have threads. Smooth, so zfp codes them at rate 16 easily.
+    let n = (48, 64, 128);
+    let wave = |k: f32| {
+        Array3::from_shape_fn(n, |(z, y, x)| {
+            k * ((z as f32 * 0.21).sin() * (y as f32 * 0.13).cos() + (x as f32 * 0.07).sin())
+        })
+    };
+    let vel = Array3::from_shape_fn(n, |(z, _, x)| 1.5 + 0.3 * ((z + x) % 7) as f32 / 7.0);
+    let w: Vec<f32> = (0..9).map(|i| (i as f32 * 0.7).sin()).collect();
+    // Every array compressed at rate 16 (the input `vel` included), whatever the tuner would say.
+    let options = |codec, scheme, grid, serial| {
+        let mut o = Options::new()
             .backend(BackendChoice::Cuda)
-            .chunks(4)
+            .chunks(3)
             .block_steps(2)
-            .codec(codec)
-            .compress_when(CompressWhen::Always);
-        let run = |o: &Options| {
-            let (mut a, mut b) = (init.clone(), init.clone());
-            let (_, r) = heat3d_compressed::run(&mut a, &mut b, 12, o).unwrap();
-            (a, b, r)
-        };
-        let mut serial = base.clone();
-        serial.cuda.serial_stream = true;
-        let (a0, b0, r0) = run(&serial);
-        assert!(r0.link_bytes() < r0.link_bytes_raw(), "{codec}: {r0}");
-        for grid in [
-            CoSchedule::Queue,
-            CoSchedule::Sized,
-            CoSchedule::Priority,
-            CoSchedule::Partition(0.01),
-        ] {
-            let mut o = base.clone();
-            o.cuda.codec_grid = grid;
-            let (a, b, r) = run(&o);
-            assert_eq!(r.link_bytes(), r0.link_bytes(), "{codec} {grid}");
+            .scheme(scheme)
+            .compress_all(16.0)
+            .compress_inputs(true)
+            .compress_when(CompressWhen::Always)
+            .codec(codec);
+        o.cuda.codec_grid = grid;
+        o.cuda.serial_stream = serial;
+        o
+    };
+    // The bits of both wavefields and the reduction, and the report.
+    let run = |o: &Options| {
+        let (mut prev, mut cur) = (wave(0.5), wave(0.45));
+        let (total, r) =
+            wave3d::run(&mut prev, &mut cur, &vel, &w, (20, 30, 60), 0.05, 9, o).unwrap();
+        let mut bits: Vec<u32> = prev.iter().chain(&cur).map(|v| v.to_bits()).collect();
+        bits.push(total.to_bits());
+        (bits, r)
+    };
+    let grids = [
+        CoSchedule::Queue,
+        CoSchedule::Sized,
+        CoSchedule::Priority,
+        CoSchedule::Partition(0.25),
+        CoSchedule::Partition(1e-3),
+    ];
+    let schemes = Scheme::ALL
+        .into_iter()
+        .filter(|s| s.transfers().can_compress());
+    for scheme in schemes {
+        for codec in [CodecKind::Zfp, CodecKind::F16] {
+            let what = format!("{scheme} {codec}");
+            let (want, serial) = run(&options(codec, scheme, CoSchedule::Sized, true));
             assert!(
-                a == a0 && b == b0,
-                "{codec} {grid}: bits differ from one stream"
+                serial.link_bytes() < serial.link_bytes_raw(),
+                "{what}: {serial}"
             );
-            let note = r.adjustments.iter().find(|n| n.contains("codec grid"));
             assert!(
-                note.is_some_and(|n| n.contains(&grid.to_string())),
-                "{codec} {grid}: {:?}",
-                r.adjustments
+                serial.adjustments.iter().any(|a| a.contains("one stream")),
+                "{what}: the serial run does not say so: {serial}"
             );
+            for grid in grids {
+                let what = format!("{what} grid {grid}");
+                let (got, r) = run(&options(codec, scheme, grid, false));
+                assert_eq!(
+                    (r.chunks, r.block_steps),
+                    (serial.chunks, serial.block_steps)
+                );
+                assert_eq!(r.link_bytes(), serial.link_bytes(), "{what}");
+                let note = r
+                    .adjustments
+                    .iter()
+                    .find(|a| a.starts_with("encode: codec grid"));
+                let note = note.unwrap_or_else(|| panic!("{what}: no codec grid: {r}"));
+                assert!(note.contains(&format!("grid {grid}:")), "{what}: {note}");
+                if grid == CoSchedule::Partition(1e-3) {
+                    assert!(note.contains("; 1 of "), "{what}: {note}");
+                }
+                if let Some(i) = got.iter().zip(&want).position(|(a, b)| a != b) {
+                    panic!("{what}: value {i} of {} differs from one stream", got.len());
+                }
+            }
         }
     }
 }

@@ -95,7 +95,6 @@ pub struct Options {
     pub origins: Vec<(&'static str, Origin)>,
 }
 
-/// Where a setting's value came from, so that an error names the thing to change.
 /// Whether the arrays given a rate are compressed on every run or only where the tuner predicts
 /// that compression pays (`PACC_COMPRESS_WHEN=auto|always`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -122,6 +121,7 @@ impl std::str::FromStr for CompressWhen {
     }
 }
 
+/// Where a setting's value came from, so that an error names the thing to change.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Origin {
     /// Set in code through [`Options`]' fields or methods.

@@ -42,8 +42,9 @@ pub struct CudaOptions {
 
 impl CudaOptions {
     /// Reads `PACC_FMA`, `PACC_TRACE`, `PACC_KERNELS`, `PACC_PAD_ROWS`, `PACC_PIN_THREADS`,
-    /// `PACC_PIN_OVERLAP`, `PACC_CODEC_GRID` and `PACC_SERIAL_STREAM` into `self` (variables that are unset leave their field alone, except
-    /// `PACC_TRACE`, whose absence means no trace).
+    /// `PACC_PIN_OVERLAP`, `PACC_CODEC_GRID` and `PACC_SERIAL_STREAM` into `self` (variables
+    /// that are unset leave their field alone, except `PACC_TRACE`, whose absence means no
+    /// trace).
     pub(super) fn read_env(&mut self) -> Result<(), Error> {
         if let Ok(v) = std::env::var("PACC_FMA") {
             self.fma = matches!(v.as_str(), "1" | "true" | "yes");

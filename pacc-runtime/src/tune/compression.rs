@@ -25,7 +25,7 @@ pub const MARGIN: f64 = 0.95;
 
 /// Bytes per second the codec encodes and decodes on the whole GPU (uncompressed bytes).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct CodecRates {
+pub struct CodecSpeed {
     pub encode: f64,
     pub decode: f64,
 }
@@ -45,7 +45,7 @@ pub struct CompressionDecision {
 
 /// The seconds a run of `plan` takes in the model: its resources' busy time, with the codec's
 /// compute and HBM traffic where it compresses.
-fn seconds(program: &Program, plan: &Plan, rates: &Rates, codec: &CodecRates) -> (f64, f64, f64) {
+fn seconds(program: &Program, plan: &Plan, rates: &Rates, codec: &CodecSpeed) -> (f64, f64, f64) {
     let p = predict(program, plan, rates);
     let (mut raw_enc, mut raw_dec, mut coded) = (0u64, 0u64, 0u64);
     for op in &plan.ops {
@@ -94,7 +94,7 @@ pub fn decide(
     points: &[usize],
     popts: &PlanOptions,
     rates: &Rates,
-    codec: &CodecRates,
+    codec: &CodecSpeed,
 ) -> Result<CompressionDecision, plan::PlanError> {
     let plain_opts = PlanOptions {
         compress: Vec::new(),
@@ -174,7 +174,7 @@ mod tests {
         Rates::new(link, vec![gpts * 1e9])
     }
 
-    const ZFP: CodecRates = CodecRates {
+    const ZFP: CodecSpeed = CodecSpeed {
         encode: 245e9,
         decode: 270e9,
     };
@@ -228,7 +228,7 @@ mod tests {
     #[test]
     fn a_slow_codec_keeps_a_link_bound_run_raw() {
         // A codec slower than the link it saves: compressed would not be 5% faster.
-        let slow = CodecRates {
+        let slow = CodecSpeed {
             encode: 5e9,
             decode: 5e9,
         };

@@ -52,7 +52,7 @@ impl SmLimits {
 }
 
 /// What one thread block of a kernel takes from an SM.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Footprint {
     pub threads: u32,
     /// Registers per thread.

@@ -4,7 +4,7 @@
 //! through `exec::backend::Backend::probe`; the tuner's decisions in this module's parent are
 //! the same for every backend.
 
-use super::compression::CodecRates;
+use super::compression::CodecSpeed;
 use super::measure::slab_planes;
 use super::model::TuneInputs;
 use crate::codec::CodecKind;
@@ -39,7 +39,7 @@ pub trait Probe: Sync {
 
     /// A codec's encode and decode rates on the whole device at `rate` for `elem` arrays
     /// (uncompressed bytes per second), for the compression decision.
-    fn codec_rates(&self, codec: CodecKind, elem: Elem, rate: f64) -> Result<CodecRates, Error>;
+    fn codec_rates(&self, codec: CodecKind, elem: Elem, rate: f64) -> Result<CodecSpeed, Error>;
 
     /// [`Probe::inputs_at`] on the default slab ([`slab_planes`]).
     fn inputs(

@@ -43,14 +43,14 @@ pub fn codec_throughput(
     kind: CodecKind,
     elem: crate::program::Elem,
     rate: f64,
-) -> Result<crate::tune::compression::CodecRates, Error> {
+) -> Result<crate::tune::compression::CodecSpeed, Error> {
     use crate::program::Elem;
-    use crate::tune::compression::CodecRates as Rates;
+    use crate::tune::compression::CodecSpeed;
     use std::sync::Mutex;
     type Key = (CodecKind, Elem, u64);
-    static CACHE: Mutex<Vec<(Key, Rates)>> = Mutex::new(Vec::new());
+    static CACHE: Mutex<Vec<(Key, CodecSpeed)>> = Mutex::new(Vec::new());
     let key = (kind, elem, rate.to_bits());
-    let cached = |c: &Vec<(Key, Rates)>| c.iter().find(|(k, _)| *k == key).map(|e| e.1);
+    let cached = |c: &Vec<(Key, CodecSpeed)>| c.iter().find(|(k, _)| *k == key).map(|e| e.1);
     if let Some(r) = cached(&CACHE.lock().unwrap_or_else(|e| e.into_inner())) {
         return Ok(r);
     }
@@ -68,7 +68,7 @@ pub fn codec_throughput(
         }
     };
     let bytes = (n * elem.size()) as f64;
-    let r = Rates {
+    let r = CodecSpeed {
         encode: bytes / best[0],
         decode: bytes / best[1],
     };

@@ -287,27 +287,12 @@ impl GridSizer {
                 shared_bytes,
             }
         };
-        let widest = geoms
-            .iter()
-            .max_by_key(|g| {
-                let f = footprint(g);
-                (f.threads * f.registers, f.shared_bytes)
-            })
-            .map(|g| (footprint(g), g.func));
-        let (stencil, stencil_blocks) = match widest {
-            Some((f, func)) => {
-                let per_sm = driver::max_active_blocks_per_sm(func, f.threads).unwrap_or(1);
-                (f, per_sm as u32)
-            }
-            None => (
-                Footprint {
-                    threads: 0,
-                    registers: 0,
-                    shared_bytes: 0,
-                },
-                0,
-            ),
-        };
+        let widest = (geoms.iter().map(|g| (footprint(g), g.func)))
+            .max_by_key(|(f, _)| (f.threads * f.registers, f.shared_bytes));
+        let (stencil, stencil_blocks) = widest.map_or((Footprint::default(), 0), |(f, func)| {
+            let per_sm = driver::max_active_blocks_per_sm(func, f.threads).unwrap_or(1);
+            (f, per_sm as u32)
+        });
         GridSizer {
             strategy,
             sm: driver::sm_limits(ctx),

@@ -385,7 +385,7 @@ impl Probe for CudaProbe {
         codec: crate::codec::CodecKind,
         elem: crate::program::Elem,
         rate: f64,
-    ) -> Result<crate::tune::compression::CodecRates, Error> {
+    ) -> Result<crate::tune::compression::CodecSpeed, Error> {
         super::codec_throughput(codec, elem, rate)
     }
 }

@@ -544,7 +544,7 @@ pub(super) fn allocate(
     let results = DeviceBuf::new(ctx, nslots * 8, "reduction results")?;
     let codec = DeviceCodec::new(ctx, program, plan, geoms, cuda.codec_grid)?;
     // With the codec behind the stencil, the block scheduler serves the kernel streams first
-    // and the codec (on the load and write-back streams) fills the SMs they leave idle.
+    // and the codec (on its own low-priority streams) fills the SMs they leave idle.
     let behind = cuda.codec_grid == CoSchedule::Priority && plan.compresses();
     let kernels = |i: usize| plan.role_of(i).0 == crate::plan::StreamRole::Kernels;
     let streams = Streams::prioritized(plan.streams.max(1), |i| behind.then(|| kernels(i)))?;
