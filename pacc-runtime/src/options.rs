@@ -552,6 +552,25 @@ mod tests {
     use super::*;
 
     #[test]
+    fn compress_when_parses_and_names_what_it_takes() {
+        assert_eq!("auto".parse::<CompressWhen>().unwrap(), CompressWhen::Auto);
+        assert_eq!(
+            "always".parse::<CompressWhen>().unwrap(),
+            CompressWhen::Always
+        );
+        assert_eq!(CompressWhen::default(), CompressWhen::Auto);
+        for bad in ["", "never", "Always", "1"] {
+            let e = bad.parse::<CompressWhen>().unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("PACC_COMPRESS_WHEN={bad}:"))
+                    && e.contains("auto")
+                    && e.contains("or always"),
+                "{bad}: {e}"
+            );
+        }
+    }
+
+    #[test]
     fn pad_rows_parses_and_refuses_clearly() {
         assert!(pad_rows("1").unwrap() && pad_rows("yes").unwrap());
         assert!(!pad_rows("0").unwrap() && !pad_rows("false").unwrap());
