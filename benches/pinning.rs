@@ -3,7 +3,9 @@
 //! written: the kernel maps them only when touched), `touched` (written by the program, as
 //! arrays it filled are), `populated` (fresh, then mapped by `madvise(MADV_POPULATE_WRITE)` on
 //! the same threads before registering, timed apart; the data is not changed) and `huge`
-//! (fresh, with the `MADV_HUGEPAGE` hint: 2 MiB pages where the kernel allows them).
+//! (fresh, with the `MADV_HUGEPAGE` hint: 2 MiB pages where the kernel allows them) and
+//! `huge-touched` (hinted, then written: what `pacc_runtime::pages::zeros` hands out). For the
+//! written states the populate column is the time the writes took.
 //!
 //! ```text
 //! cargo bench --bench pinning -- --gib 8 --threads 1,4,8 --piece-mib 64,1024
@@ -28,11 +30,11 @@ struct Args {
     /// Piece sizes in MiB (comma-separated; each thread registers its share piece by piece).
     #[arg(long, value_delimiter = ',', default_value = "64,1024")]
     piece_mib: Vec<usize>,
-    /// Page states: fresh, touched, populated, huge.
+    /// Page states: fresh, touched, populated, huge, huge-touched.
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "fresh,touched,populated,huge"
+        default_value = "fresh,touched,populated,huge,huge-touched"
     )]
     states: Vec<String>,
     /// Accepted for `cargo bench` compatibility.
@@ -90,6 +92,13 @@ impl Drop for Region {
     }
 }
 
+/// The `MADV_HUGEPAGE` hint on the whole mapping, before anything touches it.
+fn hint_huge(r: &Region) {
+    // SAFETY: advice on our own mapping.
+    let rc = unsafe { libc::madvise(r.at(0) as *mut libc::c_void, r.bytes, libc::MADV_HUGEPAGE) };
+    assert_eq!(rc, 0, "madvise(MADV_HUGEPAGE) failed");
+}
+
 /// Runs `f(lo, hi)` on `threads` threads over equal parts of `r`; the wall seconds.
 fn on_threads(r: &Region, threads: usize, f: impl Fn(usize, usize) + Sync) -> f64 {
     let t = Instant::now();
@@ -109,14 +118,12 @@ fn case(args: &Args, state: &str, threads: usize, piece: usize) -> Result<String
     let mut populate = 0.0;
     match state {
         "fresh" => {}
-        "huge" => {
-            // SAFETY: advice on our own mapping.
-            let rc =
-                unsafe { libc::madvise(r.at(0) as *mut libc::c_void, bytes, libc::MADV_HUGEPAGE) };
-            assert_eq!(rc, 0, "madvise(MADV_HUGEPAGE) failed");
-        }
-        "touched" => {
-            on_threads(&r, threads, |lo, hi| {
+        "huge" => hint_huge(&r),
+        "touched" | "huge-touched" => {
+            if state == "huge-touched" {
+                hint_huge(&r);
+            }
+            populate = on_threads(&r, threads, |lo, hi| {
                 // SAFETY: inside the mapping; each thread writes its own part.
                 unsafe { std::ptr::write_bytes(r.at(lo), 1, hi - lo) };
             });

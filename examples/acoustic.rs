@@ -69,25 +69,80 @@ struct Cli {
     /// the arrays: the check for runs too large to verify against the serial function).
     #[arg(long, value_name = "D,K")]
     compare_with: Option<String>,
+    /// Allocate the arrays with `Array3::zeros` (4 KiB pages, mapped when first written) instead
+    /// of `pacc::runtime::pages::zeros` (huge pages, mapped on all cores at allocation), to
+    /// compare how fast a CUDA run page-locks them.
+    #[arg(long)]
+    plain_pages: bool,
+    /// Page-lock the arrays before the call (`pacc::runtime::exec::cuda::lock_host`), as a
+    /// program calling the pipeline repeatedly would once, and time it apart: the call then
+    /// registers nothing. CUDA only.
+    #[arg(long)]
+    lock_first: bool,
     #[command(flatten)]
     pipe: PipelineArgs,
 }
 
-/// Both time levels at rest, or filled with reproducible noise inside the zero frame.
-fn initial_field(
-    shape: (usize, usize, usize),
-    noise: Option<f32>,
-    seed: u64,
-) -> ndarray::Array3<f32> {
-    let mut a = ndarray::Array3::<f32>::zeros(shape);
-    if noise.is_some() {
-        reset_field(&mut a, noise, seed);
-    }
-    a
+/// The run's arrays over planes `w` of the global `shape` (all of them, or a rank's window):
+/// both time levels at rest or filled with reproducible noise inside the zero frame, the
+/// velocity, and the sponge when there is one. Filled plane by plane in parallel, into arrays
+/// from `pacc::runtime::pages::zeros` (huge pages, every page mapped, which a CUDA run
+/// page-locks several times faster than fresh `Array3::zeros`) unless `--plain-pages`.
+struct Fields {
+    prev: Field,
+    cur: Field,
+    vel: Field,
+    damp: Option<Field>,
 }
 
-/// Overwrites `a` with [`initial_field`]'s values, in place and in parallel (a second copy of
-/// a 30 GB wavefield may not fit in host memory).
+fn fields(
+    cli: &Cli,
+    shape: (usize, usize, usize),
+    (vtop, vbottom): (f64, f64),
+    w: Range,
+) -> Fields {
+    use rayon::prelude::*;
+    let local = (w.len(), shape.1, shape.2);
+    let zeroed = || match cli.plain_pages {
+        true => Field::zeros(local),
+        false => pacc::runtime::pages::zeros(local).unwrap_or_else(|e| fail(e)),
+    };
+    let field = |seed| {
+        let mut a = zeroed();
+        reset_field_at(&mut a, cli.init_noise, seed, w.start, shape.0);
+        a
+    };
+    let column = acoustic::layered_vel((shape.0, 1, 1), cli.layers, vtop, vbottom, cli.dt, cli.dx);
+    let plane = shape.1 * shape.2;
+    let planes = |a: &mut Field, fill: &(dyn Fn(usize, &mut [f32]) + Sync)| {
+        let slice = a
+            .as_slice_mut()
+            .expect("the example's arrays are contiguous");
+        (slice.par_chunks_mut(plane.max(1)).enumerate()).for_each(|(z, p)| fill(z, p));
+    };
+    let mut vel = zeroed();
+    planes(&mut vel, &|z, p| p.fill(column[[w.start + z, 0, 0]]));
+    let damp = (cli.sponge > 0).then(|| {
+        let mut d = zeroed();
+        planes(&mut d, &|z, p| {
+            let z = w.start + z;
+            let one = acoustic::sponge_planes(shape, cli.sponge, cli.sponge_strength, z..z + 1);
+            p.copy_from_slice(one.as_slice().expect("a new array is contiguous"));
+        });
+        d
+    });
+    Fields {
+        prev: field(1),
+        cur: field(2),
+        vel,
+        damp,
+    }
+}
+
+type Range = std::ops::Range<usize>;
+
+/// Overwrites `a` with the start [`fields`] gives it, in place and in parallel (a second copy
+/// of a 30 GB wavefield may not fit in host memory).
 fn reset_field(a: &mut ndarray::Array3<f32>, noise: Option<f32>, seed: u64) {
     let nz = a.dim().0;
     reset_field_at(a, noise, seed, 0, nz);
@@ -295,10 +350,12 @@ fn main() {
         nz.saturating_mul(ny).saturating_mul(nx),
         4,
     );
-    let vel = acoustic::layered_vel(shape, cli.layers, p.vtop, p.vbottom, cli.dt, cli.dx);
-    let damp = (cli.sponge > 0).then(|| acoustic::sponge(shape, cli.sponge, cli.sponge_strength));
-    let mut prev = initial_field(shape, cli.init_noise, 1);
-    let mut cur = initial_field(shape, cli.init_noise, 2);
+    let Fields {
+        mut prev,
+        mut cur,
+        vel,
+        damp,
+    } = fields(&cli, shape, (p.vtop, p.vbottom), 0..nz);
     let (sz, sy, sx) = (src[0], src[1], src[2]);
     let second = cli.compare_with.as_deref().map(|s| {
         let v = parse_list::<usize>(s, 2, "--compare-with").unwrap_or_else(|e| fail(e));
@@ -306,6 +363,10 @@ fn main() {
     });
     print_setting(&cli, &p);
 
+    let _lock = cli
+        .lock_first
+        .then(|| lock_first(&[&prev, &cur, &vel], damp.as_ref()))
+        .flatten();
     let run = |prev: &mut Field, cur: &mut Field, opts: &pacc::Options| match &damp {
         None => propagate::run(prev, cur, &vel, &wavelet, sz, sy, sx, dx2, cli.steps, opts),
         Some(d) => propagate_sponge::run(
@@ -353,6 +414,38 @@ fn main() {
     }
 }
 
+/// `--lock-first`: the arrays page-locked until the guard drops, or `None` (saying why) where
+/// that is not possible; the call then registers them itself.
+#[cfg(feature = "cuda")]
+fn lock_first(
+    arrays: &[&Field],
+    damp: Option<&Field>,
+) -> Option<pacc::runtime::exec::cuda::HostLock> {
+    let host: Result<Vec<_>, _> = (arrays.iter().copied().chain(damp))
+        .map(|a| pacc::runtime::host::host_array(a, "field"))
+        .collect();
+    match host.and_then(|h| pacc::runtime::exec::cuda::lock_host(&h)) {
+        Ok(lock) => {
+            println!(
+                "page-locked {:.1} GiB of the arrays in {:.2} s before the call (--lock-first)",
+                lock.bytes as f64 / (1u64 << 30) as f64,
+                lock.seconds
+            );
+            Some(lock)
+        }
+        Err(e) => {
+            println!("--lock-first: {e}; the call page-locks the arrays itself");
+            None
+        }
+    }
+}
+
+#[cfg(not(feature = "cuda"))]
+fn lock_first(_: &[&Field], _: Option<&Field>) -> Option<()> {
+    println!("--lock-first: built without CUDA; nothing to page-lock");
+    None
+}
+
 /// The serial function's wavefields `(prev, cur)` from the same start (for `--verify`).
 fn serial_fields(
     cli: &Cli,
@@ -364,8 +457,9 @@ fn serial_fields(
 ) -> (ndarray::Array3<f32>, ndarray::Array3<f32>) {
     let shape = vel.dim();
     let (sz, sy, sx) = (src[0], src[1], src[2]);
-    let mut sprev = initial_field(shape, cli.init_noise, 1);
-    let mut scur = initial_field(shape, cli.init_noise, 2);
+    let (mut sprev, mut scur) = (Field::zeros(shape), Field::zeros(shape));
+    reset_field(&mut sprev, cli.init_noise, 1);
+    reset_field(&mut scur, cli.init_noise, 2);
     match damp {
         None => propagate::serial(
             &mut sprev, &mut scur, vel, wavelet, sz, sy, sx, dx2, cli.steps,
@@ -418,18 +512,13 @@ fn distributed_run(
     };
     let slab = dist::slab(world, program, &[nz, ny, nx], cli.steps, opts)?;
     let w = slab.window.clone();
-    let local = (w.len(), ny, nx);
     // Each rank builds only its window.
-    let column = acoustic::layered_vel((nz, 1, 1), cli.layers, s.vtop, s.vbottom, cli.dt, cli.dx);
-    let vel = ndarray::Array3::from_shape_fn(local, |(z, _, _)| column[[w.start + z, 0, 0]]);
-    let damp = (cli.sponge > 0)
-        .then(|| acoustic::sponge_planes(s.shape, cli.sponge, cli.sponge_strength, w.clone()));
-    let field = |seed| {
-        let mut a = ndarray::Array3::<f32>::zeros(local);
-        reset_field_at(&mut a, cli.init_noise, seed, w.start, nz);
-        a
-    };
-    let (mut prev, mut cur) = (field(1), field(2));
+    let Fields {
+        mut prev,
+        mut cur,
+        vel,
+        damp,
+    } = fields(cli, s.shape, (s.vtop, s.vbottom), w.clone());
     if root {
         println!(
             "acoustic: {nz}x{ny}x{nx} grid, {} steps on {} MPI ranks (slabs of ~{} planes along Z, \

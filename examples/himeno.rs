@@ -64,7 +64,7 @@ fn main() {
     // Himeno's 14 arrays, twice with --verify.
     let points = shape.0.saturating_mul(shape.1).saturating_mul(shape.2);
     common::check_host_memory("himeno", 14 * (1 + usize::from(cli.pipe.verify)), points, 4);
-    let mut h = Himeno::new(shape);
+    let mut h = Himeno::try_new(shape).unwrap_or_else(|e| fail(e));
     let flop = himeno::flops_per_sweep(shape);
 
     let mut nn = cli.iterations;

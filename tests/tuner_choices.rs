@@ -75,4 +75,17 @@ fn a_one_shot_call_blocks_all_its_steps_at_once() {
     assert!(array_bytes(propagate, shape) > 78 << 30, "out of core");
     assert_eq!(c.block_steps, 8, "{}", c.summary());
     assert!(c.chunks > 1, "{}", c.summary());
+    // The arrays not page-locked yet: registering 96 GB (at 20 GB/s) outlasts the pass over
+    // the link, and the prediction waits for it; the plan stays the same.
+    let mut t = inputs(vec![1.58e11]);
+    t.unlocked_bytes = array_bytes(propagate, shape);
+    let u = choose_scheme(propagate, &shape, 8, &t, &AUTO_SCHEMES).unwrap();
+    assert_eq!((u.chunks, u.block_steps), (c.chunks, c.block_steps));
+    assert!(u.page_lock_seconds > 4.5, "{}", u.summary());
+    let waited = u.predicted_seconds - c.predicted_seconds;
+    assert!(
+        waited > 1.0 && (waited - u.page_lock_exposed).abs() < 1e-9,
+        "{}",
+        u.summary()
+    );
 }

@@ -3,10 +3,11 @@
 //! Compiling a program's CUDA source costs about a second on the H100's host (more for the
 //! fused forms), and before a long run the tuner compiles and times several kernel forms on a
 //! slab of the call's arrays: paid again by every process, that was up to a fifth of a
-//! minute-long call (docs/internals.md §3). Two kinds of entries are kept, each in its own
+//! minute-long call (docs/internals.md §3). Three kinds of entries are kept, each in its own
 //! folder under the directory `PACC_CACHE_DIR` names (default `$XDG_CACHE_HOME/pacc`, else
-//! `~/.cache/pacc`; `PACC_CACHE_DIR=off` turns the cache off): NVRTC's PTX ([`Kind::Ptx`]) and
-//! the kernels' measured rates ([`Kind::Rates`]). An entry holds its whole key (for PTX, the
+//! `~/.cache/pacc`; `PACC_CACHE_DIR=off` turns the cache off): NVRTC's PTX ([`Kind::Ptx`]),
+//! the kernels' measured rates ([`Kind::Rates`]) and the link's ([`Kind::Link`]: measuring it
+//! page-locks two fresh 256 MiB buffers, a few tenths of a second of every call's set-up). An entry holds its whole key (for PTX, the
 //! options and the full source), so a hit is exact and a collision of file names is a miss.
 //! Any I/O problem is a miss too: the cache never fails a run.
 
@@ -22,6 +23,8 @@ pub(crate) enum Kind {
     Ptx,
     /// Kernel rates measured on a slab (`tune::measure`), per device.
     Rates,
+    /// The link's rates, per host and device.
+    Link,
 }
 
 impl Kind {
@@ -29,6 +32,7 @@ impl Kind {
         match self {
             Kind::Ptx => "ptx",
             Kind::Rates => "rates",
+            Kind::Link => "link",
         }
     }
 }

@@ -92,6 +92,15 @@ pub enum Error {
     },
     #[error("internal error: the translator's description and the call disagree: {0}. Please report this")]
     Internal(String),
+    #[error("cannot allocate {what}: {}. Hint: use a smaller shape, or free host memory (a pipelined run needs the arrays in host memory, not on the device)", host_size(.bytes))]
+    HostMemory { bytes: Option<u64>, what: String },
+}
+
+fn host_size(bytes: &Option<u64>) -> String {
+    match bytes {
+        Some(b) => format!("the host has no room for {b} bytes"),
+        None => "its size overflows the address space".into(),
+    }
 }
 
 impl From<Fault> for Error {

@@ -62,6 +62,8 @@ pub mod march;
 #[cfg(feature = "runtime")]
 pub mod options;
 #[cfg(feature = "runtime")]
+pub mod pages;
+#[cfg(feature = "runtime")]
 pub mod plan;
 #[cfg(feature = "runtime")]
 pub mod progress;

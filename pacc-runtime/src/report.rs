@@ -124,6 +124,9 @@ pub struct Report {
     pub timeline: Vec<TraceEvent>,
     /// The CUDA kernels' form and resources (empty on the other backends).
     pub kernels: Vec<KernelStats>,
+    /// Where `stages.setup` went, in seconds per part (the tuner, compiling, allocating...), in
+    /// the order they ran; parts of later segments add to those of the same name.
+    pub setup_parts: Vec<(String, f64)>,
 }
 
 impl Report {
@@ -148,6 +151,17 @@ impl Report {
             }
         }
         self.timeline.extend(later.timeline);
+        for (name, secs) in later.setup_parts {
+            self.add_setup(&name, secs);
+        }
+    }
+
+    /// Adds `secs` to the set-up part `name` (a new part goes last).
+    pub fn add_setup(&mut self, name: &str, secs: f64) {
+        match self.setup_parts.iter_mut().find(|(n, _)| n == name) {
+            Some((_, s)) => *s += secs,
+            None => self.setup_parts.push((name.to_string(), secs)),
+        }
     }
 
     /// The report of running `plan` on `backend`, before any time is spent: its geometry and the
@@ -179,6 +193,7 @@ impl Report {
             adjustments: plan.adjustments.clone(),
             timeline: Vec::new(),
             kernels: Vec::new(),
+            setup_parts: Vec::new(),
         }
     }
 
@@ -210,6 +225,7 @@ impl Report {
             adjustments: Vec::new(),
             timeline: Vec::new(),
             kernels: Vec::new(),
+            setup_parts: Vec::new(),
         }
     }
 
@@ -276,6 +292,12 @@ impl std::fmt::Display for Report {
             "  wall {:.4} s; stages (s): htod {:.4}, dtoh {:.4}, dtod {:.4}, kernel {:.4}, host copy {:.4}, register {:.4}, setup {:.4}",
             self.wall_seconds, s.htod, s.dtoh, s.dtod, s.kernel, s.host_copy, s.register, s.setup
         )?;
+        if !self.setup_parts.is_empty() {
+            let parts: Vec<String> = (self.setup_parts.iter())
+                .map(|(n, s)| format!("{n} {s:.4}"))
+                .collect();
+            writeln!(f, "  setup (s): {}", parts.join(", "))?;
+        }
         if self.link_bytes_raw() != self.link_bytes() {
             writeln!(
                 f,

@@ -47,6 +47,7 @@ pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<Run
     let backend = backend::choose(opts.backend, Some(opts.source_of("backend")))?;
     let steps = inv.steps;
     let fuse = crate::config::fuse(opts);
+    let mut lap = Lap::start();
     let (march, march_note) = match backend.probe().filter(|_| fuse.is_none()) {
         Some(probe) => crate::tune::auto_march(probe, program, &inv, opts),
         None => (None, None),
@@ -59,9 +60,12 @@ pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<Run
         }
         None => opts,
     };
+    lap.mark("march tuning");
     let (mut popts, tune_note) = resolve_options(program, &inv, opts, backend)?;
+    lap.mark("tuner");
     let swap_replays = swap_replays(program, steps);
     let (fuse, fuse_note) = fusion(program, &inv, opts, &mut popts, backend, fuse)?;
+    lap.mark("fusion weighing");
     if let Some(s) = fuse {
         let fused = crate::fuse::program(program, s).map_err(Error::Internal)?;
         let inv = crate::fuse::invocation(&fused, inv, s);
@@ -75,6 +79,7 @@ pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<Run
             "fused: {s} steps per launch (`{}`), {} groups of {s} steps per block",
             fused.kernels[0].name, popts.block_steps
         ));
+        lap.prepend_to(&mut out.report);
         out.report.wall_seconds = start.elapsed().as_secs_f64();
         return Ok(out);
     }
@@ -93,6 +98,7 @@ pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<Run
     }
     let segments = Segments::plan(program, &inv, &popts, opts, steps - first)?;
     let planned = start.elapsed().as_secs_f64();
+    lap.mark("planning");
 
     let mut cursor = Cursor::start(&inv, first);
     if let Some(f) = &durable.found {
@@ -128,6 +134,7 @@ pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<Run
     }
     report.steps = steps;
     report.stages.setup += planned;
+    lap.prepend_to(&mut report);
     report.adjustments.extend(notes);
     report.wall_seconds = start.elapsed().as_secs_f64();
     Ok(RunOutput {
@@ -169,6 +176,38 @@ fn run_fused(
         swap_replays: 0,
         report,
     })
+}
+
+/// Times the parts of a call's set-up, for [`Report::setup_parts`].
+struct Lap {
+    at: Instant,
+    parts: Vec<(String, f64)>,
+}
+
+impl Lap {
+    fn start() -> Lap {
+        Lap {
+            at: Instant::now(),
+            parts: Vec::new(),
+        }
+    }
+
+    /// Ends the part `name` here; parts that took no measurable time are left out.
+    fn mark(&mut self, name: &str) {
+        let secs = self.at.elapsed().as_secs_f64();
+        self.at = Instant::now();
+        if secs >= 1e-4 {
+            self.parts.push((name.into(), secs));
+        }
+    }
+
+    /// Puts the parts before those the executor reported (they ran first).
+    fn prepend_to(self, report: &mut Report) {
+        let later = std::mem::replace(&mut report.setup_parts, self.parts);
+        for (name, secs) in later {
+            report.add_setup(&name, secs);
+        }
+    }
 }
 
 /// Refuses a chunk count or blocking depth of 0, naming where it came from: the option (by its
@@ -503,5 +542,6 @@ fn empty_report(program: &Program, backend: &str, shape: &[usize], popts: &PlanO
         adjustments: Vec::new(),
         timeline: Vec::new(),
         kernels: Vec::new(),
+        setup_parts: Vec::new(),
     }
 }

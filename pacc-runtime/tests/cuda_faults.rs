@@ -231,6 +231,34 @@ fn a_registration_fault_leaves_the_arrays_untouched_and_unlocked() {
     println!("page-locking faults: {fired}, each left the arrays untouched and unlocked");
 }
 
+/// A completed run returns while its arrays' pieces are still being unregistered on the
+/// background thread; once that settles nothing of them is page-locked, and a run straight
+/// after on the same arrays (which waits for it first) registers them again and is right.
+#[test]
+fn a_completed_run_unregisters_its_arrays_after_it_returns() {
+    let _dev = need_device!();
+    let prog = heat_program();
+    let shape = [SHAPE.0, SHAPE.1, SHAPE.2];
+    for scheme in [Scheme::RegionSharing, Scheme::Wavefront, Scheme::DirectMap] {
+        let plan = plan_for(&prog, &shape, STEPS, &[PT[0]], 4, 2, scheme);
+        let mut x = heat_inputs(SHAPE);
+        let gosa = run_heat(&mut x, &plan).expect("first run");
+        cuda::settle();
+        for a in &x {
+            let s = a.as_slice().unwrap();
+            for p in [&s[0], &s[s.len() / 2], &s[s.len() - 1]] {
+                assert!(!page_locked(p), "{scheme}: still page-locked after settle");
+            }
+        }
+        assert!(same_bits(&x, &serial_after(STEPS)), "{scheme}");
+        let mut y = heat_inputs(SHAPE);
+        run_heat(&mut y, &plan).expect("second run");
+        let again = run_heat(&mut heat_inputs(SHAPE), &plan).expect("third run");
+        assert!(same_bits(&y, &serial_after(STEPS)), "{scheme}: second run");
+        assert_eq!(gosa.to_bits(), again.to_bits(), "{scheme}: reduction");
+    }
+}
+
 /// Four threads run at once, sharing one read-only array (page-locked by each run's
 /// registration): CUDA runs are serialized, and every result equals the serial function.
 #[test]

@@ -6,6 +6,7 @@
 //! `j`, `k`). The original's packed matrices `a[4]`, `b[3]`, `c[3]` are separate arrays here.
 
 use ndarray::Array3;
+use pacc_runtime::pages;
 
 /// Relaxation parameter of the original.
 pub const OMEGA: f32 = 0.8;
@@ -110,27 +111,35 @@ pub struct Himeno {
 
 impl Himeno {
     /// `a0..a2 = 1`, `a3 = 1/6`, `b = 0`, `c = 1`, `bnd = 1`, `wrk1 = wrk2 = 0` and
-    /// `p[i][j][k] = i^2 / (mimax - 1)^2` (f32 arithmetic, as in the original).
+    /// `p[i][j][k] = i^2 / (mimax - 1)^2` (f32 arithmetic, as in the original). Panics where
+    /// the host has no room for the arrays; [`Himeno::try_new`] returns the error instead.
     pub fn new(shape: (usize, usize, usize)) -> Himeno {
-        let full = |v: f32| Array3::from_elem(shape, v);
+        Himeno::try_new(shape).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// [`Himeno::new`], the arrays from `pacc_runtime::pages` (huge pages, filled on all
+    /// cores, so that a CUDA run page-locks them quickly); an error names the shape when they
+    /// cannot be allocated.
+    pub fn try_new(shape: (usize, usize, usize)) -> Result<Himeno, pacc_runtime::Error> {
+        let full = |v: f32| pages::full(shape, v);
         let denom = ((shape.0 - 1) * (shape.0 - 1)) as f32;
-        Himeno {
-            p: Array3::from_shape_fn(shape, |(i, _, _)| (i * i) as f32 / denom),
-            a0: full(1.0),
-            a1: full(1.0),
-            a2: full(1.0),
+        Ok(Himeno {
+            p: pages::from_planes(shape, |i, plane| plane.fill((i * i) as f32 / denom))?,
+            a0: full(1.0)?,
+            a1: full(1.0)?,
+            a2: full(1.0)?,
             // The original stores the double 1.0/6.0 into a float.
-            a3: full((1.0f64 / 6.0) as f32),
-            b0: full(0.0),
-            b1: full(0.0),
-            b2: full(0.0),
-            c0: full(1.0),
-            c1: full(1.0),
-            c2: full(1.0),
-            bnd: full(1.0),
-            wrk1: full(0.0),
-            wrk2: full(0.0),
-        }
+            a3: full((1.0f64 / 6.0) as f32)?,
+            b0: full(0.0)?,
+            b1: full(0.0)?,
+            b2: full(0.0)?,
+            c0: full(1.0)?,
+            c1: full(1.0)?,
+            c2: full(1.0)?,
+            bnd: full(1.0)?,
+            wrk1: full(0.0)?,
+            wrk2: full(0.0)?,
+        })
     }
 
     pub fn shape(&self) -> (usize, usize, usize) {

@@ -65,7 +65,14 @@ pub struct Rates {
     pub host_copy_rate: f64,
     /// Fixed cost of one kernel launch (seconds).
     pub launch_overhead: f64,
+    /// Page-locking rate of the user's arrays (`cuMemHostRegister`) in bytes per second.
+    pub register_rate: f64,
 }
+
+/// Page-locking rate the model assumes: written 4 KiB pages on the H100's host registered at
+/// 15-26 GB/s on 1-8 threads (`benches/pinning.rs`, 2026-11-26 and 2026-11-27); huge pages
+/// (`pacc_runtime::pages`) at 38-40 GB/s, memory never written at about 3 GB/s.
+pub const REGISTER_RATE: f64 = 20e9;
 
 impl Rates {
     /// The given link and kernel rates; HBM copies at 1.4 TB/s, host copies at 12 GB/s, 4 us
@@ -77,6 +84,7 @@ impl Rates {
             dtod_rate: 1.4e12,
             host_copy_rate: 12e9,
             launch_overhead: 4e-6,
+            register_rate: REGISTER_RATE,
         }
     }
 
@@ -114,6 +122,9 @@ pub struct TuneInputs {
     pub step_candidates: Vec<usize>,
     /// Whether the plans keep read-only arrays in a ring ([`PlanOptions::read_only_ring`]).
     pub read_only_ring: bool,
+    /// Bytes of the call's arrays not page-locked yet, which schemes copying straight from
+    /// them register during the run (0: already locked, or not known).
+    pub unlocked_bytes: u64,
 }
 
 impl TuneInputs {
@@ -137,6 +148,15 @@ impl TuneInputs {
             chunk_candidates: Vec::new(),
             step_candidates: Vec::new(),
             read_only_ring: true,
+            unlocked_bytes: 0,
+        }
+    }
+
+    /// Seconds of page-locking a run of `scheme` needs before its copies can all go.
+    pub fn page_lock_seconds(&self, scheme: Scheme) -> f64 {
+        match scheme.transfers().pins_user_arrays() {
+            true => self.unlocked_bytes as f64 / self.rates.register_rate,
+            false => 0.0,
         }
     }
 }
@@ -194,6 +214,10 @@ pub struct TuneChoice {
     pub block: Prediction,
     /// Pipeline fill added once per run.
     pub fill_seconds: f64,
+    /// Page-locking the arrays, beside the first block ([`TuneInputs::unlocked_bytes`]).
+    pub page_lock_seconds: f64,
+    /// The part of it the first block does not hide, included in the prediction.
+    pub page_lock_exposed: f64,
     pub device_bytes: u64,
     pub candidates: Vec<Candidate>,
 }
@@ -211,8 +235,15 @@ impl TuneChoice {
     }
 
     pub fn summary(&self) -> String {
+        let locking = match self.page_lock_seconds {
+            s if s > 0.0 => format!(
+                "; page-locking {s:.3} s beside the first block, {:.3} s of it not hidden",
+                self.page_lock_exposed
+            ),
+            _ => String::new(),
+        };
         format!(
-            "tuner: {} chunks x {} block steps ({}), predicted {:.4} s ({:.4} s/step; per block link {:.4} s, kernels {:.4} s)",
+            "tuner: {} chunks x {} block steps ({}), predicted {:.4} s ({:.4} s/step; per block link {:.4} s, kernels {:.4} s{locking})",
             self.chunks,
             self.block_steps,
             self.scheme,
@@ -469,14 +500,29 @@ impl Search<'_> {
         let time = |p: &Prediction| block_time(p, block.chunks, block.scheme, rates);
         let (full, rem) = (self.steps / k, self.steps % k);
         let mut total = time(&pb) * full as f64;
+        let mut first = time(&pb);
         if rem > 0 {
-            total += match self.build(block.chunks, rem, rem) {
+            let last = match self.build(block.chunks, rem, rem) {
                 Ok(r) => time(&predict(self.program, &r, rates)),
                 Err(_) => time(&pb) * rem as f64 / k as f64,
             };
+            total += last;
+            if full == 0 {
+                first = last;
+            }
         }
         let fill = fill(self.inputs.scheme, &pb, block.chunks);
         total += fill;
+        // Pieces register in the order the first block copies them, beside it; a block
+        // quicker than the registration waits for it, and then still has its last chunk's
+        // share to run once the last piece is in.
+        let page_lock = self.inputs.page_lock_seconds(self.inputs.scheme);
+        let tail = first / block.chunks.max(1) as f64;
+        let exposed = match page_lock > 0.0 {
+            true => (page_lock + tail - first - fill).max(0.0),
+            false => 0.0,
+        };
+        total += exposed;
         cand.predicted_seconds = total;
         let choice = TuneChoice {
             chunks: block.chunks,
@@ -486,6 +532,8 @@ impl Search<'_> {
             predicted_per_step: total / self.steps as f64,
             block: pb,
             fill_seconds: fill,
+            page_lock_seconds: page_lock,
+            page_lock_exposed: exposed,
             device_bytes: need,
             candidates: Vec::new(),
         };
@@ -691,6 +739,41 @@ mod tests {
             both: 80e9,
             bytes: 1 << 28,
         }
+    }
+
+    #[test]
+    fn page_locking_counts_where_the_first_block_does_not_hide_it() {
+        let p = prog(4);
+        let shape = [512, 256, 256];
+        let arrays = 3 * 512 * 256 * 256 * 4u64;
+        let mut t = TuneInputs::new(link(), vec![1e12], arrays);
+        t.chunks = Some(8);
+        let base = choose(&p, &shape, 4, &t).unwrap();
+        assert_eq!((base.page_lock_seconds, base.page_lock_exposed), (0.0, 0.0));
+        // Registering every byte at 20 GB/s is slower than one pass over the link at 54 GB/s:
+        // a one-block run waits for the rest.
+        t.unlocked_bytes = arrays;
+        let locked = choose(&p, &shape, 4, &t).unwrap();
+        let pin = arrays as f64 / REGISTER_RATE;
+        assert!((locked.page_lock_seconds - pin).abs() < 1e-12);
+        assert!(locked.page_lock_exposed > 0.0 && locked.page_lock_exposed < pin);
+        let grown = locked.predicted_seconds - locked.page_lock_exposed;
+        assert!((grown - base.predicted_seconds).abs() < 1e-9, "{locked:?}");
+        assert!(
+            locked.summary().contains("page-locking"),
+            "{}",
+            locked.summary()
+        );
+        // Staging copies register nothing.
+        t.scheme = Scheme::StagedCopy;
+        assert_eq!(t.page_lock_seconds(Scheme::StagedCopy), 0.0);
+        let staged = choose(&p, &shape, 4, &t).unwrap();
+        assert_eq!(staged.page_lock_exposed, 0.0);
+        // A long run's first block hides it all.
+        t.scheme = Scheme::RegionSharing;
+        t.rates.kernel_rate = vec![1e9];
+        let slow = choose(&p, &shape, 4, &t).unwrap();
+        assert_eq!(slow.page_lock_exposed, 0.0, "{slow:?}");
     }
 
     #[test]

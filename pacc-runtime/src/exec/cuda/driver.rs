@@ -227,6 +227,12 @@ pub(crate) fn is_page_locked(ptr: *const u8) -> bool {
     r == sys::CUresult::CUDA_SUCCESS && ty == sys::CUmemorytype::CU_MEMORYTYPE_HOST as u32
 }
 
+/// Whether the `bytes` bytes at `ptr` (not empty) are page-locked already: the first and the
+/// last byte are (a registration or an allocation covers a contiguous range).
+pub(crate) fn range_page_locked(ptr: *const u8, bytes: usize) -> bool {
+    bytes > 0 && is_page_locked(ptr) && is_page_locked(ptr.wrapping_add(bytes - 1))
+}
+
 /// Page-locks `bytes` of host memory at `ptr` (portable: every context sees it); `Err` is the
 /// driver's message.
 ///

@@ -27,15 +27,56 @@ pub fn measure_link(bytes: usize, reps: usize) -> Result<LinkRates, Error> {
     Ok(link_from_times(t.bytes, t.htod, t.dtoh, t.both))
 }
 
-/// The link rates, measured once per process (256 MiB pinned buffers, best of 3).
+/// The link rates, measured once per host and device (256 MiB pinned buffers, best of 3) and
+/// kept on disk, else once per process.
 pub fn link_rates() -> Result<LinkRates, Error> {
     static LINK: OnceLock<Result<LinkRates, String>> = OnceLock::new();
-    LINK.get_or_init(|| measure_link(256 << 20, 3).map_err(|e| e.to_string()))
-        .clone()
-        .map_err(|m| Error::Cuda {
-            what: "measuring the link".into(),
-            message: m,
-        })
+    LINK.get_or_init(|| {
+        let key = link_key().map_err(|e| e.to_string())?;
+        if let Some(l) = disk_cache::load(Kind::Link, &key).and_then(|t| parse_link(&t)) {
+            return Ok(l);
+        }
+        let l = measure_link(256 << 20, 3).map_err(|e| e.to_string())?;
+        let text = format!("{:?} {:?} {:?} {}", l.htod, l.dtoh, l.both, l.bytes);
+        disk_cache::store(Kind::Link, &key, &text);
+        Ok(l)
+    })
+    .clone()
+    .map_err(|m| Error::Cuda {
+        what: "measuring the link".into(),
+        message: m,
+    })
+}
+
+/// The link's entry in the disk cache: the device and the host it is plugged into.
+fn link_key() -> Result<String, Error> {
+    let d = cuda::available().map_err(|reason| Error::no_cuda(reason, None))?;
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
+        .unwrap_or_default();
+    Ok(format!(
+        "pacc {} link rates\ndevice {} ordinal {} of {}\nhost {}\n",
+        env!("CARGO_PKG_VERSION"),
+        d.name,
+        d.ordinal,
+        d.count,
+        host.trim()
+    ))
+}
+
+/// Rates stored by [`link_rates`]: three positive rates and the buffer size.
+fn parse_link(text: &str) -> Option<LinkRates> {
+    let v: Vec<&str> = text.split(' ').collect();
+    let [h, d, b, n] = v.as_slice() else {
+        return None;
+    };
+    let rate = |s: &str| s.parse::<f64>().ok().filter(|r| r.is_finite() && *r > 0.0);
+    Some(LinkRates {
+        htod: rate(h)?,
+        dtoh: rate(d)?,
+        both: rate(b)?,
+        bytes: n.parse().ok()?,
+    })
 }
 
 /// Program, source hash and kernel names, plane shape, slab planes, FMA, kernel form,
@@ -353,6 +394,11 @@ pub fn measure_inputs_at(
         .iter()
         .map(|p| p.first().copied().unwrap_or(0).max(0) as usize)
         .collect();
+    cuda::settle();
+    t.unlocked_bytes = (inv.arrays.iter())
+        .filter(|a| !cuda::driver::range_page_locked(a.ptr, a.bytes()))
+        .map(|a| a.bytes() as u64)
+        .sum();
     Ok(t)
 }
 
@@ -387,5 +433,30 @@ impl Probe for CudaProbe {
         rate: f64,
     ) -> Result<crate::tune::compression::CodecSpeed, Error> {
         super::codec_throughput(codec, elem, rate)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stored_link_rates_read_back_and_damaged_ones_are_misses() {
+        let l = parse_link("53400000000.0 54100000000.5 75000000000.0 268435456").unwrap();
+        assert_eq!(
+            (l.htod, l.dtoh, l.both, l.bytes),
+            (53.4e9, 54.1000000005e9, 75e9, 1 << 28)
+        );
+        for bad in [
+            "",
+            "1 2 3",
+            "1 2 3 4 5",
+            "0 2 3 4",
+            "1 NaN 3 4",
+            "1 2 -3 4",
+            "1 2 3 x",
+        ] {
+            assert!(parse_link(bad).is_none(), "{bad:?}");
+        }
     }
 }

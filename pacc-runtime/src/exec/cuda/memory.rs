@@ -2,7 +2,7 @@
 //! pinned arrays, pinned staging buffers and raw device buffers. Every owner frees on drop.
 
 use super::device::context;
-use super::driver::{self, is_page_locked, DevicePtr};
+use super::driver::{self, range_page_locked, DevicePtr};
 use crate::error::Error;
 use crate::exec::GridElem;
 use crate::invocation::HostArray;
@@ -35,7 +35,7 @@ impl Registration {
             if n == 0 {
                 continue;
             }
-            if is_page_locked(p) && is_page_locked(p.wrapping_add(n - 1)) {
+            if range_page_locked(p, n) {
                 reg.already_locked += 1;
                 continue;
             }
@@ -86,6 +86,8 @@ pub struct HostLock {
 /// Page-locks `arrays` (those not already page-locked) until the guard drops. While it lives,
 /// CUDA runs over these arrays skip registering them (the report notes it).
 pub fn lock_host(arrays: &[HostArray]) -> Result<HostLock, Error> {
+    // An earlier run's pieces still being unregistered would count as locked.
+    super::settle();
     let info = super::device::available().map_err(|reason| Error::no_cuda(reason, None))?;
     let ctx = context(info.ordinal)?;
     let t = std::time::Instant::now();

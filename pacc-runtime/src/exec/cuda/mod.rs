@@ -6,8 +6,10 @@
 //! * Host memory: for direct-map, region-sharing and the wavefront, the user's arrays (read-only
 //!   ones too) are page-locked with `cuMemHostRegister` (portable) piece by piece on a few
 //!   threads, beside the run: each operation is enqueued once the pieces it touches are
-//!   registered, writes to the arrays once all are, and each piece is unregistered once its
-//!   last operation has completed (`pinning.rs`, `defer.rs`). Arrays already page-locked (a
+//!   registered, writes to the arrays once all are, and each piece is unregistered, on a
+//!   background thread, once its last operation has completed (`pinning.rs`, `defer.rs`); a
+//!   run returns without waiting for that, and the next one (or [`settle`]) waits for it
+//!   first. Arrays already page-locked (a
 //!   [`PinnedArray`], [`lock_host`]) are left alone. If registering fails, the arrays are
 //!   untouched and the run is repeated as staged-copy; the report says so.
 //! * Device memory: `buffer_sets` sets of one buffer per array (`buffer_planes * plane_len`
@@ -151,7 +153,18 @@ pub fn execute(
     opts: &Options,
 ) -> Result<CudaOutput, Error> {
     let _serial = RUNS.lock().unwrap_or_else(|e| e.into_inner());
+    settle();
+    // Pieces handed over for unregistering wait until the run, teardown included, is over.
+    let _hold = pinning::background::hold();
     execute_serialized(program, plan, inv, opts)
+}
+
+/// Waits until the arrays of earlier CUDA runs are unregistered. A run returns while the
+/// last pieces of its arrays are still being unregistered on a background thread (see
+/// `pinning.rs`); runs and [`lock_host`] wait for that themselves, so call this only before
+/// handing the arrays to other code that page-locks memory.
+pub fn settle() {
+    pinning::background::drain();
 }
 
 /// The three phases. Everything up to `submit` happens before any user data is touched; from
@@ -169,7 +182,9 @@ fn execute_serialized(
     let info = available().map_err(|reason| Error::no_cuda(reason, None))?;
     validate(program, plan, inv)?;
     let ctx = device::context(info.ordinal)?;
+    let context_s = t_start.elapsed().as_secs_f64();
     let compiled = prepare::compile(&ctx, program, plan, opts)?;
+    let compile_s = t_start.elapsed().as_secs_f64() - context_s;
     let mut notes: Vec<String> = compiled.note.iter().cloned().collect();
     let pin = prepare::PinSettings {
         threads: opts.cuda.pin_threads.unwrap_or(DEFAULT_PIN_THREADS).max(1),
@@ -185,18 +200,27 @@ fn execute_serialized(
         t_start,
     };
     let pad = !opts.cuda.unpadded_rows;
-    let placed = prepare::place(
-        &ctx,
-        program,
-        plan,
-        inv,
-        &compiled.geoms,
-        pad,
-        pin,
-        &mut notes,
-    )?;
+    let placed = prepare::place(program, plan, inv, &compiled.geoms, pad, pin, &mut notes)?;
     let planned = placed.plan.clone();
-    match run.placed(placed, notes.clone()) {
+    let place_s = t_start.elapsed().as_secs_f64() - compile_s - context_s;
+    let before = [
+        ("context", context_s),
+        ("compile", compile_s),
+        ("placement", place_s),
+    ];
+    let r = run.placed(placed, notes.clone());
+    let r = r.map(|mut out| {
+        let later = std::mem::take(&mut out.report.setup_parts);
+        for (name, secs) in before
+            .into_iter()
+            .map(|(n, s)| (n.to_string(), s))
+            .chain(later)
+        {
+            out.report.add_setup(&name, secs);
+        }
+        out
+    });
+    match r {
         Err(Unplaced::Pinning(message)) if planned.compresses() => Err(Error::Cuda {
             what: format!(
                 "page-locking the arrays (compression needs them page-locked: it has no {} \
@@ -211,16 +235,8 @@ fn execute_serialized(
                 Scheme::WHEN_PINNING_FAILS
             ));
             let staged = prepare::staged(program, &planned, inv, &compiled.geoms, &mut notes)?;
-            let placed = prepare::place(
-                &ctx,
-                program,
-                &staged,
-                inv,
-                &compiled.geoms,
-                pad,
-                pin,
-                &mut notes,
-            )?;
+            let placed =
+                prepare::place(program, &staged, inv, &compiled.geoms, pad, pin, &mut notes)?;
             run.placed(placed, notes).map_err(Unplaced::into_error)
         }
         r => r.map_err(Unplaced::into_error),
@@ -276,6 +292,7 @@ impl Run<'_, '_> {
             .compiled
             .for_rows(program, &plan.shape, placed.rows, self.opts)?;
         let geoms = &compiled.geoms;
+        let t_alloc = Instant::now();
         let mut res = prepare::allocate(
             self.ctx,
             program,
@@ -283,9 +300,11 @@ impl Run<'_, '_> {
             inv,
             geoms,
             placed.rows,
-            placed.pinning,
             &self.opts.cuda,
         )?;
+        let allocated = t_alloc.elapsed().as_secs_f64();
+        let mut notes = notes;
+        res.pinning = prepare::start_pinning(self.ctx, program, &plan, inv, placed.pin, &mut notes);
         let setup_s = self.t_start.elapsed().as_secs_f64();
         let mut tracker = Tracker::new(&plan);
         let submitted = submit::submit(
@@ -312,7 +331,6 @@ impl Run<'_, '_> {
         // SAFETY: `submit` recorded every op's events and synchronized every stream.
         let (mut stages, timeline) =
             unsafe { collect::timings(program, &plan, &res) }.map_err(fail)?;
-        let mut notes = notes;
         notes.extend(codec_note);
         if res.serial {
             notes.push(
@@ -330,10 +348,15 @@ impl Run<'_, '_> {
         let parts = (stages, timeline);
         let mut report = collect::report(program, &plan, self.info, self.opts, parts, notes, wall);
         report.device_bytes += res.rows.extra_bytes(&plan);
+        report.add_setup("allocation", allocated);
         report.kernels = (compiled.geoms.iter().zip(&program.kernels))
             .map(|(g, kd)| g.stats(kd, program))
             .collect();
-        // `res` drops here: it synchronizes, frees, then unregisters what is left.
+        // The run completed: its pieces are unregistered after it returns.
+        if let Some(p) = res.pinning.as_mut() {
+            p.pinner.detach();
+        }
+        // `res` drops here: it synchronizes, frees, then hands over what is left to unregister.
         Ok(CudaOutput {
             reductions,
             report,
@@ -347,7 +370,8 @@ impl Run<'_, '_> {
 fn pinning_note(p: &prepare::Pinning) -> String {
     format!(
         "page-locked {:.1} GiB of the arrays in {} pieces on {} threads {}: {:.2} s of \
-         registration, {:.2} s of it waited for; unregistered as pieces finished ({:.2} s)",
+         registration, {:.2} s of it waited for; {} pieces left to unregister on a background \
+         thread after the call returns",
         p.plan.bytes() as f64 / (1u64 << 30) as f64,
         p.plan.pieces.len(),
         p.threads,
@@ -358,6 +382,6 @@ fn pinning_note(p: &prepare::Pinning) -> String {
         },
         p.pinner.busy(),
         p.pinner.waited,
-        p.pinner.unregistered
+        pinning::background::pending()
     )
 }

@@ -4,7 +4,7 @@
 
 use super::compression::DeviceCodec;
 use super::device::{self, Module};
-use super::driver::{self, is_page_locked, Event, Function};
+use super::driver::{self, range_page_locked, Event, Function};
 use super::launch::{self, Geometry};
 use super::memory::{DeviceBuf, PinnedHost};
 use super::pinning::{plan_pieces, Piece, PinPlan, Pinner, Registrar, MAX_PIECE};
@@ -286,9 +286,10 @@ impl Fit<'_> {
 /// The plan that will run, with the user's arrays being page-locked for it.
 pub(super) struct Placed {
     pub plan: Plan,
-    /// Registers the arrays' pieces on its threads (direct and shared transfers); unregisters
-    /// what is left when dropped, so it must outlive every copy of the run.
-    pub pinning: Option<Pinning>,
+    /// How to page-lock the arrays; [`start_pinning`] starts it once the device memory is
+    /// allocated (the driver serializes registration with allocation, so page-locking begun
+    /// earlier would hold the allocations up rather than run beside the transfers).
+    pub pin: PinSettings,
     /// The rows of the device buffers (padded to 128 bytes when the program allows and the
     /// memory is there).
     pub rows: Rows,
@@ -335,8 +336,27 @@ impl Registrar for CudaRegistrar {
 }
 
 /// Starts page-locking the user's arrays for `plan` (direct and shared transfers), skipping
-/// arrays that are page-locked already.
-fn start_pinning(
+/// arrays that are page-locked already, and says so in `notes`.
+pub(super) fn start_pinning(
+    ctx: &Arc<CudaContext>,
+    program: &Program,
+    plan: &Plan,
+    inv: &Invocation<'_>,
+    pin: PinSettings,
+    notes: &mut Vec<String>,
+) -> Option<Pinning> {
+    let pinning = pin_pieces(ctx, program, plan, inv, pin);
+    if let Some(p) = pinning.as_ref().filter(|p| p.already_locked > 0) {
+        notes.push(format!(
+            "{} of {} arrays were already page-locked and were not registered",
+            p.already_locked,
+            inv.arrays.len()
+        ));
+    }
+    pinning
+}
+
+fn pin_pieces(
     ctx: &Arc<CudaContext>,
     program: &Program,
     plan: &Plan,
@@ -350,7 +370,7 @@ fn start_pinning(
     let arrays: Vec<Option<std::ops::Range<usize>>> = (inv.arrays.iter())
         .map(|a| {
             let (p, n) = (a.ptr, a.bytes());
-            let locked = n > 0 && is_page_locked(p) && is_page_locked(p.wrapping_add(n - 1));
+            let locked = range_page_locked(p, n);
             already_locked += usize::from(locked);
             (n > 0 && !locked).then(|| p as usize..p as usize + n)
         })
@@ -376,12 +396,10 @@ fn start_pinning(
     })
 }
 
-/// Fits `plan` to free device memory and starts page-locking the user's arrays for it
-/// (direct-map, region-sharing, wavefront; see `pinning.rs`). If a registration fails, the run
-/// is repeated as staged-copy (`mod.rs`).
+/// Fits `plan` to free device memory and chooses its rows. If a registration fails later, the
+/// run is repeated as staged-copy (`mod.rs`).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn place(
-    ctx: &Arc<CudaContext>,
     program: &Program,
     plan: &Plan,
     inv: &Invocation<'_>,
@@ -392,22 +410,10 @@ pub(super) fn place(
 ) -> Result<Placed, Error> {
     let fit = fitter(program, inv, geoms)?;
     let plan = fit.fit(plan.clone(), notes)?;
-    let pinning = start_pinning(ctx, program, &plan, inv, pin);
-    if let Some(p) = pinning.as_ref().filter(|p| p.already_locked > 0) {
-        notes.push(format!(
-            "{} of {} arrays were already page-locked and were not registered",
-            p.already_locked,
-            inv.arrays.len()
-        ));
-    }
     let spare = fit.budget.saturating_sub(fit.need(&plan));
     let (rows, note) = rows::choose(program, &plan, pad, spare);
     notes.extend(note);
-    Ok(Placed {
-        plan,
-        pinning,
-        rows,
-    })
+    Ok(Placed { plan, pin, rows })
 }
 
 /// `plan` re-planned with [`Scheme::WHEN_PINNING_FAILS`] (staged-copy; after a registration
@@ -509,7 +515,6 @@ pub(super) fn allocate(
     inv: &Invocation<'_>,
     geoms: &[Geometry],
     rows: Rows,
-    pinning: Option<Pinning>,
     cuda: &crate::options::CudaOptions,
 ) -> Result<Resources, Error> {
     let pbytes: Vec<usize> = plan.elem_sizes.iter().map(|e| e * plan.plane_len).collect();
@@ -551,7 +556,7 @@ pub(super) fn allocate(
     let events = Events::new(2 * plan.ops.len() + 1)?;
     Ok(Resources {
         _sync: SyncOnDrop(ctx.clone()),
-        pinning,
+        pinning: None,
         host_copies: Vec::new(),
         events,
         streams,
