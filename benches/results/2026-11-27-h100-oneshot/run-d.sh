@@ -5,7 +5,8 @@
 # Array3::zeros, never-written Array3::zeros, and page-locked before the call (--lock-first).
 set -u
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-L=$OUT/d; mkdir -p $L
+C=${CALL:-d}   # run-e.sh runs this again as call e
+L=$OUT/$C; mkdir -p $L
 B=.gpu/bin
 $B/cuda_faults --include-ignored --test-threads=1 > $L/test-cuda_faults.log 2>&1; echo "cuda_faults rc $?"
 $B/cuda_exec --include-ignored --test-threads=1 > $L/test-cuda_exec.log 2>&1; echo "cuda_exec rc $?"
@@ -23,4 +24,4 @@ S="$B/acoustic --size 1800 --sponge 20 --steps 8 --backend cuda"
 run sponge-huge $S
 run sponge-lock-first $S --lock-first
 run himeno-1100 $B/himeno --grid 1100,1100,1100 --iterations 8 --backend cuda
-cd $OUT && tar czf d.tgz d && rm -rf d
+cd $OUT && tar czf $C.tgz $C && rm -rf $C
