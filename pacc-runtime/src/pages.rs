@@ -52,18 +52,16 @@ pub fn from_planes<T: GridElem, Sh: IntoDimension>(
     fill: impl Fn(usize, &mut [T]) + Sync,
 ) -> Result<Array<T, Sh::Dim>, Error> {
     let dim = shape.into_dimension();
-    let n = dim.size_checked().ok_or_else(|| Error::HostMemory {
-        bytes: None,
+    let no_room = |bytes: Option<usize>| Error::HostMemory {
+        bytes: bytes.map(|b| b as u64),
         what: format!("an array of shape {:?}", dim.slice()),
-    })?;
+    };
+    let n = dim.size_checked().ok_or_else(|| no_room(None))?;
     let bytes = n.checked_mul(std::mem::size_of::<T>());
     let mut v: Vec<T> = Vec::new();
     (bytes.is_some() && v.try_reserve_exact(n).is_ok())
         .then_some(())
-        .ok_or_else(|| Error::HostMemory {
-            bytes: bytes.map(|b| b as u64),
-            what: format!("an array of shape {:?}", dim.slice()),
-        })?;
+        .ok_or_else(|| no_room(bytes))?;
     advise_huge(v.as_mut_ptr() as *mut u8, n * std::mem::size_of::<T>());
     let plane = match dim.slice().first() {
         Some(&d) if d > 0 => n / d,

@@ -164,6 +164,14 @@ impl Report {
         }
     }
 
+    /// Puts `earlier` (parts that ran before those already reported) first.
+    pub fn prepend_setup(&mut self, earlier: Vec<(String, f64)>) {
+        let later = std::mem::replace(&mut self.setup_parts, earlier);
+        for (name, secs) in later {
+            self.add_setup(&name, secs);
+        }
+    }
+
     /// The report of running `plan` on `backend`, before any time is spent: its geometry and the
     /// bytes it moves (the executors fill in the times).
     pub fn of_plan(

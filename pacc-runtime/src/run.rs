@@ -203,10 +203,7 @@ impl Lap {
 
     /// Puts the parts before those the executor reported (they ran first).
     fn prepend_to(self, report: &mut Report) {
-        let later = std::mem::replace(&mut report.setup_parts, self.parts);
-        for (name, secs) in later {
-            report.add_setup(&name, secs);
-        }
+        report.prepend_setup(self.parts);
     }
 }
 

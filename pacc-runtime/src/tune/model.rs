@@ -499,30 +499,24 @@ impl Search<'_> {
         let pb = predict(self.program, block, rates);
         let time = |p: &Prediction| block_time(p, block.chunks, block.scheme, rates);
         let (full, rem) = (self.steps / k, self.steps % k);
-        let mut total = time(&pb) * full as f64;
-        let mut first = time(&pb);
-        if rem > 0 {
-            let last = match self.build(block.chunks, rem, rem) {
+        let per_block = time(&pb);
+        let last = match rem {
+            0 => 0.0,
+            _ => match self.build(block.chunks, rem, rem) {
                 Ok(r) => time(&predict(self.program, &r, rates)),
-                Err(_) => time(&pb) * rem as f64 / k as f64,
-            };
-            total += last;
-            if full == 0 {
-                first = last;
-            }
-        }
+                Err(_) => per_block * rem as f64 / k as f64,
+            },
+        };
+        let first = if full == 0 { last } else { per_block };
         let fill = fill(self.inputs.scheme, &pb, block.chunks);
-        total += fill;
         // Pieces register in the order the first block copies them, beside it; a block
         // quicker than the registration waits for it, and then still has its last chunk's
-        // share to run once the last piece is in.
+        // share to run once the last piece is in (no registration: the tail is within the
+        // first block, nothing is added).
         let page_lock = self.inputs.page_lock_seconds(self.inputs.scheme);
         let tail = first / block.chunks.max(1) as f64;
-        let exposed = match page_lock > 0.0 {
-            true => (page_lock + tail - first - fill).max(0.0),
-            false => 0.0,
-        };
-        total += exposed;
+        let exposed = (page_lock + tail - first - fill).max(0.0);
+        let total = per_block * full as f64 + last + fill + exposed;
         cand.predicted_seconds = total;
         let choice = TuneChoice {
             chunks: block.chunks,

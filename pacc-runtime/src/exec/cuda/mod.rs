@@ -208,16 +208,9 @@ fn execute_serialized(
         ("compile", compile_s),
         ("placement", place_s),
     ];
-    let r = run.placed(placed, notes.clone());
-    let r = r.map(|mut out| {
-        let later = std::mem::take(&mut out.report.setup_parts);
-        for (name, secs) in before
-            .into_iter()
-            .map(|(n, s)| (n.to_string(), s))
-            .chain(later)
-        {
-            out.report.add_setup(&name, secs);
-        }
+    let r = run.placed(placed, notes.clone()).map(|mut out| {
+        out.report
+            .prepend_setup(before.map(|(n, s)| (n.to_string(), s)).to_vec());
         out
     });
     match r {
