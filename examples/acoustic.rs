@@ -85,9 +85,9 @@ struct Cli {
 
 /// The run's arrays over planes `w` of the global `shape` (all of them, or a rank's window):
 /// both time levels at rest or filled with reproducible noise inside the zero frame, the
-/// velocity, and the sponge when there is one. Filled plane by plane in parallel, into arrays
-/// from `pacc::runtime::pages::zeros` (huge pages, every page mapped, which a CUDA run
-/// page-locks several times faster than fresh `Array3::zeros`) unless `--plain-pages`.
+/// velocity, and the sponge when there is one. Each is filled plane by plane in parallel as
+/// `pacc::runtime::pages::from_planes` maps it (huge pages, which a CUDA run page-locks about
+/// twice as fast), or after `Array3::zeros` with `--plain-pages`.
 struct Fields {
     prev: Field,
     cur: Field,
@@ -101,35 +101,17 @@ fn fields(
     (vtop, vbottom): (f64, f64),
     w: Range,
 ) -> Fields {
-    use rayon::prelude::*;
     let local = (w.len(), shape.1, shape.2);
-    let zeroed = || match cli.plain_pages {
-        true => Field::zeros(local),
-        false => pacc::runtime::pages::zeros(local).unwrap_or_else(|e| fail(e)),
-    };
-    let field = |seed| {
-        let mut a = zeroed();
-        reset_field_at(&mut a, cli.init_noise, seed, w.start, shape.0);
-        a
-    };
+    let alloc = |fill: &PlaneFill<'_>| filled(local, cli.plain_pages, fill);
+    let field = |seed| alloc(&|z, p| start_plane(p, w.start + z, shape, cli.init_noise, seed));
     let column = acoustic::layered_vel((shape.0, 1, 1), cli.layers, vtop, vbottom, cli.dt, cli.dx);
-    let plane = shape.1 * shape.2;
-    let planes = |a: &mut Field, fill: &(dyn Fn(usize, &mut [f32]) + Sync)| {
-        let slice = a
-            .as_slice_mut()
-            .expect("the example's arrays are contiguous");
-        (slice.par_chunks_mut(plane.max(1)).enumerate()).for_each(|(z, p)| fill(z, p));
-    };
-    let mut vel = zeroed();
-    planes(&mut vel, &|z, p| p.fill(column[[w.start + z, 0, 0]]));
+    let vel = alloc(&|z, p| p.fill(column[[w.start + z, 0, 0]]));
     let damp = (cli.sponge > 0).then(|| {
-        let mut d = zeroed();
-        planes(&mut d, &|z, p| {
+        alloc(&|z, p| {
             let z = w.start + z;
             let one = acoustic::sponge_planes(shape, cli.sponge, cli.sponge_strength, z..z + 1);
             p.copy_from_slice(one.as_slice().expect("a new array is contiguous"));
-        });
-        d
+        })
     });
     Fields {
         prev: field(1),
@@ -139,44 +121,62 @@ fn fields(
     }
 }
 
+/// Fills plane `z` (along Z) of an array, given the plane's elements.
+type PlaneFill<'a> = dyn Fn(usize, &mut [f32]) + Sync + 'a;
+
+/// An array of `shape` filled plane by plane in parallel: from `pacc::runtime::pages`, or
+/// (`plain`) `Array3::zeros`.
+fn filled(shape: (usize, usize, usize), plain: bool, fill: &PlaneFill<'_>) -> Field {
+    match plain {
+        true => {
+            let mut a = Field::zeros(shape);
+            fill_planes(&mut a, fill);
+            a
+        }
+        false => pacc::runtime::pages::from_planes(shape, fill).unwrap_or_else(|e| fail(e)),
+    }
+}
+
+/// `fill(z, plane)` on every plane of `a`, in parallel.
+fn fill_planes(a: &mut Field, fill: &PlaneFill<'_>) {
+    use rayon::prelude::*;
+    let plane = (a.shape()[1] * a.shape()[2]).max(1);
+    let slice = a
+        .as_slice_mut()
+        .expect("the example's arrays are contiguous");
+    (slice.par_chunks_mut(plane).enumerate()).for_each(|(z, p)| fill(z, p));
+}
+
 type Range = std::ops::Range<usize>;
 
 /// Overwrites `a` with the start [`fields`] gives it, in place and in parallel (a second copy
 /// of a 30 GB wavefield may not fit in host memory).
 fn reset_field(a: &mut ndarray::Array3<f32>, noise: Option<f32>, seed: u64) {
-    let nz = a.dim().0;
-    reset_field_at(a, noise, seed, 0, nz);
+    let shape = a.dim();
+    fill_planes(a, &|z, p| start_plane(p, z, shape, noise, seed));
 }
 
-/// [`reset_field`] for planes `z0..` of a field of `nz` planes (a rank's window).
-fn reset_field_at(
-    a: &mut ndarray::Array3<f32>,
+/// Plane `z` of a time level at the start, the field being `shape` globally: zero, or
+/// reproducible noise of amplitude `noise` inside the zero frame.
+fn start_plane(
+    p: &mut [f32],
+    z: usize,
+    (nz, ny, nx): (usize, usize, usize),
     noise: Option<f32>,
     seed: u64,
-    z0: usize,
-    nz: usize,
 ) {
-    use rayon::prelude::*;
-    let (_, ny, nx) = a.dim();
-    let plane = ny * nx;
-    let slice = a
-        .as_slice_mut()
-        .expect("the example's arrays are contiguous");
-    slice.par_chunks_mut(plane).enumerate().for_each(|(z, p)| {
-        let z = z0 + z;
-        p.fill(0.0);
-        let Some(amp) = noise else { return };
-        if z < HALO || z + HALO >= nz {
-            return;
+    p.fill(0.0);
+    let Some(amp) = noise else { return };
+    if z < HALO || z + HALO >= nz {
+        return;
+    }
+    for y in HALO..ny - HALO {
+        for x in HALO..nx - HALO {
+            let i = ((z * ny + y) * nx + x) as u64;
+            let h = rng::hash(seed, i);
+            p[y * nx + x] = amp * (rng::unit_f32(h) - 0.5);
         }
-        for y in HALO..ny - HALO {
-            for x in HALO..nx - HALO {
-                let i = ((z * ny + y) * nx + x) as u64;
-                let h = rng::hash(seed, i);
-                p[y * nx + x] = amp * (rng::unit_f32(h) - 0.5);
-            }
-        }
-    });
+    }
 }
 
 /// A 64-bit FNV-1a hash of every plane's bits, computed in parallel.
