@@ -326,3 +326,37 @@ impl std::fmt::Display for Report {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_up_parts_keep_their_order_and_add_up_by_name() {
+        let p = Program::default();
+        let mut r = Report::serial(&p, &[4, 4], 1, std::time::Duration::ZERO);
+        r.add_setup("allocation", 0.5);
+        r.prepend_setup(vec![("tuner".into(), 1.0), ("compile".into(), 0.25)]);
+        let mut later = Report::serial(&p, &[4, 4], 1, std::time::Duration::ZERO);
+        later.add_setup("compile", 0.125);
+        later.add_setup("planning", 2.0);
+        r.absorb(later);
+        let want = [
+            ("tuner", 1.0),
+            ("compile", 0.375),
+            ("allocation", 0.5),
+            ("planning", 2.0),
+        ];
+        let got: Vec<(&str, f64)> = r
+            .setup_parts
+            .iter()
+            .map(|(n, s)| (n.as_str(), *s))
+            .collect();
+        assert_eq!(got, want);
+        assert!(
+            r.to_string()
+                .contains("setup (s): tuner 1.0000, compile 0.3750"),
+            "{r}"
+        );
+    }
+}
