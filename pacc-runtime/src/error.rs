@@ -365,4 +365,11 @@ pub enum DistError {
     RankFailed { rank: usize, message: String },
     #[error("MPI: {0}. Hint: check the MPI installation and the mpirun command line")]
     Mpi(String),
+    #[error("the halo exchange through {carrier} failed: {message}. Hint: PACC_HALO=host exchanges the halos through host memory instead")]
+    Exchange {
+        carrier: &'static str,
+        message: String,
+    },
+    #[error("PACC_HALO=device needs {needs}, but {why}. Hint: leave PACC_HALO unset (auto) to fall back to the host exchange")]
+    DeviceHalo { needs: &'static str, why: String },
 }

@@ -39,6 +39,8 @@ pub enum Site {
     Encode,
     /// Decompressing planes into a buffer (`OpKind::Decode`).
     Decode,
+    /// A distributed run's halo exchange with the neighbouring ranks (`OpKind::Exchange`).
+    Exchange,
     /// Writing a checkpoint: fires after the array files are written, before the checkpoint is
     /// made current, as a crash or a full disk would.
     Checkpoint,
@@ -61,6 +63,7 @@ impl Site {
             Site::Point => "point-statement launch",
             Site::Encode => "compression",
             Site::Decode => "decompression",
+            Site::Exchange => "halo exchange",
             Site::Checkpoint => "checkpoint write",
             Site::Register => "page-locking",
         }

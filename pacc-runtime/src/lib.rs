@@ -88,7 +88,7 @@ pub use invocation::{HostArray, HostSlice, Invocation, RunOutput, ScalarValue};
 pub use march::MarchTuning;
 #[cfg(feature = "runtime")]
 pub use options::{
-    BackendChoice, Checkpointing, CompressWhen, KernelForm, Options, Origin, Resume,
+    BackendChoice, Checkpointing, CompressWhen, HaloMode, KernelForm, Options, Origin, Resume,
 };
 #[cfg(feature = "runtime")]
 pub use plan::{Compression, Plan, PlanOptions, Scheme};

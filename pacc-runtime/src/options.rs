@@ -88,6 +88,8 @@ pub struct Options {
     /// Run the translator's fused kernel of this many steps per launch (`PACC_FUSE`; 1 or unset:
     /// the single-step kernels). See [`Options::fuse`].
     pub fuse: Option<usize>,
+    /// How a distributed run's ranks exchange halos (`PACC_HALO`; see [`HaloMode`]).
+    pub halo: HaloMode,
     /// Called as time steps complete (see [`Options::on_progress`]).
     pub on_progress: Option<OnProgress>,
     /// Where settings came from, for error hints (see [`Options::set_by`]); a setting not
@@ -106,6 +108,39 @@ pub enum CompressWhen {
     Auto,
     /// Always, as asked.
     Always,
+}
+
+/// How the ranks of a distributed run (`crate::dist`) keep their slabs and exchange halos
+/// (`PACC_HALO=auto|device|host`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum HaloMode {
+    /// Each rank's slab stays on its GPU for the whole run and the halos go GPU to GPU through
+    /// NCCL, where that can be done (the CUDA backend, NCCL loadable, one rank per GPU, the
+    /// slab fits its GPU); otherwise the host exchange. The report says which and why.
+    #[default]
+    Auto,
+    /// The slab stays where the backend computes (the GPU, or the CPU backend's buffers) and
+    /// the halos are exchanged inside the run: through NCCL on the GPU, through MPI on the
+    /// CPU backend; an error where that cannot be done.
+    Device,
+    /// Every block runs the single-node pipeline on the rank's host arrays, with the halos
+    /// exchanged through host MPI between blocks.
+    Host,
+}
+
+impl std::str::FromStr for HaloMode {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Error> {
+        match s {
+            "auto" => Ok(HaloMode::Auto),
+            "device" => Ok(HaloMode::Device),
+            "host" => Ok(HaloMode::Host),
+            _ => Err(Error::Option(format!(
+                "PACC_HALO={s}: expected auto (slabs stay on their GPUs where they can, the \
+                 default), device or host"
+            ))),
+        }
+    }
 }
 
 impl std::str::FromStr for CompressWhen {
@@ -232,7 +267,8 @@ impl Options {
     /// and `PACC_COMPRESS=cur=16,prev=16` (per array), `PACC_COMPRESS=all=16` (every array),
     /// `PACC_COMPRESS=off` (ignore the directive's `compress(..)` clause), `PACC_CODEC=zfp`
     /// or `f16` (the codec of the compressed arrays), `PACC_COMPRESS_WHEN=auto|always` and
-    /// `PACC_COMPRESS_INPUTS=1` (see [`Options::compress_when`], [`Options::compress_inputs`]).
+    /// `PACC_COMPRESS_INPUTS=1` (see [`Options::compress_when`], [`Options::compress_inputs`]),
+    /// and `PACC_HALO=auto|device|host` for distributed runs (see [`HaloMode`]).
     pub fn from_env() -> Result<Self, Error> {
         let mut o = Options::default();
         for key in [
@@ -278,6 +314,9 @@ impl Options {
         }
         if let Ok(v) = std::env::var("PACC_COMPRESS_WHEN") {
             o.compress_when = v.parse()?;
+        }
+        if let Ok(v) = std::env::var("PACC_HALO") {
+            o.halo = v.parse()?;
         }
         if let Ok(v) = std::env::var("PACC_COMPRESS_INPUTS") {
             let on = "compress_all also compresses inputs, lossily";
@@ -450,6 +489,12 @@ impl Options {
     /// bytes, but the run sees them through the codec's error. Off by default.
     pub fn compress_inputs(mut self, on: bool) -> Self {
         self.compress_inputs = on;
+        self
+    }
+    /// How a distributed run's ranks keep their slabs and exchange halos (default
+    /// [`HaloMode::Auto`]; `PACC_HALO`). Single-process runs ignore it.
+    pub fn halo(mut self, mode: HaloMode) -> Self {
+        self.halo = mode;
         self
     }
     /// Compress the arrays given a rate on every run (`Always`), or only where the tuner

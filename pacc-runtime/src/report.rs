@@ -53,6 +53,9 @@ pub struct StageTimes {
     pub encode: f64,
     /// Decompressing planes into buffers (compression).
     pub decode: f64,
+    /// Halo exchanges with the neighbouring ranks that a plan carries (distributed runs
+    /// resident on their devices): the exchanges' own time, hidden or not.
+    pub exchange: f64,
 }
 
 impl StageTimes {
@@ -65,6 +68,7 @@ impl StageTimes {
             "host_copy" => &mut self.host_copy,
             "encode" => &mut self.encode,
             "decode" => &mut self.decode,
+            "exchange" => &mut self.exchange,
             _ => &mut self.kernel,
         };
         *slot += secs;
@@ -82,6 +86,7 @@ impl StageTimes {
             (&mut self.setup, other.setup),
             (&mut self.encode, other.encode),
             (&mut self.decode, other.decode),
+            (&mut self.exchange, other.exchange),
         ] {
             *x += y;
         }
@@ -300,6 +305,9 @@ impl std::fmt::Display for Report {
             "  wall {:.4} s; stages (s): htod {:.4}, dtoh {:.4}, dtod {:.4}, kernel {:.4}, host copy {:.4}, register {:.4}, setup {:.4}",
             self.wall_seconds, s.htod, s.dtoh, s.dtod, s.kernel, s.host_copy, s.register, s.setup
         )?;
+        if s.exchange > 0.0 {
+            writeln!(f, "  halo exchanges (s): {:.4}", s.exchange)?;
+        }
         if !self.setup_parts.is_empty() {
             let parts: Vec<String> = (self.setup_parts.iter())
                 .map(|(n, s)| format!("{n} {s:.4}"))

@@ -356,6 +356,9 @@ fn op_fault(
             },
             None,
         ) => plan.has_buffer(*from_set, *array) && plan.has_buffer(*to_set, *array),
+        (OpKind::Exchange { set, arrays, .. }, None) => {
+            arrays.iter().all(|&a| plan.has_buffer(*set, a))
+        }
         // Every other kind has buffer planes (the first arm).
         (_, None) => false,
     };
@@ -458,6 +461,24 @@ fn range_fault(program: &Program, plan: &Plan, inv: &Invocation<'_>, op: &Op) ->
             || !compute_in_window(plan, *set, &(*plane..*plane + 1), *base, *ring_base)
             || !args_ok(args))
         .then(|| "point, step, plane or arguments out of range".to_string()),
+        OpKind::Exchange {
+            set,
+            base,
+            arrays,
+            links,
+            ..
+        } => {
+            // Sent and received planes must not overlap: the two ends move at once.
+            let bad_link =
+                |l: &crate::plan::HaloLink| l.send.start < l.recv.end && l.recv.start < l.send.end;
+            let outside = arrays.iter().any(|&a| {
+                links
+                    .iter()
+                    .any(|l| out(a, *set, &l.send, *base) || out(a, *set, &l.recv, *base))
+            });
+            (outside || links.iter().any(bad_link))
+                .then(|| "exchanged array or planes out of range, or overlapping".to_string())
+        }
         // The kinds with buffer planes were checked above.
         _ => None,
     }

@@ -9,11 +9,11 @@ use pacc::runtime::fault::{self, Site};
 use pacc::runtime::host::host_array_mut;
 use pacc::runtime::rng::SplitMix64;
 use pacc::runtime::tune::{LinkRates, TuneInputs};
-use pacc::runtime::{BackendChoice, DistError, Error, HostArray, Options};
+use pacc::runtime::{BackendChoice, DistError, Error, HaloMode, HostArray, Options};
 use std::path::Path;
 
 pub const NAMES: &[&str] = &[
-    "equal", "tuned", "errors", "fail", "kill", "resume", "relayout",
+    "equal", "tuned", "errors", "fail", "kill", "resume", "relayout", "gpu", "gpu-fail",
 ];
 
 pub fn run(case: &str, args: &[String]) {
@@ -28,13 +28,15 @@ pub fn run(case: &str, args: &[String]) {
     let world = universe.world();
     let dir = args.first().map(Path::new);
     match case {
-        "equal" => equal(&world),
+        "equal" => equal(&world, args.first().map(String::as_str) == Some("device")),
         "tuned" => tuned(&world),
         "errors" => errors(&world),
         "fail" => fail(&world),
-        "kill" => kill(&world, dir.expect("a directory")),
-        "resume" => resume(&world, dir.expect("a directory")),
+        "kill" => kill(&world, dir.expect("a directory"), device(args)),
+        "resume" => resume(&world, dir.expect("a directory"), device(args)),
         "relayout" => relayout(&world, dir.expect("a directory")),
+        "gpu" => crate::gpu::equal(&world),
+        "gpu-fail" => crate::gpu::fail(&world),
         _ => unreachable!(),
     }
     if rank(&world) == 0 {
@@ -42,12 +44,20 @@ pub fn run(case: &str, args: &[String]) {
     }
 }
 
-fn rank(w: &Communicator) -> usize {
+/// Whether the launch's last argument asks for resident runs (`PACC_HALO=device`).
+fn device(args: &[String]) -> HaloMode {
+    match args.last().map(String::as_str) {
+        Some("device") => HaloMode::Device,
+        _ => HaloMode::Auto,
+    }
+}
+
+pub(crate) fn rank(w: &Communicator) -> usize {
     use mpi::traits::Communicator as _;
     w.rank() as usize
 }
 
-fn size(w: &Communicator) -> usize {
+pub(crate) fn size(w: &Communicator) -> usize {
     use mpi::traits::Communicator as _;
     w.size() as usize
 }
@@ -61,28 +71,36 @@ fn cpu(chunks: usize, block_steps: usize) -> Options {
     }
 }
 
-fn bits64(a: &Array3<f64>) -> Vec<u64> {
+pub(crate) fn bits64(a: &Array3<f64>) -> Vec<u64> {
     a.iter().map(|v| v.to_bits()).collect()
 }
 
-fn bits32<'a>(a: impl IntoIterator<Item = &'a f32>) -> Vec<u32> {
+pub(crate) fn bits32<'a>(a: impl IntoIterator<Item = &'a f32>) -> Vec<u32> {
     a.into_iter().map(|v| v.to_bits()).collect()
 }
 
-fn random3(shape: [usize; 3], seed: u64) -> Array3<f64> {
+pub(crate) fn random3(shape: [usize; 3], seed: u64) -> Array3<f64> {
     let mut g = SplitMix64(seed);
     Array3::from_shape_fn((shape[0], shape[1], shape[2]), |_| g.unit() - 0.5)
 }
 
-fn close(got: f64, want: f64) -> bool {
+pub(crate) fn close(got: f64, want: f64) -> bool {
     got == want || (got - want).abs() <= 1e-9 * want.abs().max(1.0)
 }
 
 // ---- equal: random programs and the examples' functions equal serial ----------------------
 
-fn equal(w: &Communicator) {
+/// With `device`, every run keeps its slab in the CPU backend's buffers and exchanges halos
+/// inside the run (`PACC_HALO=device`): the resident plans with their exchanges.
+fn equal(w: &Communicator, device: bool) {
     let n = size(w);
     let mut uneven = 0;
+    let halo = if device {
+        HaloMode::Device
+    } else {
+        HaloMode::Auto
+    };
+    let cpu = |chunks, k| cpu(chunks, k).halo(halo);
     for seed in 0..14u64 {
         let mut c = random::case(seed * 7919 + n as u64, 4);
         let mut g = SplitMix64(seed ^ 0x5eed);
@@ -106,7 +124,7 @@ fn equal(w: &Communicator) {
 
 /// Runs `c` distributed on windows of the same random start as the serial loop; compares
 /// every array bit for bit and the reductions within summation-order rounding.
-fn random_equal(w: &Communicator, c: &Case, opts: &Options, seed: u64) {
+pub(crate) fn random_equal(w: &Communicator, c: &Case, opts: &Options, seed: u64) {
     let narrays = c.program.arrays.len();
     let global: Vec<Array3<f64>> = (0..narrays)
         .map(|a| random3(c.shape, seed * 31 + a as u64))
@@ -143,7 +161,7 @@ fn random_equal(w: &Communicator, c: &Case, opts: &Options, seed: u64) {
     }
 }
 
-fn acoustic_equal(w: &Communicator, nz: usize, opts: &Options) {
+pub(crate) fn acoustic_equal(w: &Communicator, nz: usize, opts: &Options) {
     use acoustic::propagate;
     let (ny, nx, steps) = (13, 12, 9);
     let shape = (nz, ny, nx);
@@ -166,6 +184,11 @@ fn acoustic_equal(w: &Communicator, nz: usize, opts: &Options) {
     )
     .unwrap();
     assert!(report.adjustments.iter().any(|a| a.starts_with("rank 0:")));
+    if opts.halo == HaloMode::Device {
+        let notes = report.adjustments.join("\n");
+        assert!(notes.contains("halos through MPI every"), "{notes}");
+        assert!(notes.contains("stepping on the device"), "{notes}");
+    }
     for (name, l, s) in [("prev", &lp, &sp), ("cur", &lc, &sc)] {
         if let Some(got) = dist::gather(w, &slab, l) {
             assert!(
@@ -176,7 +199,7 @@ fn acoustic_equal(w: &Communicator, nz: usize, opts: &Options) {
     }
 }
 
-fn himeno_equal(w: &Communicator, ni: usize, opts: &Options) {
+pub(crate) fn himeno_equal(w: &Communicator, ni: usize, opts: &Options) {
     let shape = (ni, 9, 10);
     let mut want = himeno::Himeno::new(shape);
     let h = himeno::Himeno::new(shape);
@@ -217,7 +240,7 @@ fn himeno_equal(w: &Communicator, ni: usize, opts: &Options) {
     }
 }
 
-fn laplace_equal(w: &Communicator, ny: usize, opts: &Options) {
+pub(crate) fn laplace_equal(w: &Communicator, ny: usize, opts: &Options) {
     let (a, b) = laplace2d::init(ny, 17, 1.0);
     let (mut sa, mut sb) = (a.clone(), b.clone());
     laplace2d::jacobi::serial(&mut sa, &mut sb, 11);
@@ -367,7 +390,7 @@ fn acoustic_on(w: &Communicator, slab: &Slab, opts: &Options) {
 
 // ---- errors: typed errors on every rank, found before any data is touched ------------------
 
-fn dist_err(e: &Error) -> &DistError {
+pub(crate) fn dist_err(e: &Error) -> &DistError {
     match e {
         Error::Dist(d) => d,
         other => panic!("expected a distributed-run error, got: {other}"),
@@ -559,11 +582,12 @@ fn checkpointed(
     dir: &Path,
     resume: bool,
     hook: Option<random::Hook>,
+    halo: HaloMode,
 ) -> Result<Vec<f64>, Error> {
     let n = size(w);
     let mut c = random::case(4242, 8 * n + 20);
     c.steps = KILL_STEPS;
-    let mut opts = cpu(2, 2).checkpoint(dir, 1);
+    let mut opts = cpu(2, 2).checkpoint(dir, 1).halo(halo);
     if resume {
         opts = opts.resume(dir);
     }
@@ -604,7 +628,7 @@ fn checkpointed(
     Ok(out.reductions)
 }
 
-fn kill(w: &Communicator, dir: &Path) {
+fn kill(w: &Communicator, dir: &Path, halo: HaloMode) {
     let me = rank(w);
     // Rank 1 dies (abort: no unwinding, no MPI_Finalize) in step 7 of 12, after the
     // checkpoints of steps 2, 4 and 6.
@@ -613,11 +637,11 @@ fn kill(w: &Communicator, dir: &Path) {
             std::process::abort();
         }
     });
-    let _ = checkpointed(w, dir, false, Some(hook));
+    let _ = checkpointed(w, dir, false, Some(hook), halo);
     panic!("rank {me}: the run should not have finished");
 }
 
-fn resume(w: &Communicator, dir: &Path) {
+fn resume(w: &Communicator, dir: &Path, halo: HaloMode) {
     let committed = std::fs::read_to_string(dir.join("DIST.json")).expect("a committed checkpoint");
     let v: serde_json::Value = serde_json::from_str(&committed).unwrap();
     let step = v["step"].as_u64().unwrap();
@@ -625,11 +649,11 @@ fn resume(w: &Communicator, dir: &Path) {
         step > 0 && (step as usize) < KILL_STEPS,
         "committed step {step}"
     );
-    checkpointed(w, dir, true, None).unwrap_or_else(|e| panic!("resuming: {e}"));
+    checkpointed(w, dir, true, None, halo).unwrap_or_else(|e| panic!("resuming: {e}"));
 }
 
 fn relayout(w: &Communicator, dir: &Path) {
-    let e = checkpointed(w, dir, true, None).unwrap_err();
+    let e = checkpointed(w, dir, true, None, HaloMode::Auto).unwrap_err();
     // Every rank finds the layout wrong by itself.
     assert!(
         matches!(dist_err(&e), DistError::CheckpointLayout { .. }),

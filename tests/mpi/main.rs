@@ -9,6 +9,7 @@
 //! Without the feature this test does not exist (`required-features` in Cargo.toml).
 
 mod cases;
+mod gpu;
 mod random;
 
 use std::path::PathBuf;
@@ -23,12 +24,15 @@ fn main() {
     }
 }
 
-/// One launch: ranks, arguments, whether it must succeed, what it checks.
+/// One launch: ranks, arguments, whether it must succeed, what it checks, whether it needs
+/// GPUs (then it runs only when asked: `--include-ignored` or `--ignored`, as libtest's
+/// ignored tests do, and fails where there is no GPU).
 struct Launch {
     ranks: usize,
     args: Vec<String>,
     must_succeed: bool,
     what: String,
+    gpu: bool,
 }
 
 fn launch(ranks: usize, args: &[&str], must_succeed: bool, what: &str) -> Launch {
@@ -37,10 +41,24 @@ fn launch(ranks: usize, args: &[&str], must_succeed: bool, what: &str) -> Launch
         args: args.iter().map(|s| s.to_string()).collect(),
         must_succeed,
         what: what.into(),
+        gpu: false,
+    }
+}
+
+fn gpu(ranks: usize, args: &[&str], what: &str) -> Launch {
+    Launch {
+        gpu: true,
+        ..launch(ranks, args, true, what)
     }
 }
 
 fn driver() {
+    let flags: Vec<String> = std::env::args().skip(1).collect();
+    let has = |f: &str| flags.iter().any(|a| a == f);
+    let (with_gpu, only_gpu) = (
+        has("--include-ignored") || has("--ignored"),
+        has("--ignored"),
+    );
     if Command::new("mpirun").arg("--version").output().is_err() {
         eprintln!(
             "mpi tests: `mpirun` was not found; install OpenMPI (`apt-get install openmpi-bin \
@@ -71,6 +89,32 @@ fn driver() {
             ),
         ));
     }
+    for n in 1..=4 {
+        launches.push(launch(
+            n,
+            &["equal", "device"],
+            true,
+            &format!(
+                "-n {n}: resident plans (PACC_HALO=device, halos exchanged inside the run) equal \
+                 serial"
+            ),
+        ));
+    }
+    for n in [2, 3] {
+        launches.push(gpu(
+            n,
+            &["gpu"],
+            &format!(
+                "-n {n} on the GPUs: acoustic, sponge, Himeno and a 2D program equal serial, \
+                 resident through NCCL (host exchange where ranks share a GPU) and host path"
+            ),
+        ));
+    }
+    launches.push(gpu(
+        2,
+        &["gpu-fail"],
+        "-n 2 on the GPUs: a rank failing mid-run in a resident run makes every rank return",
+    ));
     launches.push(launch(3, &["errors"], true, "-n 3: thin slabs, bad rank counts, wrong slabs and shapes, disagreeing ranks are typed errors on every rank"));
     launches.push(launch(
         4,
@@ -96,6 +140,19 @@ fn driver() {
         true,
         "-n 3: every rank resumes from its last checkpoint to the uninterrupted result",
     ));
+    let dd = format!("{d}-device");
+    launches.push(launch(
+        3,
+        &["kill", &dd, "device"],
+        false,
+        "-n 3: resident runs (PACC_HALO=device) checkpoint between segments; rank 1 dies",
+    ));
+    launches.push(launch(
+        3,
+        &["resume", &dd, "device"],
+        true,
+        "-n 3: the resident run resumes from its last checkpoint to the uninterrupted result",
+    ));
     launches.push(launch(
         2,
         &["relayout", &d],
@@ -103,8 +160,15 @@ fn driver() {
         "-n 2: resuming with another rank count is a typed error",
     ));
     let exe = std::env::current_exe().expect("the test binary's path");
-    let (mut passed, mut failed) = (0, 0);
+    let (mut passed, mut failed, mut ignored) = (0, 0, 0);
     for l in &launches {
+        if l.gpu != only_gpu && !(l.gpu && with_gpu) {
+            if l.gpu {
+                println!("test mpirun {} ... ignored, needs CUDA devices", l.what);
+                ignored += 1;
+            }
+            continue;
+        }
         let ok = run_launch(&exe, l);
         println!(
             "test mpirun {} ... {}",
@@ -118,7 +182,8 @@ fn driver() {
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
-    println!("\n{passed} passed, {failed} failed");
+    let _ = std::fs::remove_dir_all(format!("{d}-device"));
+    println!("\n{passed} passed, {failed} failed, {ignored} skipped");
     if failed > 0 {
         std::process::exit(1);
     }
@@ -134,6 +199,9 @@ fn run_launch(exe: &PathBuf, l: &Launch) -> bool {
             "--allow-run-as-root",
         ])
         .args(["-x", "RAYON_NUM_THREADS=1"])
+        // NVLink multicast off in every process: the exchanges are point to point, and
+        // multicast can take a shared machine's GPUs out of service.
+        .args(["-x", "NCCL_NVLS_ENABLE=0"])
         .arg(exe)
         .args(&l.args)
         .stdout(Stdio::piped())

@@ -20,6 +20,13 @@ mod comm;
 #[cfg(all(feature = "mpi", feature = "cuda"))]
 mod device;
 mod local;
+#[cfg(all(feature = "mpi", feature = "cuda"))]
+mod nccl;
+#[cfg(feature = "mpi")]
+mod peers;
+#[cfg(feature = "mpi")]
+mod placement;
+pub mod resident;
 #[cfg(feature = "mpi")]
 mod session;
 mod slab;
@@ -33,13 +40,18 @@ pub use comm::Communicator;
 pub use mpi;
 #[cfg(feature = "mpi")]
 pub use session::run;
-pub use slab::{block_steps, reach_per_step, split, Slab};
+pub use slab::{block_steps, links, reach_per_step, split, Slab};
 
 /// This rank's slab of `global` for a run of `steps` steps: [`split`] over the communicator's
 /// size, picked by its rank. The block steps (and with them the halos' depth) come from the
-/// options or the directive; else, on the CUDA backend, from the distributed tuner
-/// ([`slab_tuned`] with this rank's measured link, device memory and estimated kernel rates);
-/// else from the default. Collective: every rank calls it with the same arguments.
+/// options or the directive; else, on the CUDA backend, from the distributed tuner; else from
+/// the default. Collective: every rank calls it with the same arguments.
+///
+/// The ranks also agree here whether their slabs stay on their GPUs for the whole run, with
+/// the halos exchanged GPU to GPU through NCCL ([`Slab::resident`]; see
+/// [`HaloMode`](crate::options::HaloMode)): on the CUDA backend when every rank has a GPU of
+/// its own, NCCL loads and the windows fit; then the depth comes from [`resident::costs`]. Else
+/// every block runs the single-node pipeline on host arrays ([`slab_tuned`]).
 #[cfg(feature = "mpi")]
 pub fn slab(
     comm: &Communicator,
@@ -52,17 +64,22 @@ pub fn slab(
     // One rank at a time: ranks sharing a device would otherwise time the link against each
     // other (and then count the sharing twice). Every rank takes part in every collective
     // step whatever its options say, so that ranks that disagree get an error, not a hang.
-    let fixed = crate::config::Fixed::of(program, opts)
-        .block_steps
-        .is_some();
     let mut inputs = None;
     for r in 0..comm.size() {
-        if r == comm.rank() && !fixed {
+        if r == comm.rank() {
             inputs = measured_inputs(program, opts);
         }
         comm.barrier();
     }
-    slab_tuned(
+    let placement = placement::decide(comm, program, global, steps, opts, inputs.as_ref())?;
+    if let placement::Placement::Resident(slab) = placement {
+        return Ok(slab);
+    }
+    let fixed = crate::config::Fixed::of(program, opts)
+        .block_steps
+        .is_some();
+    let inputs = inputs.filter(|_| !fixed);
+    let mut slab = slab_tuned(
         comm,
         program,
         global,
@@ -70,7 +87,12 @@ pub fn slab(
         opts,
         inputs.as_ref(),
         &tune::DistRates::default(),
-    )
+    )?;
+    if let placement::Placement::Host(why) = placement {
+        let note = format!("halos through host memory between blocks: {why}");
+        slab.tuner = Some(slab.tuner.map_or(note.clone(), |t| format!("{t}; {note}")));
+    }
+    Ok(slab)
 }
 
 /// [`slab`] with this rank's model inputs given (`None`: this rank has none, e.g. no device;
@@ -133,7 +155,7 @@ pub fn slab_tuned(
 /// arrays yet to time the kernels on), all shared with the other ranks on the same device.
 /// `None` on the CPU backend (which no tuner plans for) or when the device cannot be asked.
 #[cfg(all(feature = "mpi", feature = "cuda"))]
-fn measured_inputs(
+pub(crate) fn measured_inputs(
     program: &crate::program::Program,
     opts: &crate::options::Options,
 ) -> Option<crate::tune::TuneInputs> {
@@ -153,7 +175,7 @@ fn measured_inputs(
 }
 
 #[cfg(all(feature = "mpi", not(feature = "cuda")))]
-fn measured_inputs(
+pub(crate) fn measured_inputs(
     _program: &crate::program::Program,
     _opts: &crate::options::Options,
 ) -> Option<crate::tune::TuneInputs> {

@@ -2,13 +2,14 @@
 //! the single-node pipeline on the window, agree on failures and combine the reductions.
 
 use super::comm::{self, agree, Communicator};
+use super::peers::MpiPeers;
 use super::slab::{split, Slab};
-use super::{checkpoint as dck, local};
+use super::{checkpoint as dck, local, resident};
 use crate::checkpoint;
 use crate::error::{DistError, Error};
 use crate::exec::backend::{self, Backend};
 use crate::exec::reduce::combine;
-use crate::exec::reduction_identity;
+use crate::exec::{reduction_identity, Peers};
 use crate::invocation::{HostArray, Invocation, RunOutput};
 use crate::options::{BackendChoice, Options};
 use crate::plan::{self, Plan, PlanOptions};
@@ -43,7 +44,10 @@ pub fn run(
     inv.cpu = local::global_kernels(inv.cpu, slab);
     let ready = prepare(program, &lprog, slab, &inv, opts);
     let mut s = agree(comm, ready)?;
-
+    let peers = match (slab.resident, s.backend) {
+        (true, backend) => carrier(comm, backend, opts, &mut s.report)?,
+        (false, _) => None,
+    };
     // Resume: the committed step of every rank's checkpoint, verified before anything loads.
     let found = match (&opts.resume, inv.steps > 0) {
         (Some(r), true) => dck::find(r, &slabs, me, &lprog, &inv, &s.fp),
@@ -51,87 +55,270 @@ pub fn run(
     };
     let found = agree(comm, found)?;
     let user: Vec<HostArray> = inv.arrays.clone();
-    let (mut done, mut gen) = (0usize, None);
-    let mut value = inv.reduction_init.clone();
+    let mut state = State {
+        done: 0,
+        gen: None,
+        value: inv.reduction_init.clone(),
+        times: Times::default(),
+        blocks: 0,
+    };
     if let Some((f, g)) = &found {
         agree(comm, checkpoint::load(f, &user))?;
-        (done, gen, value) = (f.state.step, Some(*g), f.reductions());
+        (state.done, state.gen, state.value) = (f.state.step, Some(*g), f.reductions());
     }
-    let written: Vec<usize> = (0..program.arrays.len())
-        .filter(|&a| crate::binding::written_physically(program, a))
-        .collect();
-    let (t0, steps) = (inv.t0, inv.steps);
-    let resets = inv.reset_values.clone();
+    let mut seg = Segments {
+        comm,
+        slabs: &slabs,
+        me,
+        program,
+        lprog: &lprog,
+        user,
+        opts,
+        peers: peers.as_deref(),
+        plans: Vec::new(),
+        resets: inv.reset_values.clone(),
+        t0: inv.t0,
+        steps: inv.steps,
+    };
     inv.reset_values = lprog
         .resets
         .iter()
         .map(|r| reduction_identity(lprog.reductions[r.reduction].op))
         .collect();
-    let (mut exchange, mut compute, mut blocks) = (0.0f64, 0.0f64, 0usize);
-    while done < steps {
-        let plan = if steps - done >= s.full.steps {
-            &s.full
-        } else {
-            s.tail.as_ref().unwrap_or(&s.full)
-        };
-        if done > 0 {
-            let t = Instant::now();
-            let halo: Vec<HostArray> = written.iter().map(|&p| user[p]).collect();
-            comm::exchange_halos(comm, &slabs, me, &halo);
-            exchange += t.elapsed().as_secs_f64();
-        }
-        let binding = checkpoint::binding_at(program, done);
-        inv.arrays = binding.iter().map(|&p| user[p]).collect();
-        inv.t0 = t0 + done as i64;
-        inv.steps = plan.steps;
-        inv.reduction_init = lprog
-            .reductions
-            .iter()
-            .map(|d| reduction_identity(d.op))
-            .collect();
-        let t = Instant::now();
-        let out = execute(s.backend, &lprog, plan, &inv, opts);
-        let (partial, seg) = agree(comm, out)?;
-        compute += t.elapsed().as_secs_f64();
-        value = combine_ranks(program, &value, &resets, &comm::gather(comm, &partial));
-        s.report.absorb(seg);
-        done += plan.steps;
-        blocks += 1;
-        if let Some(c) = &opts.checkpoint {
-            if done < steps && blocks % c.every_blocks.max(1) == 0 {
-                let g = gen.map_or(0, |g: usize| 1 - g);
-                let at = checkpoint::At {
-                    t0,
-                    step: done,
-                    steps_total: steps,
-                    block_steps: slab.block_steps,
-                    reductions: &value,
-                };
-                dck::write(comm, c, &slabs, me, g, &lprog, &user, &s.fp, at)?;
-                gen = Some(g);
+    while state.done < seg.steps {
+        seg.next(&mut s, &mut inv, &mut state)?;
+    }
+    let mut report = s.report;
+    report.steps = seg.steps;
+    report.wall_seconds = start.elapsed().as_secs_f64();
+    rank_notes(comm, slab, &mut report, &state.times, peers.is_some());
+    Ok(RunOutput {
+        reductions: state.value,
+        swap_replays: crate::binding::swap_replays(program, seg.steps),
+        report,
+    })
+}
+
+/// Where a run stands between segments.
+struct State {
+    done: usize,
+    gen: Option<usize>,
+    value: Vec<f64>,
+    times: Times,
+    blocks: usize,
+}
+
+/// Seconds this rank spent, for the report.
+#[derive(Default)]
+struct Times {
+    /// Host exchanges between segments.
+    host_exchange: f64,
+    /// Executor calls (pipeline, or resident stepping with its exchanges).
+    compute: f64,
+    /// Resident runs: the exchanges' own time, and the kernel stream's idle time.
+    exchange: f64,
+    exposed: f64,
+}
+
+/// The segments of a run: one block each on the host path; on the resident path as many
+/// blocks as lie between two checkpoints (all of them without checkpoints), exchanging inside.
+struct Segments<'a, 'c> {
+    comm: &'a Communicator,
+    slabs: &'a [Slab],
+    /// This rank.
+    me: usize,
+    program: &'a Program,
+    lprog: &'a Program,
+    user: Vec<HostArray>,
+    opts: &'a Options,
+    peers: Option<&'a (dyn Peers + 'c)>,
+    /// Resident plans made so far, by their steps.
+    plans: Vec<Plan>,
+    resets: Vec<f64>,
+    t0: i64,
+    steps: usize,
+}
+
+impl Segments<'_, '_> {
+    /// Steps of the segment that starts at `done`.
+    fn len(&self, s: &Session, done: usize) -> usize {
+        let left = self.steps - done;
+        match self.peers {
+            None if left >= s.full.steps => s.full.steps,
+            None => s.tail.as_ref().map_or(s.full.steps, |t| t.steps),
+            Some(_) => {
+                let k = self.slabs[0].block_steps.max(1);
+                let every = self.opts.checkpoint.as_ref().map(|c| c.every_blocks.max(1));
+                every.map_or(left, |e| left.min(e * k))
             }
         }
     }
-    let mut report = s.report;
-    report.steps = steps;
-    report.wall_seconds = start.elapsed().as_secs_f64();
+
+    /// The resident plan of `steps` steps, made once per length.
+    fn resident_plan(
+        &mut self,
+        me: usize,
+        steps: usize,
+        inv: &Invocation<'_>,
+    ) -> Result<usize, Error> {
+        if let Some(i) = self.plans.iter().position(|p| p.steps == steps) {
+            return Ok(i);
+        }
+        let planes: Vec<usize> = inv.points.iter().map(|p| p[0] as usize).collect();
+        let mut p =
+            resident::segment_plan(self.program, self.lprog, self.slabs, me, steps, &planes)?;
+        local::reduce_within(&mut p, &self.slabs[me].owned_local());
+        self.plans.push(p);
+        Ok(self.plans.len() - 1)
+    }
+
+    /// Runs the next segment: the host exchange first (except at the start), then the
+    /// executor, the reductions combined across ranks, and a checkpoint when one is due.
+    fn next(
+        &mut self,
+        s: &mut Session,
+        inv: &mut Invocation<'_>,
+        st: &mut State,
+    ) -> Result<(), Error> {
+        let (comm, me) = (self.comm, self.me);
+        let len = self.len(s, st.done);
+        let resident = match self.peers {
+            Some(_) => Some(agree(comm, self.resident_plan(me, len, inv))?),
+            None => None,
+        };
+        if st.done > 0 {
+            let t = Instant::now();
+            let written = (0..self.program.arrays.len())
+                .filter(|&a| crate::binding::written_physically(self.program, a));
+            let halo: Vec<HostArray> = written.map(|p| self.user[p]).collect();
+            comm::exchange_halos(comm, self.slabs, me, &halo);
+            st.times.host_exchange += t.elapsed().as_secs_f64();
+        }
+        let binding = checkpoint::binding_at(self.program, st.done);
+        inv.arrays = binding.iter().map(|&p| self.user[p]).collect();
+        inv.t0 = self.t0 + st.done as i64;
+        inv.steps = len;
+        inv.reduction_init = (self.lprog.reductions.iter())
+            .map(|d| reduction_identity(d.op))
+            .collect();
+        let t = Instant::now();
+        let out = match (resident, self.peers) {
+            (Some(i), Some(p)) => {
+                let plan = &self.plans[i];
+                let exec = s.backend.executor();
+                exec.execute_exchanging(self.lprog, plan, inv, self.opts, p)
+                    .map(|o| (o.reductions, o.report))
+            }
+            _ => {
+                let plan = if len == s.full.steps {
+                    &s.full
+                } else {
+                    s.tail.as_ref().unwrap_or(&s.full)
+                };
+                execute(s.backend, self.lprog, plan, inv, self.opts)
+            }
+        };
+        let (partial, seg) = agree(comm, out)?;
+        st.times.compute += t.elapsed().as_secs_f64();
+        if resident.is_some() {
+            st.times.exchange += seg.stages.exchange;
+            st.times.exposed += resident::exposed_seconds(&seg);
+        }
+        st.value = combine_ranks(
+            self.program,
+            &st.value,
+            &self.resets,
+            &comm::gather(comm, &partial),
+        );
+        s.report.absorb(seg);
+        st.done += len;
+        st.blocks += len.div_ceil(self.slabs[me].block_steps.max(1));
+        self.checkpoint(s, st)
+    }
+
+    /// Writes a checkpoint when one is due after the segment that just ended.
+    fn checkpoint(&self, s: &Session, st: &mut State) -> Result<(), Error> {
+        let Some(c) = &self.opts.checkpoint else {
+            return Ok(());
+        };
+        if st.done >= self.steps || st.blocks % c.every_blocks.max(1) != 0 {
+            return Ok(());
+        }
+        let me = self.me;
+        let g = st.gen.map_or(0, |g: usize| 1 - g);
+        let at = checkpoint::At {
+            t0: self.t0,
+            step: st.done,
+            steps_total: self.steps,
+            block_steps: self.slabs[me].block_steps,
+            reductions: &st.value,
+        };
+        dck::write(
+            self.comm, c, self.slabs, me, g, self.lprog, &self.user, &s.fp, at,
+        )?;
+        st.gen = Some(g);
+        Ok(())
+    }
+}
+
+/// The report's line per rank: its planes, wall, executor time and exchanges.
+fn rank_notes(comm: &Communicator, slab: &Slab, report: &mut Report, t: &Times, resident: bool) {
     let mine = [
         slab.owned.len() as f64,
         report.wall_seconds,
-        compute,
-        exchange,
+        t.compute,
+        t.host_exchange,
+        t.exchange,
+        t.exposed,
     ];
     for (r, f) in comm::gather(comm, &mine).iter().enumerate() {
-        report.adjustments.push(format!(
-            "rank {r}: {} planes, {:.3} s wall, {:.3} s pipeline, {:.3} s halo exchange",
-            f[0], f[1], f[2], f[3]
-        ));
+        report.adjustments.push(if resident {
+            format!(
+                "rank {r}: {} planes, {:.3} s wall, {:.3} s stepping on the device, {:.3} s of \
+                 halo exchanges of which {:.3} s not hidden (kernel stream idle), {:.3} s host \
+                 exchange at checkpoints",
+                f[0], f[1], f[2], f[4], f[5], f[3]
+            )
+        } else {
+            format!(
+                "rank {r}: {} planes, {:.3} s wall, {:.3} s pipeline, {:.3} s halo exchange",
+                f[0], f[1], f[2], f[3]
+            )
+        });
     }
-    Ok(RunOutput {
-        reductions: value,
-        swap_replays: crate::binding::swap_replays(program, steps),
-        report,
-    })
+}
+
+/// What carries a resident run's exchanges: MPI for the CPU backend's buffers, NCCL on the
+/// GPU (agreed by every rank). When NCCL cannot start on some rank the run falls back to the
+/// host exchange (`None`), unless `PACC_HALO=device` asked for it: then every rank fails.
+fn carrier<'c>(
+    comm: &'c Communicator,
+    backend: Backend,
+    opts: &Options,
+    report: &mut Report,
+) -> Result<Option<Box<dyn Peers + 'c>>, Error> {
+    match backend {
+        Backend::Cpu(_) => Ok(Some(Box::new(MpiPeers { comm }))),
+        #[cfg(feature = "cuda")]
+        Backend::Cuda => {
+            let started = super::nccl::NcclPeers::new(comm);
+            match agree(comm, started) {
+                Ok(p) => Ok(Some(Box::new(p))),
+                Err(e) if opts.halo == crate::options::HaloMode::Device => Err(e),
+                Err(e) => {
+                    report.adjustments.push(format!(
+                        "NCCL could not start ({e}); halos through host memory between blocks"
+                    ));
+                    Ok(None)
+                }
+            }
+        }
+        #[cfg(not(feature = "cuda"))]
+        Backend::Cuda => {
+            let _ = (opts, report);
+            Ok(None)
+        }
+    }
 }
 
 /// The split every rank computes, checked against this rank's slab, communicator and arrays.
@@ -159,6 +346,7 @@ fn check_slab(
     let slabs = split(program, &slab.global, inv.steps, ranks, &o)?;
     let untuned = Slab {
         tuner: None,
+        resident: false,
         ..slab.clone()
     };
     if slabs[rank] != untuned {
@@ -248,17 +436,20 @@ fn prepare(
     let mut popts = crate::config::resolve(lprog, &shape, inv.steps, opts)?;
     popts.block_steps = k;
     let mut notes: Vec<String> = slab.tuner.iter().cloned().collect();
+    // A resident run uploads its window once, page-locking it piece by piece beside the
+    // upload, and plans its own single chunk: no locking up front, no tuner.
+    let blocks = !slab.resident;
     #[cfg(feature = "cuda")]
     let (device, register_s) = match backend {
-        Backend::Cuda => {
+        Backend::Cuda if blocks => {
             let (d, s) = super::device::DeviceShare::new(&inv.arrays, &mut notes);
             (Some(d), s)
         }
-        Backend::Cpu(_) => (None, 0.0),
+        _ => (None, 0.0),
     };
     #[cfg(not(feature = "cuda"))]
     let register_s = 0.0;
-    if let Some(probe) = backend.probe() {
+    if let Some(probe) = backend.probe().filter(|_| blocks) {
         // The rank's chunks (and scheme, unless named) for its window at the agreed depth,
         // with its kernels timed on its own arrays.
         let o = Options {

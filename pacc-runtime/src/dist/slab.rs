@@ -2,6 +2,7 @@
 
 use crate::error::{DistError, Error};
 use crate::options::Options;
+use crate::plan::HaloLink;
 use crate::program::{Program, Stage};
 use serde::{Deserialize, Serialize};
 use std::ops::Range;
@@ -28,6 +29,11 @@ pub struct Slab {
     /// How the distributed tuner chose `block_steps`, when it did (for the report).
     #[serde(default)]
     pub tuner: Option<String>,
+    /// Whether the ranks agreed to keep their slabs where they compute for the whole run, with
+    /// the halos exchanged inside it ([`HaloMode`](crate::options::HaloMode); `dist::slab`
+    /// decides). [`split`] leaves it off: the host exchange between blocks.
+    #[serde(default)]
+    pub resident: bool,
 }
 
 impl Slab {
@@ -119,7 +125,33 @@ pub fn split(
             block_steps: k,
             halo,
             tuner: None,
+            resident: false,
         });
     }
     Ok(slabs)
+}
+
+/// Rank `me`'s neighbours in `slabs`: per neighbour, the planes it sends (its owned planes the
+/// neighbour holds as halo) and receives (its halo, the neighbour's owned planes), in the
+/// rank's local plane numbers.
+pub fn links(slabs: &[Slab], me: usize) -> Vec<HaloLink> {
+    let slab = &slabs[me];
+    let local = |r: Range<usize>| r.start - slab.window.start..r.end - slab.window.start;
+    let mut v = Vec::new();
+    if me > 0 {
+        let left = &slabs[me - 1];
+        v.push(HaloLink {
+            peer: me - 1,
+            send: local(slab.owned.start..left.window.end),
+            recv: local(slab.window.start..slab.owned.start),
+        });
+    }
+    if let Some(right) = slabs.get(me + 1) {
+        v.push(HaloLink {
+            peer: me + 1,
+            send: local(right.window.start..slab.owned.end),
+            recv: local(slab.owned.end..slab.window.end),
+        });
+    }
+    v
 }

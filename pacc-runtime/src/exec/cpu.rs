@@ -9,7 +9,7 @@
 
 use crate::codec::ValuesMut;
 use crate::error::{CompressError, Error, Result};
-use crate::exec::{reduction_identity, BufView, Executed, Executor, KernelFrame, Tracker};
+use crate::exec::{reduction_identity, BufView, Executed, Executor, KernelFrame, Peers, Tracker};
 use crate::fault::{self, Site};
 use crate::invocation::Invocation;
 use crate::options::Options;
@@ -62,8 +62,33 @@ impl Executor for CpuExecutor {
         inv: &Invocation<'_>,
         opts: &Options,
     ) -> Result<Executed> {
+        self.run(program, plan, inv, opts, None)
+    }
+
+    fn execute_exchanging(
+        &self,
+        program: &Program,
+        plan: &Plan,
+        inv: &Invocation<'_>,
+        opts: &Options,
+        peers: &dyn Peers,
+    ) -> Result<Executed> {
+        self.run(program, plan, inv, opts, Some(peers))
+    }
+}
+
+impl CpuExecutor {
+    fn run(
+        &self,
+        program: &Program,
+        plan: &Plan,
+        inv: &Invocation<'_>,
+        opts: &Options,
+        peers: Option<&dyn Peers>,
+    ) -> Result<Executed> {
         let start = Instant::now();
-        let out = execute_with_progress(program, plan, inv, self.order, opts.on_progress.as_ref())?;
+        let progress = opts.on_progress.as_ref();
+        let out = run_plan(program, plan, inv, self.order, progress, peers)?;
         let device = format!("CPU, {} rayon threads", rayon::current_num_threads());
         let mut report = Report::of_plan(program, self.name(), Some(device), plan);
         report.wall_seconds = start.elapsed().as_secs_f64();
@@ -100,6 +125,18 @@ pub fn execute_with_progress(
     order: Order,
     progress: Option<&OnProgress>,
 ) -> Result<ExecOutput> {
+    run_plan(program, plan, inv, order, progress, None)
+}
+
+/// [`execute_with_progress`] with the peers that carry the plan's halo exchanges, if it has any.
+fn run_plan(
+    program: &Program,
+    plan: &Plan,
+    inv: &Invocation<'_>,
+    order: Order,
+    progress: Option<&OnProgress>,
+    peers: Option<&dyn Peers>,
+) -> Result<ExecOutput> {
     let setup = Instant::now();
     validate::execution(program, plan, inv)?;
     closures_match(program, inv)?;
@@ -125,7 +162,8 @@ pub fn execute_with_progress(
         let op = &plan.ops[i];
         fault::hit(Site::of(&op.kind), || describe(i, op)).map_err(|e| tracker.fail(e.into()))?;
         let start = Instant::now();
-        run_op(program, plan, inv, &mut mem, op, &mut partials).map_err(|e| tracker.fail(e))?;
+        run_op(program, plan, inv, &mut mem, op, &mut partials, peers)
+            .map_err(|e| tracker.fail(e))?;
         stages.add_op(&op.kind, start.elapsed().as_secs_f64());
         tracker.finished(plan, i);
         counter.finished(plan, i);
@@ -171,6 +209,7 @@ fn run_op(
     mem: &mut Memory,
     op: &Op,
     partials: &mut Partials,
+    peers: Option<&dyn Peers>,
 ) -> Result<()> {
     match &op.kind {
         OpKind::HtoD {
@@ -216,6 +255,22 @@ fn run_op(
                 shape: &plan.shape,
             };
             (inv.cpu.points[*point])(&frame);
+        }
+        OpKind::Exchange {
+            set,
+            base,
+            arrays,
+            links,
+            ..
+        } => {
+            let peers = peers.ok_or_else(crate::exec::peers::missing)?;
+            let transfers = crate::exec::peers::transfers(arrays, links, |a, p| {
+                let pb = plan.plane_len * program.arrays[a].elem.size();
+                (mem.device(*set, a) as u64 + ((p - base) * pb) as u64, pb)
+            });
+            // SAFETY: `validate` checked the planes against the buffer window; the sent
+            // (owned) and received (halo) planes are disjoint, and operations run one at a time.
+            unsafe { peers.exchange_host(&transfers) }?;
         }
         _ => copy_op(program, plan, inv, mem, &op.kind),
     }

@@ -7,12 +7,14 @@ pub mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 mod fused;
+mod peers;
 pub mod reduce;
 mod tracker;
 
 pub use crate::frame::{
     reduction_identity, BufView, CpuKernelFn, CpuKernels, CpuPointFn, Grid, GridElem, KernelFrame,
 };
+pub use peers::{Peers, Transfer};
 pub use tracker::{writes_user_array, Tracker};
 
 use crate::error::Result;
@@ -50,4 +52,21 @@ pub trait Executor {
         inv: &Invocation<'_>,
         opts: &Options,
     ) -> Result<Executed>;
+
+    /// [`Executor::execute`] for a plan with halo exchanges ([`crate::plan::exchange`]),
+    /// which `peers` carries out. Backends that cannot exchange say so.
+    fn execute_exchanging(
+        &self,
+        program: &Program,
+        plan: &Plan,
+        inv: &Invocation<'_>,
+        opts: &Options,
+        peers: &dyn Peers,
+    ) -> Result<Executed> {
+        let _ = (program, plan, inv, opts, peers);
+        Err(crate::error::Error::Internal(format!(
+            "the {} backend does not run plans with halo exchanges",
+            self.name()
+        )))
+    }
 }

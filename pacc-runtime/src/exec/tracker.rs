@@ -22,6 +22,7 @@ impl Site {
             OpKind::Point { .. } => Site::Point,
             OpKind::Encode { .. } => Site::Encode,
             OpKind::Decode { .. } => Site::Decode,
+            OpKind::Exchange { .. } => Site::Exchange,
         }
     }
 }

@@ -182,6 +182,23 @@ fn transfer_accesses(kind: &OpKind) -> Vec<Access> {
             at(dev(*from_set, *array), planes, *from_base, false),
             at(dev(*to_set, *array), planes, *to_base, true),
         ],
+        OpKind::Exchange {
+            set,
+            base,
+            arrays,
+            links,
+            ..
+        } => arrays
+            .iter()
+            .flat_map(|&array| {
+                links.iter().flat_map(move |l| {
+                    [
+                        at(dev(*set, array), &l.send, *base, false),
+                        at(dev(*set, array), &l.recv, *base, true),
+                    ]
+                })
+            })
+            .collect(),
         // Kernels and point statements: `compute_accesses`.
         OpKind::Kernel { .. } | OpKind::Point { .. } => Vec::new(),
     }

@@ -645,7 +645,7 @@ fn final_binding(program: &Program, steps: usize) -> Vec<usize> {
 /// time at its full rate, and copies from several streams at once share it unevenly (on the
 /// H100 the wavefront's second chunk got its inputs after 350 ms instead of 230 while later
 /// chunks' loads ran beside them), so the chunk that computes next gets its planes first.
-fn derive_dependencies(program: &Program, plan: &mut Plan) {
+pub(super) fn derive_dependencies(program: &Program, plan: &mut Plan) {
     // Per resource, the writes and the reads since the last write that covered them. Kept
     // apart because a read waits only for writes: a read-only array's reads pile up over a
     // block of thousands of steps, and scanning them all for every read made planning

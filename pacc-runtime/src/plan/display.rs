@@ -171,8 +171,9 @@ impl Plan {
 impl OpKind {
     /// The name of each kind of operation, in the order plans list them: the one home of the
     /// labels that plan summaries, executor errors and traces print.
-    pub const LABELS: [&'static str; 9] = [
+    pub const LABELS: [&'static str; 10] = [
         "HtoD", "DtoH", "StageIn", "StageOut", "DtoD", "Kernel", "Point", "Encode", "Decode",
+        "Exchange",
     ];
 
     /// The position of this kind in [`OpKind::LABELS`].
@@ -187,11 +188,12 @@ impl OpKind {
             OpKind::Point { .. } => 6,
             OpKind::Encode { .. } => 7,
             OpKind::Decode { .. } => 8,
+            OpKind::Exchange { .. } => 9,
         }
     }
 
     /// The kind's name: `HtoD`, `DtoH`, `StageIn`, `StageOut`, `DtoD`, `Kernel`, `Point`,
-    /// `Encode` or `Decode`.
+    /// `Encode`, `Decode` or `Exchange`.
     pub fn label(&self) -> &'static str {
         Self::LABELS[self.index()]
     }
@@ -206,6 +208,7 @@ impl OpKind {
             OpKind::StageIn { .. } | OpKind::StageOut { .. } => "host_copy",
             OpKind::Encode { .. } => "encode",
             OpKind::Decode { .. } => "decode",
+            OpKind::Exchange { .. } => "exchange",
             OpKind::Kernel { .. } | OpKind::Point { .. } => "kernel",
         }
     }
@@ -280,6 +283,23 @@ impl OpKind {
             } => {
                 let name = program.points.get(*point).map(|p| p.name.as_str());
                 format!("{} s{set} t{step} @{plane}", name.unwrap_or("?"))
+            }
+            OpKind::Exchange {
+                set,
+                step,
+                arrays,
+                links,
+                ..
+            } => {
+                let names: Vec<&str> = arrays.iter().map(an).collect();
+                let peers: Vec<String> = (links.iter())
+                    .map(|k| format!("r{} send {:?} recv {:?}", k.peer, k.send, k.recv))
+                    .collect();
+                format!(
+                    "{l} {} s{set} t{step} {}",
+                    names.join(","),
+                    peers.join("; ")
+                )
             }
         }
     }
@@ -638,7 +658,18 @@ mod tests {
                 array: 0,
                 set: 0,
                 base: 0,
-                planes,
+                planes: planes.clone(),
+            },
+            OpKind::Exchange {
+                set: 0,
+                base: 0,
+                step: 1,
+                arrays: vec![0],
+                links: vec![crate::plan::HaloLink {
+                    peer: 1,
+                    send: planes.clone(),
+                    recv: planes,
+                }],
             },
         ];
         for (i, k) in kinds.iter().enumerate() {
@@ -657,7 +688,8 @@ mod tests {
                 "kernel",
                 "kernel",
                 "encode",
-                "decode"
+                "decode",
+                "exchange"
             ]
         );
         let mut t = crate::report::StageTimes::default();
@@ -672,9 +704,10 @@ mod tests {
                 t.dtod,
                 t.kernel,
                 t.encode,
-                t.decode
+                t.decode,
+                t.exchange
             ),
-            (1.0, 1.0, 2.0, 1.0, 2.0, 1.0, 1.0)
+            (1.0, 1.0, 2.0, 1.0, 2.0, 1.0, 1.0, 1.0)
         );
     }
 }

@@ -25,6 +25,7 @@
 pub mod access;
 mod build;
 mod display;
+pub mod exchange;
 mod infer;
 pub mod race;
 mod ring;
@@ -275,6 +276,28 @@ pub enum OpKind {
         #[serde(default)]
         ring_base: Option<usize>,
     },
+    /// A distributed run's halo exchange with the neighbouring ranks, in one group: for every
+    /// array of `arrays` and every link, the buffer's planes `send` go to the link's peer and
+    /// its planes `recv` come from it. Only plans made by [`exchange::insert`] have them; the
+    /// executor carries them out through the [`Peers`](crate::exec::Peers) it is given. On
+    /// the loads stream, which a resident plan leaves idle after its upload.
+    Exchange {
+        set: usize,
+        base: usize,
+        /// Time steps done before the exchange (the step whose halos it refreshes).
+        step: usize,
+        arrays: Vec<usize>,
+        links: Vec<HaloLink>,
+    },
+}
+
+/// One neighbour of a distributed run's rank, as an [`OpKind::Exchange`] sees it: the planes
+/// (in the rank's own plane numbers) it sends to the rank `peer` and receives from it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct HaloLink {
+    pub peer: usize,
+    pub send: Range<usize>,
+    pub recv: Range<usize>,
 }
 
 /// What a stream of a plan carries. Every buffer set has one stream of each role, in this order
@@ -379,7 +402,10 @@ impl OpKind {
                 base: *base,
                 planes,
             }),
-            OpKind::DtoD { .. } | OpKind::Kernel { .. } | OpKind::Point { .. } => None,
+            OpKind::DtoD { .. }
+            | OpKind::Kernel { .. }
+            | OpKind::Point { .. }
+            | OpKind::Exchange { .. } => None,
         }
     }
 
@@ -436,7 +462,10 @@ impl OpKind {
     /// The role of the stream an operation of this kind runs on.
     pub fn role(&self) -> StreamRole {
         match self {
-            OpKind::HtoD { .. } | OpKind::StageIn { .. } | OpKind::DtoD { .. } => StreamRole::Loads,
+            OpKind::HtoD { .. }
+            | OpKind::StageIn { .. }
+            | OpKind::DtoD { .. }
+            | OpKind::Exchange { .. } => StreamRole::Loads,
             OpKind::Kernel { .. } | OpKind::Point { .. } => StreamRole::Kernels,
             OpKind::DtoH { .. } | OpKind::StageOut { .. } => StreamRole::WriteBacks,
             OpKind::Encode { .. } | OpKind::Decode { .. } => StreamRole::Codec,

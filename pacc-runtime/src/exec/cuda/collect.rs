@@ -30,17 +30,8 @@ pub(super) unsafe fn timings(
     for (i, op) in plan.ops.iter().enumerate() {
         let start_ms = driver::event_elapsed_ms(res.origin(), res.start(i))?;
         let dur_ms = driver::event_elapsed_ms(res.start(i), res.end(i))?;
-        let (kind, name) = (op.kind.stage(), op.kind.describe(program));
-        let d = dur_ms as f64 / 1e3;
-        match kind {
-            "htod" => stages.htod += d,
-            "dtoh" => stages.dtoh += d,
-            "dtod" => stages.dtod += d,
-            "host_copy" => stages.host_copy += d,
-            "encode" => stages.encode += d,
-            "decode" => stages.decode += d,
-            _ => stages.kernel += d,
-        }
+        stages.add_op(&op.kind, dur_ms as f64 / 1e3);
+        let name = op.kind.describe(program);
         timeline.push(TraceEvent {
             name,
             stream: op.stream,

@@ -556,3 +556,28 @@ pub(crate) unsafe fn event_elapsed_ms(start: Event, end: Event) -> Result<f32, E
 pub(crate) unsafe fn event_done(ev: Event) -> bool {
     sys::cuEventQuery(ev) == sys::CUresult::CUDA_SUCCESS
 }
+
+/// Whether the work before `ev`'s recording has run: `Ok(false)` while it has not, an error
+/// when the device reports one.
+///
+/// # Safety
+/// `ev` must be live and recorded.
+pub(crate) unsafe fn event_ready(ev: Event, what: impl Display) -> Result<bool, Error> {
+    match sys::cuEventQuery(ev) {
+        sys::CUresult::CUDA_SUCCESS => Ok(true),
+        sys::CUresult::CUDA_ERROR_NOT_READY => Ok(false),
+        e => Err(fail(what)(cudarc::driver::DriverError(e))),
+    }
+}
+
+/// Whether everything enqueued on `st` has run (see [`event_ready`]).
+///
+/// # Safety
+/// `st` must be live.
+pub(crate) unsafe fn stream_ready(st: Stream, what: impl Display) -> Result<bool, Error> {
+    match sys::cuStreamQuery(st) {
+        sys::CUresult::CUDA_SUCCESS => Ok(true),
+        sys::CUresult::CUDA_ERROR_NOT_READY => Ok(false),
+        e => Err(fail(what)(cudarc::driver::DriverError(e))),
+    }
+}

@@ -84,7 +84,7 @@ pub use resident::{measure_dtod, ResidentOutput};
 pub use trace::{trace_json, write_trace};
 
 use crate::error::Error;
-use crate::exec::Tracker;
+use crate::exec::{Peers, Tracker};
 use crate::invocation::Invocation;
 use crate::options::Options;
 use crate::plan::{Plan, Scheme};
@@ -131,6 +131,21 @@ impl crate::exec::Executor for CudaExecutor {
             report: o.report,
         })
     }
+
+    fn execute_exchanging(
+        &self,
+        program: &Program,
+        plan: &Plan,
+        inv: &Invocation<'_>,
+        opts: &Options,
+        peers: &dyn Peers,
+    ) -> Result<crate::exec::Executed, Error> {
+        let o = execute_with_peers(program, plan, inv, opts, Some(peers))?;
+        Ok(crate::exec::Executed {
+            reductions: o.reductions,
+            report: o.report,
+        })
+    }
 }
 
 /// Serializes CUDA runs within the process (see [`execute`]).
@@ -152,11 +167,22 @@ pub fn execute(
     inv: &Invocation<'_>,
     opts: &Options,
 ) -> Result<CudaOutput, Error> {
+    execute_with_peers(program, plan, inv, opts, None)
+}
+
+/// [`execute`] for a plan that may exchange halos with other ranks through `peers`.
+fn execute_with_peers(
+    program: &Program,
+    plan: &Plan,
+    inv: &Invocation<'_>,
+    opts: &Options,
+    peers: Option<&dyn Peers>,
+) -> Result<CudaOutput, Error> {
     let _serial = RUNS.lock().unwrap_or_else(|e| e.into_inner());
     settle();
     // Pieces handed over for unregistering wait until the run, teardown included, is over.
     let _hold = pinning::background::hold();
-    execute_serialized(program, plan, inv, opts)
+    execute_serialized(program, plan, inv, opts, peers)
 }
 
 /// Waits until the arrays of earlier CUDA runs are unregistered. A run returns while the
@@ -177,6 +203,7 @@ fn execute_serialized(
     plan: &Plan,
     inv: &Invocation<'_>,
     opts: &Options,
+    peers: Option<&dyn Peers>,
 ) -> Result<CudaOutput, Error> {
     let t_start = Instant::now();
     let info = available().map_err(|reason| Error::no_cuda(reason, None))?;
@@ -198,6 +225,7 @@ fn execute_serialized(
         compiled: &compiled,
         info: &info,
         t_start,
+        peers,
     };
     let pad = !opts.cuda.unpadded_rows;
     let placed = prepare::place(program, plan, inv, &compiled.geoms, pad, pin, &mut notes)?;
@@ -214,14 +242,16 @@ fn execute_serialized(
         out
     });
     match r {
-        Err(Unplaced::Pinning(message)) if planned.compresses() => Err(Error::Cuda {
-            what: format!(
-                "page-locking the arrays (compression needs them page-locked: it has no {} \
-                 fallback)",
-                Scheme::WHEN_PINNING_FAILS
-            ),
-            message,
-        }),
+        Err(Unplaced::Pinning(message)) if planned.compresses() || planned.exchanges() => {
+            Err(Error::Cuda {
+                what: format!(
+                    "page-locking the arrays (compression and halo exchanges need them \
+                     page-locked: they have no {} fallback)",
+                    Scheme::WHEN_PINNING_FAILS
+                ),
+                message,
+            })
+        }
         Err(Unplaced::Pinning(message)) => {
             notes.push(format!(
                 "registering the arrays as page-locked failed ({message}); fell back to {}",
@@ -234,6 +264,13 @@ fn execute_serialized(
         }
         r => r.map_err(Unplaced::into_error),
     }
+}
+
+/// Makes this thread's current CUDA context the run's device's (its primary context), as
+/// libraries that use the current device (NCCL) expect.
+pub fn bind_device() -> Result<(), Error> {
+    let info = available().map_err(|reason| Error::no_cuda(reason, None))?;
+    device::context(info.ordinal).map(|_| ())
 }
 
 /// Default threads page-locking the user's arrays (`Options::pin_threads`).
@@ -273,6 +310,7 @@ struct Run<'a, 'i> {
     compiled: &'a prepare::Compiled,
     info: &'a DeviceInfo,
     t_start: Instant,
+    peers: Option<&'a dyn Peers>,
 }
 
 impl Run<'_, '_> {
@@ -308,6 +346,7 @@ impl Run<'_, '_> {
             &mut res,
             &mut tracker,
             self.opts.on_progress.as_ref(),
+            self.peers,
         );
         let pin_failure = res.pinning.as_ref().and_then(|p| p.pinner.driver_failure());
         let op_slot = match (submitted, pin_failure) {

@@ -242,6 +242,14 @@ impl Fit<'_> {
         if need0 <= self.budget {
             return Ok(plan);
         }
+        // A plan with halo exchanges is one chunk by construction: more chunks would drop them.
+        if plan.exchanges() {
+            return Err(Error::DeviceMemory {
+                need: need0 + RESERVE,
+                free: self.free,
+                sets: plan.buffer_sets,
+            });
+        }
         // Exponential probe, then binary search for the smallest count that fits.
         let mut lo = plan.chunks; // does not fit
         let mut hi = None;

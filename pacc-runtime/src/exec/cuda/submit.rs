@@ -10,7 +10,7 @@ use super::prepare::{Compiled, Resources};
 use super::rows::Segment;
 use super::stream::{host_copy, HostCopy};
 use crate::error::Error;
-use crate::exec::Tracker;
+use crate::exec::{Peers, Tracker};
 use crate::fault::{self, Site};
 use crate::invocation::Invocation;
 use crate::plan::{HostSide, Op, OpKind, Plan};
@@ -31,6 +31,7 @@ pub(super) fn submit(
     res: &mut Resources,
     tracker: &mut Tracker,
     on_progress: Option<&OnProgress>,
+    peers: Option<&dyn Peers>,
 ) -> Result<Vec<usize>, Error> {
     let ndim = plan.shape.len();
     let dplane = res.rows.plane_len();
@@ -51,6 +52,7 @@ pub(super) fn submit(
         op_slot: vec![usize::MAX; plan.ops.len()],
         recorded: vec![false; plan.ops.len()],
         counter: StepCounter::new(plan, on_progress),
+        peers,
     };
     // SAFETY: raw driver calls on buffers we allocated with the sizes the plan gives; host
     // pointers are the caller's arrays (borrowed for the call) or our staging buffers;
@@ -63,6 +65,11 @@ pub(super) fn submit(
             Ok(s.op_slot)
         }
         Err(e) => {
+            // The other ranks' exchanges with this one will not come: tell them, and let this
+            // rank's pending exchanges give up so that the drain ends.
+            if let Some(p) = s.peers {
+                p.fail(&e);
+            }
             // SAFETY: draining streams we created; querying events we recorded.
             unsafe { s.drain(tracker) };
             Err(tracker.fail(e))
@@ -87,6 +94,8 @@ struct Submit<'a, 'i> {
     recorded: Vec<bool>,
     /// Steps done, reported as each block's kernels complete (`crate::progress`).
     counter: StepCounter,
+    /// What carries the plan's halo exchanges, if it has any.
+    peers: Option<&'a dyn Peers>,
 }
 
 impl Submit<'_, '_> {
@@ -135,7 +144,11 @@ impl Submit<'_, '_> {
         }
         self.wait_and_unregister()?;
         for &s in &self.res.streams.0 {
-            driver::stream_sync(s, "running the plan (stream synchronize)")?;
+            let what = "running the plan (stream synchronize)";
+            match self.peers {
+                None => driver::stream_sync(s, what)?,
+                Some(p) => poll(p, || driver::stream_ready(s, what))?,
+            }
         }
         Ok(())
     }
@@ -203,7 +216,11 @@ impl Submit<'_, '_> {
         }
         waits.sort_by_key(|w| w.0);
         for (i, piece) in waits {
-            driver::event_sync(self.res.end(i), "waiting for an operation")?;
+            let (end, what) = (self.res.end(i), "waiting for an operation");
+            match self.peers {
+                None => driver::event_sync(end, what)?,
+                Some(p) => poll(p, || driver::event_ready(end, what))?,
+            }
             match (piece, self.res.pinning.as_mut()) {
                 (Some(id), Some(p)) => p.pinner.unregister(id),
                 _ => self.counter.finished(plan, i),
@@ -313,6 +330,18 @@ impl Submit<'_, '_> {
             } => self.stage(array, set, base, planes, false, st),
             OpKind::Kernel { .. } => self.kernel(i, op, st),
             OpKind::Point { .. } => self.point(op, st),
+            OpKind::Exchange {
+                set,
+                base,
+                arrays,
+                links,
+                ..
+            } => {
+                let peers = self.peers.ok_or_else(crate::exec::peers::missing)?;
+                let at = |a: usize, p: usize| (self.dev_ptr(a, *set, *base, p), self.dbytes[a]);
+                let transfers = crate::exec::peers::transfers(arrays, links, at);
+                peers.exchange_device(&transfers, st as *mut c_void)
+            }
         }
     }
 
@@ -605,4 +634,14 @@ impl Submit<'_, '_> {
             st,
         )
     }
+}
+
+/// Waits until `ready` says yes, asking `peers` in between whether another rank has failed (a
+/// blocking wait would never return if a neighbour's exchange never comes).
+fn poll(peers: &dyn Peers, mut ready: impl FnMut() -> Result<bool, Error>) -> Result<(), Error> {
+    while !ready()? {
+        peers.check()?;
+        std::thread::sleep(std::time::Duration::from_micros(50));
+    }
+    Ok(())
 }

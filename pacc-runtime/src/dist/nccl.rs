@@ -1,0 +1,199 @@
+//! The NCCL carrier of [`Peers`]: halos move GPU to GPU (NVLink inside a node, InfiniBand or
+//! RoCE between nodes) on the stream the plan puts the exchange on. MPI stays the control
+//! plane: it carries NCCL's unique id from rank 0 to the others and, on a separate duplicate
+//! of the communicator, a failing rank's notice to the others, who then abort their NCCL
+//! communicator so that no stream waits forever for a peer that will not send.
+//!
+//! The library is loaded at run time (cudarc's dynamic loading), so builds without NCCL, and
+//! machines without it, work: [`NcclPeers::new`] says why it cannot start, and the caller
+//! falls back to the host exchange.
+
+use super::comm::Communicator;
+use crate::error::{DistError, Error};
+use crate::exec::{Peers, Transfer};
+use cudarc::nccl::{result, sys};
+use mpi::datatype::Equivalence;
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::Communicator as _;
+use mpi::traits::*;
+use std::cell::Cell;
+
+/// The tag of a failing rank's notice on the notice communicator.
+const FAILED: i32 = 7;
+
+/// A rank's NCCL communicator over all ranks of the MPI communicator.
+pub struct NcclPeers {
+    comm: sys::ncclComm_t,
+    /// Where failure notices travel (a duplicate, so they never mix with other traffic and
+    /// vanish with the run).
+    notices: SimpleCommunicator,
+    aborted: Cell<bool>,
+}
+
+/// Whether the NCCL library can be loaded here; the reason when not.
+pub fn available() -> Result<(), String> {
+    // SAFETY: only tries to open the library.
+    if unsafe { sys::is_culib_present() } {
+        Ok(())
+    } else {
+        Err("the NCCL library (libnccl.so.2) was not found".into())
+    }
+}
+
+impl NcclPeers {
+    /// Creates the communicator on every rank of `comm` with this rank's device (collective).
+    /// Every rank takes part in every MPI step whatever happens locally, so a rank that cannot
+    /// start gets its error while the others get theirs through the caller's agreement.
+    pub fn new(comm: &Communicator) -> Result<NcclPeers, Error> {
+        let fail = |m: String| -> Error {
+            DistError::Exchange {
+                carrier: "NCCL",
+                message: m,
+            }
+            .into()
+        };
+        let here = available().and_then(|_| {
+            crate::exec::cuda::bind_device().map_err(|e| e.to_string())?;
+            // Point-to-point exchanges gain nothing from NVLink multicast, which can take a
+            // shared machine's GPUs out of service: off unless the caller chose otherwise.
+            if std::env::var_os("NCCL_NVLS_ENABLE").is_none() {
+                std::env::set_var("NCCL_NVLS_ENABLE", "0");
+            }
+            Ok(())
+        });
+        // Rank 0's id, or a zero flag when rank 0 could not make one.
+        let mut id = [0u8; 129];
+        if comm.rank() == 0 {
+            if let Ok(u) = here.clone().and_then(|_| unique_id()) {
+                id[0] = 1;
+                for (d, s) in id[1..].iter_mut().zip(u.internal) {
+                    *d = s as u8;
+                }
+            }
+        }
+        comm.process_at_rank(0).broadcast_into(&mut id[..]);
+        here.map_err(fail)?;
+        if id[0] == 0 {
+            return Err(fail("rank 0 could not start NCCL".into()));
+        }
+        let mut unique = sys::ncclUniqueId { internal: [0; 128] };
+        for (d, s) in unique.internal.iter_mut().zip(&id[1..]) {
+            *d = *s as std::ffi::c_char;
+        }
+        let mut raw: sys::ncclComm_t = std::ptr::null_mut();
+        // SAFETY: `raw` receives the communicator; the id came from rank 0 of this group.
+        unsafe { result::comm_init_rank(&mut raw, comm.size(), unique, comm.rank()) }
+            .map_err(|e| fail(format!("ncclCommInitRank: {e:?} ({})", code(&e))))?;
+        Ok(NcclPeers {
+            comm: raw,
+            notices: comm.duplicate(),
+            aborted: Cell::new(false),
+        })
+    }
+
+    fn abort(&self) {
+        if !self.aborted.replace(true) {
+            // SAFETY: our communicator, not used again once aborted.
+            let _ = unsafe { result::comm_abort(self.comm) };
+        }
+    }
+}
+
+fn unique_id() -> Result<sys::ncclUniqueId, String> {
+    result::get_uniqueid().map_err(|e| format!("ncclGetUniqueId: {}", code(&e)))
+}
+
+/// NCCL's own name for an error code.
+fn code(e: &result::NcclError) -> String {
+    format!("{:?}", e.0)
+}
+
+impl Peers for NcclPeers {
+    fn carrier(&self) -> &'static str {
+        "NCCL"
+    }
+
+    unsafe fn exchange_host(&self, _transfers: &[Transfer]) -> Result<(), Error> {
+        Err(DistError::Exchange {
+            carrier: self.carrier(),
+            message: "NCCL moves device memory only".into(),
+        }
+        .into())
+    }
+
+    unsafe fn exchange_device(
+        &self,
+        transfers: &[Transfer],
+        stream: *mut std::ffi::c_void,
+    ) -> Result<(), Error> {
+        let err = |what: &str, e: result::NcclError| -> Error {
+            DistError::Exchange {
+                carrier: "NCCL",
+                message: format!("{what}: {}", code(&e)),
+            }
+            .into()
+        };
+        let st = stream as sys::cudaStream_t;
+        let u8t = sys::ncclDataType_t::ncclUint8;
+        result::group_start().map_err(|e| err("ncclGroupStart", e))?;
+        let mut r = Ok(());
+        for t in transfers {
+            let peer = t.peer as i32;
+            // SAFETY: the caller's contract (`Peers::exchange_device`).
+            let sent = unsafe {
+                result::send(t.send as _, t.send_bytes, u8t, peer, self.comm, st)
+                    .and_then(|_| result::recv(t.recv as _, t.recv_bytes, u8t, peer, self.comm, st))
+            };
+            if let Err(e) = sent {
+                r = Err(err("ncclSend/ncclRecv", e));
+                break;
+            }
+        }
+        // The group must be closed whatever happened inside it.
+        let closed = result::group_end().map_err(|e| err("ncclGroupEnd", e));
+        r.and(closed.map(|_| ()))
+    }
+
+    fn check(&self) -> Result<(), Error> {
+        let Some((msg, status)) = self
+            .notices
+            .any_process()
+            .immediate_matched_probe_with_tag(FAILED)
+        else {
+            return Ok(());
+        };
+        let mut text = vec![0u8; status.count(u8::equivalent_datatype()).max(0) as usize];
+        msg.matched_receive_into(&mut text[..]);
+        self.abort();
+        Err(DistError::RankFailed {
+            rank: status.source_rank() as usize,
+            message: String::from_utf8_lossy(&text).into_owned(),
+        }
+        .into())
+    }
+
+    fn fail(&self, error: &Error) {
+        if self.aborted.get() {
+            return;
+        }
+        let text = error.to_string().into_bytes();
+        let me = self.notices.rank();
+        for r in (0..self.notices.size()).filter(|&r| r != me) {
+            // Small: MPI sends it eagerly, without waiting for the receiver.
+            self.notices
+                .process_at_rank(r)
+                .send_with_tag(&text[..], FAILED);
+        }
+        self.abort();
+    }
+}
+
+impl Drop for NcclPeers {
+    fn drop(&mut self) {
+        if !self.aborted.get() {
+            // SAFETY: our communicator; every operation on it has completed (the executor
+            // synchronizes its streams before returning).
+            let _ = unsafe { result::comm_destroy(self.comm) };
+        }
+    }
+}

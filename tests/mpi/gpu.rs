@@ -1,0 +1,162 @@
+//! Distributed runs on GPUs (launched by the driver only with `--include-ignored` or
+//! `--ignored`, on a machine with CUDA devices): bit-exact against serial with the slabs
+//! resident on their GPUs and the halos through NCCL, and with the host exchange; a failing
+//! rank in a resident run makes every rank return an error.
+
+use crate::cases::{acoustic_equal, bits32, dist_err, himeno_equal, laplace_equal, rank, size};
+use ndarray::Array3;
+use pacc::models::acoustic::{self, propagate_sponge};
+use pacc::runtime::dist::{self, Communicator, Slab};
+use pacc::runtime::fault::{self, Site};
+use pacc::runtime::rng::SplitMix64;
+use pacc::runtime::{BackendChoice, DistError, HaloMode, Options};
+
+fn cuda(k: usize, halo: HaloMode) -> Options {
+    Options {
+        backend: BackendChoice::Cuda,
+        block_steps: Some(k),
+        ..Options::default()
+    }
+    .halo(halo)
+}
+
+fn devices() -> usize {
+    pacc::runtime::exec::cuda::available()
+        .unwrap_or_else(|e| panic!("this case needs CUDA devices ({e}); run it on the GPU machine"))
+        .count
+}
+
+/// Whether the placement is the one expected: resident through NCCL when every rank has a GPU
+/// of its own, else the host exchange with its reason.
+fn placed(slab: &Slab, halo: HaloMode, ranks: usize) {
+    let note = slab.tuner.clone().unwrap_or_default();
+    let own_gpu = ranks <= devices();
+    match halo {
+        HaloMode::Host => assert!(!slab.resident, "{note}"),
+        _ if own_gpu => {
+            assert!(slab.resident, "{note}");
+            assert!(note.contains("GPU to GPU through NCCL"), "{note}");
+        }
+        _ => {
+            assert!(!slab.resident, "{note}");
+            assert!(note.contains("share each GPU"), "{note}");
+        }
+    }
+}
+
+pub fn equal(w: &Communicator) {
+    let n = size(w);
+    for halo in [HaloMode::Auto, HaloMode::Host] {
+        for k in [1, 3] {
+            let opts = cuda(k, halo);
+            let program = acoustic::propagate::program();
+            let nz = 29 * n + 12;
+            let slab = dist::slab(w, program, &[nz, 13, 12], 9, &opts).unwrap();
+            placed(&slab, halo, n);
+            acoustic_equal(w, nz, &opts);
+            sponge_equal(w, 31 * n + 7, &opts, halo);
+            himeno_equal(w, 17 * n + 5, &opts);
+            laplace_equal(w, 23 * n + 3, &opts);
+            // Out of core on every rank (host path): the window in three chunks.
+            if halo == HaloMode::Host {
+                let chunked = Options {
+                    chunks: Some(3),
+                    ..opts.clone()
+                };
+                acoustic_equal(w, nz, &chunked);
+            }
+        }
+    }
+}
+
+/// `propagate_sponge` on an odd, unevenly split domain, 11 steps, against serial.
+fn sponge_equal(w: &Communicator, nz: usize, opts: &Options, halo: HaloMode) {
+    let (ny, nx, steps) = (19, 21, 11);
+    let shape = (nz, ny, nx);
+    let mut g = SplitMix64(nz as u64 * 3);
+    let vel = Array3::from_shape_fn(shape, |_| (0.05 + 0.1 * g.unit()) as f32);
+    let prev = Array3::from_shape_fn(shape, |_| (g.unit() - 0.5) as f32);
+    let cur = Array3::from_shape_fn(shape, |_| (g.unit() - 0.5) as f32);
+    let damp = acoustic::sponge(shape, 5, 0.05);
+    let wavelet = acoustic::ricker(15.0, 0.001, steps);
+    let (sz, sy, sx, dx2) = (nz / 2 + 1, 9, 10, 100.0f32);
+    let (mut sp, mut sc) = (prev.clone(), cur.clone());
+    propagate_sponge::serial(
+        &mut sp, &mut sc, &vel, &damp, &wavelet, sz, sy, sx, dx2, steps,
+    );
+    let slab = dist::slab(w, propagate_sponge::program(), &[nz, ny, nx], steps, opts).unwrap();
+    placed(&slab, halo, size(w));
+    let win = |a: &Array3<f32>| dist::window(a, &slab);
+    let (mut lp, mut lc) = (win(&prev), win(&cur));
+    let ((), report) = propagate_sponge::run_distributed(
+        &mut lp,
+        &mut lc,
+        &win(&vel),
+        &win(&damp),
+        &wavelet,
+        sz,
+        sy,
+        sx,
+        dx2,
+        steps,
+        w,
+        &slab,
+        opts,
+    )
+    .unwrap();
+    assert_eq!(report.backend, "cuda");
+    if slab.resident {
+        let notes = report.adjustments.join("\n");
+        assert!(notes.contains("stepping on the device"), "{notes}");
+    }
+    for (name, l, s) in [("prev", &lp, &sp), ("cur", &lc, &sc)] {
+        if let Some(got) = dist::gather(w, &slab, l) {
+            assert!(
+                bits32(&got) == bits32(s),
+                "sponge nz {nz} {opts:?}: `{name}` differs from serial"
+            );
+        }
+    }
+}
+
+/// Rank 1 fails at its second exchange in a resident run: every rank returns an error (the
+/// others `RankFailed` naming rank 1), none waits forever for its halos.
+pub fn fail(w: &Communicator) {
+    let (me, n) = (rank(w), size(w));
+    let opts = cuda(1, HaloMode::Device);
+    let nz = 20 * n;
+    let shape = (nz, 16, 16);
+    let prev = Array3::<f32>::zeros(shape);
+    let vel = Array3::<f32>::from_elem(shape, 0.1);
+    let wavelet = acoustic::ricker(15.0, 0.001, 12);
+    let program = acoustic::propagate::program();
+    let slab = dist::slab(w, program, &[nz, 16, 16], 12, &opts).unwrap();
+    assert!(slab.resident, "{:?}", slab.tuner);
+    let win = |a: &Array3<f32>| dist::window(a, &slab);
+    let (mut lp, mut lc) = (win(&prev), win(&prev));
+    let guard = (me == 1).then(|| fault::inject(Site::Exchange, 1));
+    let e = acoustic::propagate::run_distributed(
+        &mut lp,
+        &mut lc,
+        &win(&vel),
+        &wavelet,
+        nz / 2,
+        8,
+        8,
+        100.0,
+        12,
+        w,
+        &slab,
+        &opts,
+    )
+    .unwrap_err();
+    drop(guard);
+    let text = e.to_string();
+    assert!(text.contains("injected fault"), "rank {me}: {text}");
+    if me != 1 {
+        assert!(
+            matches!(dist_err(&e), DistError::RankFailed { rank: 1, .. }),
+            "rank {me}: {e}"
+        );
+    }
+}
