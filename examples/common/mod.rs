@@ -391,6 +391,9 @@ pub fn json_summary(
         "compression_ratio": report.compression_ratio(),
         "encode_seconds": report.stages.encode,
         "decode_seconds": report.stages.decode,
+        "stages": report.stages,
+        "setup_parts": report.setup_parts,
+        "notes": report.adjustments,
         "figure_of_merit": { "name": merit_name, "value": merit },
         "verified": verified,
     });

@@ -56,6 +56,9 @@ pub struct StageTimes {
     /// Halo exchanges with the neighbouring ranks that a plan carries (distributed runs
     /// resident on their devices): the exchanges' own time, hidden or not.
     pub exchange: f64,
+    /// From the first computing operation's start to the last one's end (CUDA): the time
+    /// steps themselves, without the set-up, the first upload and the last write-back.
+    pub stepping: f64,
 }
 
 impl StageTimes {
@@ -87,6 +90,7 @@ impl StageTimes {
             (&mut self.encode, other.encode),
             (&mut self.decode, other.decode),
             (&mut self.exchange, other.exchange),
+            (&mut self.stepping, other.stepping),
         ] {
             *x += y;
         }

@@ -84,10 +84,35 @@ impl NcclPeers {
         // SAFETY: `raw` receives the communicator; the id came from rank 0 of this group.
         unsafe { result::comm_init_rank(&mut raw, comm.size(), unique, comm.rank()) }
             .map_err(|e| fail(format!("ncclCommInitRank: {e:?} ({})", code(&e))))?;
-        Ok(NcclPeers {
+        let peers = NcclPeers {
             comm: raw,
             notices: comm.duplicate(),
             aborted: Cell::new(false),
+        };
+        peers.first_round(comm.rank() as usize, comm.size() as usize)?;
+        Ok(peers)
+    }
+
+    /// One byte to and from each neighbour in the chain of ranks: NCCL connects peers on their
+    /// first exchange, which blocks until both ends are there, so that happens here, where
+    /// every rank is, rather than inside a run that a failing rank may have left.
+    fn first_round(&self, me: usize, ranks: usize) -> Result<(), Error> {
+        let neighbours: Vec<usize> = [me.checked_sub(1), Some(me + 1).filter(|&r| r < ranks)]
+            .into_iter()
+            .flatten()
+            .collect();
+        crate::exec::cuda::with_scratch(64, |ptr, stream| {
+            let transfers: Vec<Transfer> = (neighbours.iter().enumerate())
+                .map(|(i, &peer)| Transfer {
+                    peer,
+                    send: ptr + 32 * i as u64,
+                    send_bytes: 1,
+                    recv: ptr + 32 * i as u64 + 16,
+                    recv_bytes: 1,
+                })
+                .collect();
+            // SAFETY: the scratch buffer holds 64 bytes; the stream is waited for.
+            unsafe { self.exchange_device(&transfers, stream) }
         })
     }
 

@@ -115,7 +115,9 @@ struct Times {
     host_exchange: f64,
     /// Executor calls (pipeline, or resident stepping with its exchanges).
     compute: f64,
-    /// Resident runs: the exchanges' own time, and the kernel stream's idle time.
+    /// Resident runs: the steps themselves, the exchanges' own time, and the kernel stream's
+    /// idle time.
+    stepping: f64,
     exchange: f64,
     exposed: f64,
 }
@@ -221,6 +223,7 @@ impl Segments<'_, '_> {
         let (partial, seg) = agree(comm, out)?;
         st.times.compute += t.elapsed().as_secs_f64();
         if resident.is_some() {
+            st.times.stepping += seg.stages.stepping;
             st.times.exchange += seg.stages.exchange;
             st.times.exposed += resident::exposed_seconds(&seg);
         }
@@ -270,14 +273,15 @@ fn rank_notes(comm: &Communicator, slab: &Slab, report: &mut Report, t: &Times, 
         t.host_exchange,
         t.exchange,
         t.exposed,
+        t.stepping,
     ];
     for (r, f) in comm::gather(comm, &mine).iter().enumerate() {
         report.adjustments.push(if resident {
             format!(
-                "rank {r}: {} planes, {:.3} s wall, {:.3} s stepping on the device, {:.3} s of \
-                 halo exchanges of which {:.3} s not hidden (kernel stream idle), {:.3} s host \
-                 exchange at checkpoints",
-                f[0], f[1], f[2], f[4], f[5], f[3]
+                "rank {r}: {} planes, {:.3} s wall, {:.3} s on the device (upload, steps, \
+                 download), {:.3} s stepping on the device, {:.3} s of halo exchanges of which \
+                 {:.3} s not hidden (kernel stream idle), {:.3} s host exchange at checkpoints",
+                f[0], f[1], f[2], f[6], f[4], f[5], f[3]
             )
         } else {
             format!(

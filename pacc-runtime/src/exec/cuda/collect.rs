@@ -27,10 +27,15 @@ pub(super) unsafe fn timings(
 ) -> Result<(StageTimes, Vec<TraceEvent>), Error> {
     let mut stages = StageTimes::default();
     let mut timeline = Vec::with_capacity(plan.ops.len());
+    let mut span = None;
     for (i, op) in plan.ops.iter().enumerate() {
         let start_ms = driver::event_elapsed_ms(res.origin(), res.start(i))?;
         let dur_ms = driver::event_elapsed_ms(res.start(i), res.end(i))?;
         stages.add_op(&op.kind, dur_ms as f64 / 1e3);
+        if op.kind.computes() {
+            let (s, e) = (start_ms as f64 / 1e3, (start_ms + dur_ms) as f64 / 1e3);
+            span = Some(span.map_or((s, e), |(a, b): (f64, f64)| (a.min(s), b.max(e))));
+        }
         let name = op.kind.describe(program);
         timeline.push(TraceEvent {
             name,
@@ -39,6 +44,7 @@ pub(super) unsafe fn timings(
             dur_us: dur_ms as f64 * 1e3,
         });
     }
+    stages.stepping = span.map_or(0.0, |(a, b)| b - a);
     Ok((stages, timeline))
 }
 

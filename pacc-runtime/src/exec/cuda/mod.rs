@@ -273,6 +273,28 @@ pub fn bind_device() -> Result<(), Error> {
     device::context(info.ordinal).map(|_| ())
 }
 
+/// Runs `f` with `bytes` bytes of zeroed device memory and a stream of the run's device, then
+/// waits for the stream: for a peer library's first exchange (NCCL sets up its connections
+/// then, while every rank is still known to be there).
+pub fn with_scratch(
+    bytes: usize,
+    f: impl FnOnce(u64, *mut std::ffi::c_void) -> Result<(), Error>,
+) -> Result<(), Error> {
+    let info = available().map_err(|reason| Error::no_cuda(reason, None))?;
+    let ctx = device::context(info.ordinal)?;
+    let buf = memory::DeviceBuf::new(&ctx, bytes, "a peer exchange's scratch")?;
+    let streams = stream::Streams::new(1)?;
+    let st = streams.0[0];
+    // SAFETY: the buffer and the stream are ours; the stream is synchronized before either
+    // is released.
+    unsafe {
+        driver::memset(buf.ptr, 0, bytes, "clearing the scratch")?;
+        let r = f(buf.ptr, st as *mut std::ffi::c_void);
+        let synced = driver::stream_sync(st, "the peer exchange's first round");
+        r.and(synced)
+    }
+}
+
 /// Default threads page-locking the user's arrays (`Options::pin_threads`).
 pub const DEFAULT_PIN_THREADS: usize = 4;
 
