@@ -40,6 +40,7 @@ def main():
     rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
     steps, card = int(sys.argv[2]), sys.argv[3]
     base = {}
+    rows = [r for r in rows if not r["kind"].endswith("-warm")]
     for r in rows:
         key = "fit" if r["kind"] == "host" else r["kind"]
         if r["ranks"] in (0, 1) and key not in base:

@@ -28,6 +28,8 @@ pub struct NcclPeers {
     /// vanish with the run).
     notices: SimpleCommunicator,
     aborted: Cell<bool>,
+    /// Whether another rank's notice has arrived (this rank then tells nobody).
+    notified: Cell<bool>,
 }
 
 /// Whether the NCCL library can be loaded here; the reason when not.
@@ -88,6 +90,7 @@ impl NcclPeers {
             comm: raw,
             notices: comm.duplicate(),
             aborted: Cell::new(false),
+            notified: Cell::new(false),
         };
         peers.first_round(comm.rank() as usize, comm.size() as usize)?;
         Ok(peers)
@@ -189,7 +192,7 @@ impl Peers for NcclPeers {
         };
         let mut text = vec![0u8; status.count(u8::equivalent_datatype()).max(0) as usize];
         msg.matched_receive_into(&mut text[..]);
-        self.abort();
+        self.notified.set(true);
         Err(DistError::RankFailed {
             rank: status.source_rank() as usize,
             message: String::from_utf8_lossy(&text).into_owned(),
@@ -198,7 +201,8 @@ impl Peers for NcclPeers {
     }
 
     fn fail(&self, error: &Error) {
-        if self.aborted.get() {
+        if self.aborted.get() || self.notified.get() {
+            self.abort();
             return;
         }
         let text = error.to_string().into_bytes();

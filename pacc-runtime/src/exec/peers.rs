@@ -44,13 +44,13 @@ pub trait Peers {
     ) -> Result<(), Error>;
 
     /// Called while the executor waits for the device: an error when another rank has failed
-    /// (its exchanges will never come), after making this rank's pending exchanges give up.
+    /// (its exchanges will never come). The executor then calls [`Peers::fail`].
     fn check(&self) -> Result<(), Error> {
         Ok(())
     }
 
-    /// Called when this rank's run fails: tells the other ranks, and makes this rank's pending
-    /// exchanges give up so that its streams drain.
+    /// Called when this rank's run fails: tells the other ranks (unless the failure was
+    /// theirs), and makes this rank's pending exchanges give up so that its streams drain.
     fn fail(&self, error: &Error) {
         let _ = error;
     }

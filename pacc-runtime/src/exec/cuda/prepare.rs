@@ -560,7 +560,14 @@ pub(super) fn allocate(
     // and the codec (on its own low-priority streams) fills the SMs they leave idle.
     let behind = cuda.codec_grid == CoSchedule::Priority && plan.compresses();
     let kernels = |i: usize| plan.role_of(i).0 == crate::plan::StreamRole::Kernels;
-    let streams = Streams::prioritized(plan.streams.max(1), |i| behind.then(|| kernels(i)))?;
+    // A halo exchange's kernels (NCCL's) must get SMs while the interior computes, not after
+    // its last wave: their stream (the loads stream) goes first.
+    let exchanging = plan.exchanges();
+    let priority = |i: usize| match plan.role_of(i).0 {
+        crate::plan::StreamRole::Loads if exchanging => Some(true),
+        _ => behind.then(|| kernels(i)),
+    };
+    let streams = Streams::prioritized(plan.streams.max(1), priority)?;
     let events = Events::new(2 * plan.ops.len() + 1)?;
     Ok(Resources {
         _sync: SyncOnDrop(ctx.clone()),

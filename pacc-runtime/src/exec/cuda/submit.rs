@@ -65,13 +65,20 @@ pub(super) fn submit(
             Ok(s.op_slot)
         }
         Err(e) => {
-            // The other ranks' exchanges with this one will not come: tell them, and let this
-            // rank's pending exchanges give up so that the drain ends.
-            if let Some(p) = s.peers {
-                p.fail(&e);
-            }
             // SAFETY: draining streams we created; querying events we recorded.
-            unsafe { s.drain(tracker) };
+            unsafe {
+                match s.peers {
+                    None => s.drain(tracker, true),
+                    Some(p) => {
+                        // What has completed so far is real. Once the pending exchanges give
+                        // up, what waited for them runs on halos that never came: it counts as
+                        // started, never as finished.
+                        s.count_done(tracker);
+                        p.fail(&e);
+                        s.drain(tracker, false);
+                    }
+                }
+            }
             Err(tracker.fail(e))
         }
     }
@@ -229,15 +236,25 @@ impl Submit<'_, '_> {
         Ok(())
     }
 
-    /// Waits for whatever was enqueued (host-function copies included), then counts as finished
-    /// exactly the operations whose end events are known complete.
+    /// Waits for whatever was enqueued (host-function copies included), then, with `count`,
+    /// counts as finished exactly the operations whose end events are known complete.
     ///
     /// # Safety
     /// See [`submit`].
-    unsafe fn drain(&self, tracker: &mut Tracker) {
+    unsafe fn drain(&self, tracker: &mut Tracker, count: bool) {
         for &s in &self.res.streams.0 {
             let _ = driver::stream_sync(s, "draining");
         }
+        if count {
+            self.count_done(tracker);
+        }
+    }
+
+    /// Counts as finished the operations whose end events are known complete.
+    ///
+    /// # Safety
+    /// See [`submit`].
+    unsafe fn count_done(&self, tracker: &mut Tracker) {
         for i in (0..self.recorded.len()).filter(|&i| self.recorded[i]) {
             if driver::event_done(self.res.end(i)) {
                 tracker.finished(self.plan, i);
