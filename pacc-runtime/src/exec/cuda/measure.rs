@@ -176,8 +176,8 @@ pub fn measure_kernel_rates_at(
     Ok(rates)
 }
 
-/// The key of a measurement in the disk cache: [`Key`] with the device's name and a
-/// checksum of the whole source (stable across processes and compilers).
+/// The key of a measurement in the disk cache: [`Key`] with the device's name and the whole
+/// source, which the entry holds and a look-up compares (a checksum of it could collide).
 fn disk_key(program: &Program, key: &Key) -> Result<String, Error> {
     let device = cuda::available()
         .map_err(|reason| Error::no_cuda(reason, None))?
@@ -185,12 +185,12 @@ fn disk_key(program: &Program, key: &Key) -> Result<String, Error> {
     let (name, _, plane, planes, fma, form, march, unpadded) = key;
     let kernels: Vec<&str> = program.kernels.iter().map(|k| k.name.as_str()).collect();
     Ok(format!(
-        "pacc {} kernel rates\ndevice {device}\nprogram {name} source {:08x}-{}\nkernels {}\n\
-         plane {plane:?} slab {planes} fma {fma} form {form:?} march {march:?} unpadded {unpadded}\n",
+        "pacc {} kernel rates\ndevice {device}\nprogram {name}\nkernels {}\n\
+         plane {plane:?} slab {planes} fma {fma} form {form:?} march {march:?} unpadded {unpadded}\n\
+         source\n{}",
         env!("CARGO_PKG_VERSION"),
-        crc32fast::hash(program.cuda_source.as_bytes()),
-        program.cuda_source.len(),
         kernels.join(" "),
+        program.cuda_source,
     ))
 }
 
