@@ -56,8 +56,13 @@ impl BufView {
     }
 }
 
-/// Element types a [`Grid`] can hold.
-pub trait GridElem: Copy + Send + Sync + 'static {
+/// Element types a [`Grid`] can hold: `f32` and `f64`.
+///
+/// Sealed: code outside this crate cannot implement it. Allocation (`pages::zeros`,
+/// `PinnedArray::zeros`) hands out zeroed memory as values of the type, and the executors copy
+/// elements as plain bytes, both sound only for types whose every bit pattern is a value and
+/// which own nothing.
+pub trait GridElem: sealed::Sealed + Copy + Send + Sync + 'static {
     const ELEM: Elem;
 }
 impl GridElem for f32 {
@@ -65,6 +70,14 @@ impl GridElem for f32 {
 }
 impl GridElem for f64 {
     const ELEM: Elem = Elem::F64;
+}
+
+/// The supertrait that seals [`GridElem`]: public, so it may bound a public trait, in a
+/// private module, so nothing outside the crate can name it to implement it.
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for f32 {}
+    impl Sealed for f64 {}
 }
 
 /// Typed, bounds-checked access to a buffer by global indices.
