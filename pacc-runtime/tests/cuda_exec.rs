@@ -41,6 +41,7 @@ fn heat3d_all_schemes_equal_serial() {
             let inv = heat_invocation(arrays, pt, steps);
             let out = cuda::execute(&prog, &plan, &inv, &Options::default())
                 .unwrap_or_else(|e| panic!("{scheme} d={d} k={k}: {e}"));
+            drop(inv);
             for i in 0..3 {
                 assert_bits_eq3(
                     &got[i],
@@ -263,13 +264,15 @@ fn heat3d_pinned_arrays_skip_registration_and_trace() {
         // Fresh contents for each scheme.
         pa.view_mut().assign(&init[0]);
         pb.view_mut().assign(&init[1]);
+        let (mut va, mut vb, vk) = (pa.view_mut(), pb.view_mut(), pk.view());
         let arrays = vec![
-            host_array_mut(&mut pa.view_mut(), "a").unwrap(),
-            host_array_mut(&mut pb.view_mut(), "b").unwrap(),
-            host_array(&pk.view(), "k").unwrap(),
+            host_array_mut(&mut va, "a").unwrap(),
+            host_array_mut(&mut vb, "b").unwrap(),
+            host_array(&vk, "k").unwrap(),
         ];
         let inv = heat_invocation(arrays, pt, steps);
         let out = cuda::execute(&prog, &plan, &inv, &Options::default().trace(&trace)).unwrap();
+        drop(inv);
         assert_bits_eq3(&pa.to_owned(), &want[0], "pinned a");
         assert_bits_eq3(&pb.to_owned(), &want[1], "pinned b");
         assert!(close(out.reductions[0], want_s as f64, 1e-4));
@@ -424,6 +427,7 @@ fn jacobi2d_all_schemes_equal_serial() {
             };
             let out = cuda::execute(&prog, &plan, &inv, &Options::default())
                 .unwrap_or_else(|e| panic!("{scheme} d={d} k={k}: {e}"));
+            drop(inv);
             for i in 0..2 {
                 let bad = got[i]
                     .iter()
@@ -480,6 +484,7 @@ fn nvrtc_error_carries_the_log() {
         }
         other => panic!("expected Error::Nvrtc, got {other:?}"),
     }
+    drop(inv);
     assert_eq!(got[0], before, "no user data touched");
 }
 
@@ -514,6 +519,7 @@ fn heat3d_timing() {
                 .trace(std::path::Path::new(&dir).join(format!("trace-{scheme}-d{d}-k{k}.json")));
         }
         let out = cuda::execute(&prog, &plan, &inv, &opts).unwrap();
+        drop(inv);
         let r = &out.report;
         let link = r.link_bytes() as f64 / 1e9;
         let run = r.wall_seconds - r.stages.setup - r.stages.register;
@@ -905,6 +911,7 @@ fn heat3d_wavefront_ring_equals_serial() {
         let inv = heat_invocation(arrays, pt, steps);
         let out = cuda::execute(&prog, &plan, &inv, &Options::default())
             .unwrap_or_else(|e| panic!("{what}: {e}"));
+        drop(inv);
         assert_eq!(out.plan.ring.is_some(), plan.ring.is_some(), "{what}");
         for i in 0..3 {
             assert_bits_eq3(&got[i], &want[i], &format!("{what} array {i}"));
@@ -989,6 +996,7 @@ fn jacobi2d_more_than_65535_planes() {
             },
         };
         let out = cuda::execute(&prog, &plan, &inv, &Options::default()).unwrap();
+        drop(inv);
         assert_eq!(got[0], want[0], "d={d} k={k}");
         assert_eq!(got[1], want[1], "d={d} k={k}");
         assert_eq!(out.reductions[0], want_m);

@@ -285,6 +285,7 @@ fn concurrent_runs_sharing_a_read_only_array() {
                         let inv = heat_invocation(arrays, PT, STEPS);
                         cuda::execute(prog, &plan, &inv, &Options::default())
                             .unwrap_or_else(|e| panic!("thread {t} run {rep} {scheme}: {e}"));
+                        drop(inv);
                         assert_bits_eq3(&a, &want[0], &format!("thread {t} run {rep} a"));
                         assert_bits_eq3(&b, &want[1], &format!("thread {t} run {rep} b"));
                     }

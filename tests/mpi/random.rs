@@ -259,7 +259,7 @@ fn plane(s: &KSpec, fr: &KernelFrame<'_>, z: usize, red: &mut [f64]) {
 }
 
 /// The invocation of `c` on `arrays` (whole or a rank's window).
-pub fn invocation<'a>(c: &Case, arrays: Vec<HostArray>, hook: Option<Hook>) -> Invocation<'a> {
+pub fn invocation<'a>(c: &Case, arrays: Vec<HostArray<'a>>, hook: Option<Hook>) -> Invocation<'a> {
     let nred = c.program.reductions.len();
     Invocation {
         arrays,
@@ -289,7 +289,7 @@ pub fn serial(c: &Case, arrays: &[HostArray]) -> Vec<f64> {
         let views: Vec<BufView> = binding
             .iter()
             .map(|&b| BufView {
-                ptr: arrays[b].ptr,
+                ptr: arrays[b].ptr(),
                 elem: Elem::F64,
                 base: 0,
                 planes: n0,

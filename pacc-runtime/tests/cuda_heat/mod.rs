@@ -209,7 +209,11 @@ pub fn heat_serial_with(
     s
 }
 
-pub fn heat_invocation<'a>(arrays: Vec<HostArray>, p: [usize; 3], steps: usize) -> Invocation<'a> {
+pub fn heat_invocation<'a>(
+    arrays: Vec<HostArray<'a>>,
+    p: [usize; 3],
+    steps: usize,
+) -> Invocation<'a> {
     Invocation {
         arrays,
         scalars: vec![ScalarValue::F32(C)],
