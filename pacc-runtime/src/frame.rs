@@ -10,17 +10,19 @@ use crate::program::Elem;
 use std::marker::PhantomData;
 
 /// A raw view of one chunk buffer (or a whole host array) holding planes `base..base + planes`.
+/// The executors make them; the fields are private because [`BufView::grid`] reads and writes
+/// through `ptr` (code outside the crate uses the unsafe [`BufView::from_raw_parts`]).
 #[derive(Clone, Copy, Debug)]
 pub struct BufView {
-    pub ptr: *mut u8,
-    pub elem: Elem,
+    pub(crate) ptr: *mut u8,
+    pub(crate) elem: Elem,
     /// Global index of the buffer's first plane.
-    pub base: usize,
+    pub(crate) base: usize,
     /// Number of planes held.
-    pub planes: usize,
+    pub(crate) planes: usize,
     /// Extents of the inner axes (`[ny, nx]` for 3D, `[nx]` for 2D).
-    pub inner: [usize; 2],
-    pub ndim: usize,
+    pub(crate) inner: [usize; 2],
+    pub(crate) ndim: usize,
 }
 
 // SAFETY: a BufView is a plain description of memory owned elsewhere; executors guarantee
@@ -30,6 +32,34 @@ unsafe impl Send for BufView {}
 unsafe impl Sync for BufView {}
 
 impl BufView {
+    /// A view of `planes` planes (from global plane `base`) of `elem` at `ptr`, with inner
+    /// extents `inner` (`[ny, nx]` in 3D, `[nx, _]` in 2D; `ndim` says which).
+    ///
+    /// # Safety
+    ///
+    /// While the view (or a [`Grid`] made from it) is used, `ptr` points to
+    /// `planes * ny * nx` (3D) or `planes * nx` (2D) initialized elements of `elem` in one
+    /// allocation, aligned for it, that nothing else writes, and that nothing reads while a
+    /// kernel writes them; kernels running at once through copies of the view write
+    /// disjoint planes.
+    pub unsafe fn from_raw_parts(
+        ptr: *mut u8,
+        elem: Elem,
+        base: usize,
+        planes: usize,
+        inner: [usize; 2],
+        ndim: usize,
+    ) -> BufView {
+        BufView {
+            ptr,
+            elem,
+            base,
+            planes,
+            inner,
+            ndim,
+        }
+    }
+
     fn plane_len(&self) -> usize {
         if self.ndim == 3 {
             self.inner[0] * self.inner[1]
