@@ -153,13 +153,10 @@ fn case(args: &Args, state: &str, threads: usize, piece: usize) -> Result<String
         let mut at = lo;
         while at < hi {
             let n = piece.min(hi - at);
-            let a = HostArray {
-                ptr: r.at(at),
-                elem: Elem::F32,
-                shape: [n / 4, 1, 1],
-                ndim: 1,
-                writable: true,
-            };
+            // SAFETY: `n` bytes inside the mapping, which outlives the lock; nothing else
+            // touches them meanwhile.
+            let a = unsafe { HostArray::from_raw_parts(r.at(at), Elem::F32, &[n / 4], true) }
+                .expect("one axis");
             locks.push(cuda::lock_host(&[a]).expect("registration failed"));
             at += n;
         }

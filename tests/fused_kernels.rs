@@ -4,10 +4,11 @@
 //! divides, and the report names the fused form. So do the programs of `tests/common`
 //! (asymmetric reaches, a read-only array read diagonally, a sum over every step, two f64 nests,
 //! 2D, an f64 source term), also in chunks thinner than what one launch reads beyond its planes.
-//! The comparisons are `tests/common/fused.rs`, which `fused_runs.rs` runs on the CPU. Skips,
-//! saying why, where there is no device.
+//! The comparisons are `tests/common/fused.rs`, which `fused_runs.rs` runs on the CPU. Each
+//! needs a CUDA device: ignored by a plain `cargo test`.
 
 mod common;
+mod gpu;
 
 use common::fused::{self, Combo, Shapes, Suite, Target};
 use pacc::runtime::{BackendChoice, Scheme};
@@ -16,6 +17,7 @@ use pacc::runtime::{BackendChoice, Scheme};
 /// one launch reads beyond its output planes (a block of one launch and of two), with region
 /// sharing and the wavefront.
 fn suite() -> Suite {
+    gpu::device();
     let cuda = BackendChoice::Cuda;
     let mut combos = Vec::new();
     for s in [2, 3] {
@@ -56,41 +58,49 @@ fn suite() -> Suite {
 }
 
 #[test]
+#[ignore = "needs a CUDA device"]
 fn fused_acoustic_on_cuda_equals_serial() {
     fused::acoustic_with_a_source(&suite());
 }
 
 #[test]
+#[ignore = "needs a CUDA device"]
 fn fused_himeno_on_cuda_equals_serial_with_its_reduction() {
     fused::himeno_with_its_reduction(&suite());
 }
 
 #[test]
+#[ignore = "needs a CUDA device"]
 fn fused_laplace2d_on_cuda_equals_serial() {
     fused::laplace2d(&suite());
 }
 
 #[test]
+#[ignore = "needs a CUDA device"]
 fn fused_asymmetric_reaches_and_sums_on_cuda_equal_serial() {
     fused::asymmetric_reaches_and_sums(&suite());
 }
 
 #[test]
+#[ignore = "needs a CUDA device"]
 fn fused_f64_diagonals_and_a_copy_nest_on_cuda_equal_serial() {
     fused::f64_diagonals_and_a_copy_nest(&suite());
 }
 
 #[test]
+#[ignore = "needs a CUDA device"]
 fn fused_f64_source_term_on_cuda_equals_serial() {
     fused::f64_source_term(&suite());
 }
 
 #[test]
+#[ignore = "needs a CUDA device"]
 fn fused_2d_asymmetric_rows_on_cuda_equal_serial() {
     fused::asymmetric_rows_2d(&suite());
 }
 
 #[test]
+#[ignore = "needs a CUDA device"]
 fn fused_runs_on_cuda_of_any_number_of_groups_leave_the_names_as_serial() {
     fused::any_number_of_groups(&suite());
 }

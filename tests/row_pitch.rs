@@ -2,7 +2,9 @@
 //! multiple of 128 bytes are padded in the device buffers, the report says so, and every scheme
 //! gives the serial function's bits, padded or not (`Options::row_padding(false)`). The
 //! transfers are then strided copies and the kernels index with the pitch, point statements
-//! and reductions included. Skips, saying why, where there is no device.
+//! and reductions included. Needs a CUDA device: ignored by a plain `cargo test`.
+
+mod gpu;
 
 use ndarray::{Array2, Array3};
 use pacc::runtime::{BackendChoice, Error, Options, Report, Scheme};
@@ -47,15 +49,10 @@ fn relax2d(a: &mut Array2<f64>, b: &mut Array2<f64>, steps: usize) {
     }
 }
 
-fn on_cuda<R>(f: impl FnOnce() -> Result<R, Error>) -> Option<R> {
-    match f() {
-        Ok(r) => Some(r),
-        Err(Error::NoCuda { reason, .. }) => {
-            eprintln!("skipping the padded-rows comparison: {reason}");
-            None
-        }
-        Err(e) => panic!("{e}"),
-    }
+/// What `f` returns on the device; any error fails the test.
+fn on_cuda<R>(f: impl FnOnce() -> Result<R, Error>) -> R {
+    gpu::device();
+    f().unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn padded_note(r: &Report) -> Option<&String> {
@@ -69,6 +66,7 @@ fn field3(n: (usize, usize, usize), k: f32) -> Array3<f32> {
 }
 
 #[test]
+#[ignore = "needs a CUDA device"]
 fn padded_rows_equal_serial_in_every_scheme() {
     // Rows of 45 f32 (180 bytes) are padded to 64 elements (256 bytes).
     let n = (21, 19, 45);
@@ -90,9 +88,7 @@ fn padded_rows_equal_serial_in_every_scheme() {
                     .block_steps(steps)
                     .row_padding(pad);
                 let (mut a2, mut b2) = (field3(n, 0.0), Array3::<f32>::zeros(n));
-                let Some((got, r)) = on_cuda(|| heat3d::run(&mut a2, &mut b2, &k, 7, &o)) else {
-                    return;
-                };
+                let (got, r) = on_cuda(|| heat3d::run(&mut a2, &mut b2, &k, 7, &o));
                 let what = format!("{scheme:?} d{chunks} k{steps} pad {pad}");
                 assert_eq!(a1, a2, "{what}");
                 assert_eq!(b1, b2, "{what}");
@@ -111,6 +107,7 @@ fn padded_rows_equal_serial_in_every_scheme() {
 }
 
 #[test]
+#[ignore = "needs a CUDA device"]
 fn aligned_rows_and_compressed_runs_stay_unpadded() {
     let o = || {
         Options::new()
@@ -125,9 +122,7 @@ fn aligned_rows_and_compressed_runs_stay_unpadded() {
     let (mut a1, mut b1) = (field3(n, 0.0), Array3::<f32>::zeros(n));
     heat3d::serial(&mut a1, &mut b1, &k, 4);
     let (mut a2, mut b2) = (field3(n, 0.0), Array3::<f32>::zeros(n));
-    let Some((_, r)) = on_cuda(|| heat3d::run(&mut a2, &mut b2, &k, 4, &o())) else {
-        return;
-    };
+    let (_, r) = on_cuda(|| heat3d::run(&mut a2, &mut b2, &k, 4, &o()));
     assert!(
         !r.adjustments.iter().any(|n| n.contains("rows")),
         "{:?}",
@@ -139,7 +134,7 @@ fn aligned_rows_and_compressed_runs_stay_unpadded() {
     let n = (24, 16, 45);
     let k = Array3::from_elem(n, 0.05f32);
     let (mut a3, mut b3) = (field3(n, 0.0), Array3::<f32>::zeros(n));
-    let Some((_, r)) = on_cuda(|| {
+    let (_, r) = on_cuda(|| {
         heat3d::run(
             &mut a3,
             &mut b3,
@@ -148,9 +143,7 @@ fn aligned_rows_and_compressed_runs_stay_unpadded() {
             &(o().compress("a", 16.0).compress("b", 16.0))
                 .compress_when(pacc::runtime::CompressWhen::Always),
         )
-    }) else {
-        return;
-    };
+    });
     let note = r.adjustments.iter().find(|n| n.contains("not padded"));
     assert!(
         note.is_some_and(|n| n.contains("codec")),
@@ -160,6 +153,7 @@ fn aligned_rows_and_compressed_runs_stay_unpadded() {
 }
 
 #[test]
+#[ignore = "needs a CUDA device"]
 fn padded_2d_f64_planes_equal_serial() {
     // Planes of 100 f64 (800 bytes) are padded to 112 elements (896 bytes).
     let n = (40, 100);
@@ -173,9 +167,7 @@ fn padded_2d_f64_planes_equal_serial() {
             .chunks(3)
             .block_steps(3);
         let (mut a2, mut b2) = (init.clone(), Array2::<f64>::zeros(n));
-        let Some(((), r)) = on_cuda(|| relax2d::run(&mut a2, &mut b2, 6, &o)) else {
-            return;
-        };
+        let ((), r) = on_cuda(|| relax2d::run(&mut a2, &mut b2, 6, &o));
         let note = padded_note(&r).unwrap_or_else(|| panic!("{:?}", r.adjustments));
         assert!(note.contains("from 100 to 112"), "{note}");
         assert_eq!(a1, a2, "{scheme:?}");

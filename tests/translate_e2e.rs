@@ -1,4 +1,7 @@
 //! End to end: annotated functions expand, compile, and their serial path equals the original.
+//! The CUDA comparisons need a device: ignored by a plain `cargo test`.
+
+mod gpu;
 
 use ndarray::{Array2, Array3};
 use pacc::runtime::{BackendChoice, CompressWhen, Options};
@@ -241,10 +244,11 @@ fn relax_cpu_backend_is_bit_identical() {
     }
 }
 
-/// On a machine with a CUDA device: the CUDA backend runs the generated kernels. Skips (saying
-/// why) where there is none.
+/// On a machine with a CUDA device: the CUDA backend runs the generated kernels.
 #[test]
+#[ignore = "needs a CUDA device"]
 fn cuda_backend_matches_serial() {
+    gpu::device();
     let opts = Options::new()
         .backend(BackendChoice::Cuda)
         .chunks(3)
@@ -252,14 +256,7 @@ fn cuda_backend_matches_serial() {
     let (mut a1, mut b1) = (ramp2(40, 37), Array2::zeros((40, 37)));
     let (mut a2, mut b2) = (a1.clone(), b1.clone());
     let r1 = heat2d::serial(&mut a1, &mut b1, 0.1, 7);
-    let (r2, report) = match heat2d::run(&mut a2, &mut b2, 0.1, 7, &opts) {
-        Ok(x) => x,
-        Err(pacc::runtime::Error::NoCuda { reason, .. }) => {
-            eprintln!("skipping the CUDA comparison: {reason}");
-            return;
-        }
-        Err(e) => panic!("{e}"),
-    };
+    let (r2, report) = heat2d::run(&mut a2, &mut b2, 0.1, 7, &opts).unwrap();
     eprintln!("{report}");
     assert_eq!(r1.to_bits(), r2.to_bits());
     assert_eq!(a1, a2);
@@ -289,9 +286,11 @@ fn cuda_backend_matches_serial() {
 
 /// On a CUDA device: the wavefront scheme (FMA off) gives the CPU backend's bits for heat2d and
 /// the region-sharing CUDA run's bits for wave3d and relax (whose kernels may round differently
-/// from the CPU's only where the device's math library does). Skips where there is no device.
+/// from the CPU's only where the device's math library does).
 #[test]
+#[ignore = "needs a CUDA device"]
 fn cuda_wavefront_matches_cpu_bits() {
+    gpu::device();
     let wf = |d, k| {
         Options::new()
             .backend(BackendChoice::Cuda)
@@ -307,14 +306,7 @@ fn cuda_wavefront_matches_cpu_bits() {
     let r1 = heat2d::serial(&mut a1, &mut b1, 0.1, 7);
     for (d, k) in [(3, 2), (4, 7), (1, 3)] {
         let (mut a2, mut b2) = (ramp2(40, 37), Array2::zeros((40, 37)));
-        let (r2, report) = match heat2d::run(&mut a2, &mut b2, 0.1, 7, &wf(d, k)) {
-            Ok(x) => x,
-            Err(pacc::runtime::Error::NoCuda { reason, .. }) => {
-                eprintln!("skipping the CUDA wavefront comparison: {reason}");
-                return;
-            }
-            Err(e) => panic!("{e}"),
-        };
+        let (r2, report) = heat2d::run(&mut a2, &mut b2, 0.1, 7, &wf(d, k)).unwrap();
         eprintln!("{report}");
         assert_eq!(
             r1.to_bits(),
@@ -399,9 +391,11 @@ fn compress_clause_flows_to_the_run() {
 
 /// On a machine with a CUDA device: a compressed run on the GPU (codec kernels, compressed
 /// transfers, shared regions decoded on the device) gives exactly the CPU backend's bits, which
-/// the CPU tests tie to the round-trip model. Skips (saying why) where there is none.
+/// the CPU tests tie to the round-trip model.
 #[test]
+#[ignore = "needs a CUDA device"]
 fn cuda_compression_matches_cpu() {
+    gpu::device();
     let cpu = Options::new()
         .backend(BackendChoice::Cpu)
         .chunks(3)
@@ -414,17 +408,9 @@ fn cuda_compression_matches_cpu() {
     let (mut a1, mut b1) = (init.clone(), init.clone());
     let (_, r1) = heat3d_compressed::run(&mut a1, &mut b1, 9, &cpu).unwrap();
     let (mut a2, mut b2) = (init.clone(), init);
-    match heat3d_compressed::run(&mut a2, &mut b2, 9, &gpu) {
-        Ok((_, r2)) => {
-            eprintln!("{r2}");
-            assert_eq!(r1.link_bytes(), r2.link_bytes());
-        }
-        Err(pacc::runtime::Error::NoCuda { reason, .. }) => {
-            eprintln!("skipping the CUDA compression comparison: {reason}");
-            return;
-        }
-        Err(e) => panic!("{e}"),
-    }
+    let (_, r2) = heat3d_compressed::run(&mut a2, &mut b2, 9, &gpu).unwrap();
+    eprintln!("{r2}");
+    assert_eq!(r1.link_bytes(), r2.link_bytes());
     assert_eq!(a1, a2);
     assert_eq!(b1, b2);
 
@@ -490,14 +476,12 @@ fn compress_clause_codec_flows_to_the_run() {
 
 /// On a machine with a CUDA device: the f16 codec's kernels write the CPU coder's bytes and
 /// decode to its values (edge values included), and an f16-compressed run on the GPU gives the
-/// CPU backend's bits. Skips (saying why) where there is none.
+/// CPU backend's bits.
 #[test]
+#[ignore = "needs a CUDA device"]
 fn cuda_f16_compression_matches_cpu() {
     use pacc::runtime::codec::CodecKind;
-    if let Err(reason) = pacc_runtime::exec::cuda::available() {
-        eprintln!("skipping the CUDA f16 comparison: {reason}");
-        return;
-    }
+    gpu::device();
     let shape = [37usize, 19, 23];
     let mut values: Vec<f32> = (0..shape.iter().product::<usize>())
         .map(|i| (i as f32 * 0.37).sin() * 10f32.powi((i % 11) as i32 - 6))
@@ -539,16 +523,14 @@ fn cuda_f16_compression_matches_cpu() {
 /// every scheme that compresses, reduction included. The codec kernels stride over their units,
 /// so the grid must not change a bit (a one-SM partition makes every thread loop); the serial
 /// run orders every operation as the plan lists them, so a race between the codec's streams
-/// and the kernel stream would show. Skips (saying why) where there is none.
+/// and the kernel stream would show.
 #[test]
+#[ignore = "needs a CUDA device"]
 fn cuda_co_scheduled_codec_matches_one_stream() {
     use pacc::runtime::codec::CodecKind;
     use pacc::runtime::tune::cosched::CoSchedule;
     use pacc::runtime::Scheme;
-    if let Err(reason) = pacc_runtime::exec::cuda::available() {
-        eprintln!("skipping the co-scheduled codec comparison: {reason}");
-        return;
-    }
+    gpu::device();
     // Planes of 64 x 128 values: 512 zfp blocks or 8192 f16 values a plane, more than the
     // smallest grids below have threads. Smooth, so zfp codes them at rate 16 easily.
     let n = (48, 64, 128);

@@ -211,8 +211,9 @@ impl<'a> Bench<'a> {
             if verify { "; verifying results" } else { "" }
         );
         // The call must satisfy the program (types, counts) before any configuration runs.
+        let program = w.program.clone();
         let inv = w.invocation(steps);
-        if let Err(e) = pacc_runtime::run::validate(&w.program, &inv) {
+        if let Err(e) = pacc_runtime::run::validate(&program, &inv) {
             println!("the benchmark's call does not match the program: {e}");
             res.skipped.push(format!("invalid call: {e}"));
             return Err(Box::new(res));

@@ -70,15 +70,17 @@ mod imp {
     /// size, kept for every configuration of this program; the tuner's note.
     pub fn choose_march(w: &mut Workload, steps: usize, fma: bool) -> Option<String> {
         *super::MARCH.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        let program = w.program.clone();
         let inv = w.invocation(steps);
-        let (t, note) = tune::pick_march(&cuda::CudaProbe, &w.program, &inv, &run_options(fma));
+        let (t, note) = tune::pick_march(&cuda::CudaProbe, &program, &inv, &run_options(fma));
         *super::MARCH.lock().unwrap_or_else(|e| e.into_inner()) = t;
         note
     }
 
     pub fn kernel_rates(w: &mut Workload, fma: bool) -> Result<Vec<f64>, String> {
+        let program = w.program.clone();
         let inv = w.invocation(2);
-        cuda::measure_kernel_rates(&w.program, &inv, &run_options(fma)).map_err(|e| e.to_string())
+        cuda::measure_kernel_rates(&program, &inv, &run_options(fma)).map_err(|e| e.to_string())
     }
 
     /// One pacc run of `plan_opts`; the measurement of what ran.
@@ -114,6 +116,7 @@ mod imp {
         let inv = pacc_runtime::fuse::invocation(&program, w.invocation(steps), s);
         let out =
             cuda::execute(&program, &plan, &inv, &run_options(fma)).map_err(|e| e.to_string())?;
+        drop(inv);
         let pred = inputs
             .filter(|_| s == 1)
             .map(|i| tune::predict(&w.program, &out.plan, &i.rates));
@@ -202,9 +205,11 @@ mod imp {
         fma: bool,
         link: &LinkRates,
     ) -> Result<Measurement, String> {
+        let program = w.program.clone();
         let inv = w.invocation(steps);
-        let o = cuda::run_managed(&w.program, &inv, &run_options(fma), prefetch)
+        let o = cuda::run_managed(&program, &inv, &run_options(fma), prefetch)
             .map_err(|e| e.to_string())?;
+        drop(inv);
         let mut m = Measurement {
             config: if prefetch { "um-prefetch" } else { "um" }.into(),
             chunks: 1,

@@ -3,7 +3,8 @@
 
 use crate::kernels;
 use pacc_runtime::exec::CpuKernels;
-use pacc_runtime::invocation::{HostArray, HostSlice, Invocation, ScalarValue};
+use pacc_runtime::host::host_slice;
+use pacc_runtime::invocation::{HostArray, Invocation, ScalarValue};
 use pacc_runtime::program::{Elem, Program, Role, ScalarType};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -170,20 +171,9 @@ impl Workload {
         self.data.iter().map(|v| v.len() as u64 * 4).sum()
     }
 
-    pub fn host_arrays(&mut self) -> Vec<HostArray> {
-        let shape = self.shape;
-        self.program
-            .arrays
-            .iter()
-            .zip(self.data.iter_mut())
-            .map(|(d, v)| HostArray {
-                ptr: v.as_mut_ptr() as *mut u8,
-                elem: Elem::F32,
-                shape,
-                ndim: 3,
-                writable: d.role != Role::Input,
-            })
-            .collect()
+    /// The arrays, borrowed from the workload.
+    pub fn host_arrays(&mut self) -> Vec<HostArray<'_>> {
+        host_arrays(&self.program, &mut self.data, self.shape)
     }
 
     fn scalar(&self, name: &str, ty: ScalarType) -> ScalarValue {
@@ -218,23 +208,13 @@ impl Workload {
 
     /// The call as a generated wrapper would make it (CPU closures are placeholders: the CPU
     /// configuration is hand-written: cpu.rs).
-    pub fn invocation(&mut self, steps: usize) -> Invocation<'static> {
-        let arrays = self.host_arrays();
-        let p = &self.program;
-        let scalars = p
-            .scalars
-            .iter()
+    pub fn invocation(&mut self, steps: usize) -> Invocation<'_> {
+        let scalars = (self.program.scalars.iter())
             .map(|s| self.scalar(&s.name, s.ty))
             .collect();
-        let slices = p
-            .slices
-            .iter()
-            .map(|_| HostSlice {
-                ptr: self.wavelet.as_ptr() as *const u8,
-                elem: Elem::F32,
-                len: self.wavelet.len(),
-            })
-            .collect();
+        let arrays = host_arrays(&self.program, &mut self.data, self.shape);
+        let p = &self.program;
+        let slices = p.slices.iter().map(|_| host_slice(&self.wavelet)).collect();
         let points = p
             .points
             .iter()
@@ -387,4 +367,24 @@ impl Model {
             (_, true) => (vec![4, 8], vec![4, 8]),
         }
     }
+}
+
+/// `data` as the arrays of `program`, borrowed.
+fn host_arrays<'a>(
+    program: &Program,
+    data: &'a mut [Vec<f32>],
+    shape: [usize; 3],
+) -> Vec<HostArray<'a>> {
+    (program.arrays.iter())
+        .zip(data.iter_mut())
+        .map(|(d, v)| {
+            assert_eq!(v.len(), shape.iter().product::<usize>());
+            let writable = d.role != Role::Input;
+            // SAFETY: `v` holds the whole shape and stays borrowed for `'a`.
+            unsafe {
+                HostArray::from_raw_parts(v.as_mut_ptr() as *mut u8, Elem::F32, &shape, writable)
+            }
+            .expect("three axes")
+        })
+        .collect()
 }

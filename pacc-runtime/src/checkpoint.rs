@@ -169,7 +169,7 @@ pub(crate) fn fingerprint(
 /// # Safety
 /// The array must be alive and not written concurrently (the run holds the caller's borrows and
 /// no executor runs while checkpoints are read or written).
-unsafe fn host_bytes(h: &HostArray) -> &[u8] {
+unsafe fn host_bytes<'h>(h: &'h HostArray<'_>) -> &'h [u8] {
     std::slice::from_raw_parts(h.ptr, h.bytes())
 }
 

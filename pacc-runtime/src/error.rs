@@ -92,6 +92,8 @@ pub enum Error {
     },
     #[error("internal error: the translator's description and the call disagree: {0}. Please report this")]
     Internal(String),
+    #[error("a host array described with {ndim} axes; pacc's arrays have 2 or 3 (`exec::cuda::lock_host` also takes 1). Hint: give `HostArray::from_raw_parts` the array's extents, outermost first")]
+    Axes { ndim: usize },
     #[error("cannot allocate {what}: {}. Hint: use a smaller shape, or free host memory (a pipelined run needs the arrays in host memory, not on the device)", host_size(.bytes))]
     HostMemory { bytes: Option<u64>, what: String },
 }

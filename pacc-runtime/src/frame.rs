@@ -10,17 +10,19 @@ use crate::program::Elem;
 use std::marker::PhantomData;
 
 /// A raw view of one chunk buffer (or a whole host array) holding planes `base..base + planes`.
+/// The executors make them; the fields are private because [`BufView::grid`] reads and writes
+/// through `ptr` (code outside the crate uses the unsafe [`BufView::from_raw_parts`]).
 #[derive(Clone, Copy, Debug)]
 pub struct BufView {
-    pub ptr: *mut u8,
-    pub elem: Elem,
+    pub(crate) ptr: *mut u8,
+    pub(crate) elem: Elem,
     /// Global index of the buffer's first plane.
-    pub base: usize,
+    pub(crate) base: usize,
     /// Number of planes held.
-    pub planes: usize,
+    pub(crate) planes: usize,
     /// Extents of the inner axes (`[ny, nx]` for 3D, `[nx]` for 2D).
-    pub inner: [usize; 2],
-    pub ndim: usize,
+    pub(crate) inner: [usize; 2],
+    pub(crate) ndim: usize,
 }
 
 // SAFETY: a BufView is a plain description of memory owned elsewhere; executors guarantee
@@ -30,6 +32,34 @@ unsafe impl Send for BufView {}
 unsafe impl Sync for BufView {}
 
 impl BufView {
+    /// A view of `planes` planes (from global plane `base`) of `elem` at `ptr`, with inner
+    /// extents `inner` (`[ny, nx]` in 3D, `[nx, _]` in 2D; `ndim` says which).
+    ///
+    /// # Safety
+    ///
+    /// While the view (or a [`Grid`] made from it) is used, `ptr` points to
+    /// `planes * ny * nx` (3D) or `planes * nx` (2D) initialized elements of `elem` in one
+    /// allocation, aligned for it, that nothing else writes, and that nothing reads while a
+    /// kernel writes them; kernels running at once through copies of the view write
+    /// disjoint planes.
+    pub unsafe fn from_raw_parts(
+        ptr: *mut u8,
+        elem: Elem,
+        base: usize,
+        planes: usize,
+        inner: [usize; 2],
+        ndim: usize,
+    ) -> BufView {
+        BufView {
+            ptr,
+            elem,
+            base,
+            planes,
+            inner,
+            ndim,
+        }
+    }
+
     fn plane_len(&self) -> usize {
         if self.ndim == 3 {
             self.inner[0] * self.inner[1]
@@ -56,8 +86,13 @@ impl BufView {
     }
 }
 
-/// Element types a [`Grid`] can hold.
-pub trait GridElem: Copy + Send + Sync + 'static {
+/// Element types a [`Grid`] can hold: `f32` and `f64`.
+///
+/// Sealed: code outside this crate cannot implement it. Allocation (`pages::zeros`,
+/// `PinnedArray::zeros`) hands out zeroed memory as values of the type, and the executors copy
+/// elements as plain bytes, both sound only for types whose every bit pattern is a value and
+/// which own nothing.
+pub trait GridElem: sealed::Sealed + Copy + Send + Sync + 'static {
     const ELEM: Elem;
 }
 impl GridElem for f32 {
@@ -65,6 +100,14 @@ impl GridElem for f32 {
 }
 impl GridElem for f64 {
     const ELEM: Elem = Elem::F64;
+}
+
+/// The supertrait that seals [`GridElem`]: public, so it may bound a public trait, in a
+/// private module, so nothing outside the crate can name it to implement it.
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for f32 {}
+    impl Sealed for f64 {}
 }
 
 /// Typed, bounds-checked access to a buffer by global indices.

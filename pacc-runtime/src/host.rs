@@ -6,12 +6,17 @@ use crate::frame::GridElem;
 use crate::invocation::{HostArray, HostSlice};
 use ndarray::{ArrayBase, Data, DataMut, Dimension};
 
-fn describe<S, T, D>(
+/// The description of `a`, whose first element is at `ptr`, once it passes the checks.
+///
+/// # Safety
+///
+/// The caller holds a borrow of `a` for `'a`, a mutable one where `writable`.
+unsafe fn describe<'a, S, T, D>(
     a: &ArrayBase<S, D>,
     name: &str,
     ptr: *mut u8,
     writable: bool,
-) -> Result<HostArray, Error>
+) -> Result<HostArray<'a>, Error>
 where
     S: Data<Elem = T>,
     T: GridElem,
@@ -28,43 +33,39 @@ where
             name: name.to_string(),
         });
     }
-    let mut shape = [1usize; 3];
-    shape[..a.ndim()].copy_from_slice(a.shape());
-    Ok(HostArray {
-        ptr,
-        elem: T::ELEM,
-        shape,
-        ndim: a.ndim(),
-        writable,
-    })
+    // SAFETY: the caller's borrow keeps `a`'s elements allocated, initialized and (when
+    // writable) its own for `'a`; they are contiguous (checked above).
+    unsafe { HostArray::from_raw_parts(ptr, T::ELEM, a.shape(), writable) }
 }
 
-/// A read-only array argument.
-pub fn host_array<S, T, D>(a: &ArrayBase<S, D>, name: &str) -> Result<HostArray, Error>
+/// A read-only array argument, borrowed while the description lives.
+pub fn host_array<'a, S, T, D>(a: &'a ArrayBase<S, D>, name: &str) -> Result<HostArray<'a>, Error>
 where
     S: Data<Elem = T>,
     T: GridElem,
     D: Dimension,
 {
-    describe(a, name, a.as_ptr() as *mut u8, false)
+    // SAFETY: `a` is borrowed for `'a`, and the description is read only.
+    unsafe { describe(a, name, a.as_ptr() as *mut u8, false) }
 }
 
-/// An array argument the kernels may write.
-pub fn host_array_mut<S, T, D>(a: &mut ArrayBase<S, D>, name: &str) -> Result<HostArray, Error>
+/// An array argument the kernels may write, borrowed mutably while the description lives.
+pub fn host_array_mut<'a, S, T, D>(
+    a: &'a mut ArrayBase<S, D>,
+    name: &str,
+) -> Result<HostArray<'a>, Error>
 where
     S: DataMut<Elem = T>,
     T: GridElem,
     D: Dimension,
 {
     let ptr = a.as_mut_ptr() as *mut u8;
-    describe(a, name, ptr, true)
+    // SAFETY: `a` is borrowed mutably for `'a`.
+    unsafe { describe(a, name, ptr, true) }
 }
 
 /// A read-only 1D slice argument (`&[f32]`, or a `Vec` computed before the time loop).
-pub fn host_slice<T: GridElem>(s: &[T]) -> HostSlice {
-    HostSlice {
-        ptr: s.as_ptr() as *const u8,
-        elem: T::ELEM,
-        len: s.len(),
-    }
+pub fn host_slice<T: GridElem>(s: &[T]) -> HostSlice<'_> {
+    // SAFETY: the borrow of `s` keeps it allocated and unwritten while the description lives.
+    unsafe { HostSlice::from_raw_parts(s.as_ptr() as *const u8, T::ELEM, s.len()) }
 }

@@ -1,24 +1,92 @@
 //! What a generated wrapper hands the runtime for one call.
 
+use crate::error::Error;
 use crate::frame::CpuKernels;
 use crate::program::{Elem, ScalarType};
+use std::marker::PhantomData;
 
-/// One of the user's arrays, as raw memory. Made by [`crate::host::host_array`] and
-/// [`crate::host::host_array_mut`], which check contiguity.
+/// One of the user's arrays, as raw memory borrowed for `'a`.
+///
+/// Made by [`crate::host::host_array`] and [`crate::host::host_array_mut`], which check
+/// contiguity and hold the borrow of the array for `'a`: the array cannot be dropped, moved or
+/// touched while the description (or an [`Invocation`] holding it) lives. Memory pacc cannot
+/// see borrowed is described with the unsafe [`HostArray::from_raw_parts`]. The fields are
+/// private because the executors write through `ptr`: a description made up in safe code
+/// would let them write anywhere.
 #[derive(Clone, Copy, Debug)]
-pub struct HostArray {
-    pub ptr: *mut u8,
-    pub elem: Elem,
-    pub shape: [usize; 3],
-    pub ndim: usize,
+pub struct HostArray<'a> {
+    pub(crate) ptr: *mut u8,
+    pub(crate) elem: Elem,
+    pub(crate) shape: [usize; 3],
+    pub(crate) ndim: usize,
     /// False for arrays passed by shared reference or as read-only views.
-    pub writable: bool,
+    pub(crate) writable: bool,
+    _borrow: PhantomData<&'a mut [u8]>,
 }
 
-unsafe impl Send for HostArray {}
-unsafe impl Sync for HostArray {}
+// SAFETY: a HostArray is a description of memory whose owner lends it for `'a`; the executors
+// order every access to it (`crate::validate` refuses overlapping arrays and writes to
+// read-only ones).
+unsafe impl Send for HostArray<'_> {}
+unsafe impl Sync for HostArray<'_> {}
 
-impl HostArray {
+impl<'a> HostArray<'a> {
+    /// Describes `shape` (outermost axis first, 1 to 3 axes) elements of `elem` at `ptr`.
+    ///
+    /// # Safety
+    ///
+    /// For all of `'a`:
+    /// - `ptr` points to `shape.iter().product() * elem.size()` initialized bytes in one
+    ///   allocation, aligned for `elem`, that stay allocated;
+    /// - if `writable`, nothing but the run the description is handed to reads or writes
+    ///   those bytes while it runs (and they may be written through `ptr`); if not, nothing
+    ///   writes them while it runs.
+    ///
+    /// Overlapping descriptions in one call are refused by the run (`Error::Overlap`), not
+    /// undefined behaviour.
+    pub unsafe fn from_raw_parts(
+        ptr: *mut u8,
+        elem: Elem,
+        shape: &[usize],
+        writable: bool,
+    ) -> Result<HostArray<'a>, Error> {
+        if !(1..=3).contains(&shape.len()) {
+            return Err(Error::Axes { ndim: shape.len() });
+        }
+        let mut full = [1usize; 3];
+        full[..shape.len()].copy_from_slice(shape);
+        Ok(HostArray {
+            ptr,
+            elem,
+            shape: full,
+            ndim: shape.len(),
+            writable,
+            _borrow: PhantomData,
+        })
+    }
+
+    /// The same memory, read only: the run refuses to write it.
+    pub fn read_only(self) -> HostArray<'a> {
+        HostArray {
+            writable: false,
+            ..self
+        }
+    }
+
+    /// The address of the first element.
+    pub fn ptr(&self) -> *mut u8 {
+        self.ptr
+    }
+    pub fn elem(&self) -> Elem {
+        self.elem
+    }
+    /// Whether the run may write the array.
+    pub fn writable(&self) -> bool {
+        self.writable
+    }
+    pub fn ndim(&self) -> usize {
+        self.ndim
+    }
     pub fn shape(&self) -> &[usize] {
         &self.shape[..self.ndim]
     }
@@ -33,16 +101,51 @@ impl HostArray {
     }
 }
 
-/// A read-only 1D slice (copied whole to the device).
+/// A read-only 1D slice (copied whole to the device), borrowed for `'a`. Made by
+/// [`crate::host::host_slice`], or the unsafe [`HostSlice::from_raw_parts`].
 #[derive(Clone, Copy, Debug)]
-pub struct HostSlice {
-    pub ptr: *const u8,
-    pub elem: Elem,
-    pub len: usize,
+pub struct HostSlice<'a> {
+    pub(crate) ptr: *const u8,
+    pub(crate) elem: Elem,
+    pub(crate) len: usize,
+    _borrow: PhantomData<&'a [u8]>,
 }
 
-unsafe impl Send for HostSlice {}
-unsafe impl Sync for HostSlice {}
+// SAFETY: as for HostArray; a slice is only read.
+unsafe impl Send for HostSlice<'_> {}
+unsafe impl Sync for HostSlice<'_> {}
+
+impl<'a> HostSlice<'a> {
+    /// Describes `len` elements of `elem` at `ptr`.
+    ///
+    /// # Safety
+    ///
+    /// For all of `'a`, `ptr` points to `len * elem.size()` initialized bytes in one
+    /// allocation, aligned for `elem`, that stay allocated and that nothing writes while a
+    /// run the description is handed to runs.
+    pub unsafe fn from_raw_parts(ptr: *const u8, elem: Elem, len: usize) -> HostSlice<'a> {
+        HostSlice {
+            ptr,
+            elem,
+            len,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// The address of the first element.
+    pub fn ptr(&self) -> *const u8 {
+        self.ptr
+    }
+    pub fn elem(&self) -> Elem {
+        self.elem
+    }
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
 
 /// A scalar argument of the kernels, with its type (for the CUDA backend's launch arguments).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -87,11 +190,11 @@ scalar_from!(f32 => F32, f64 => F64, i32 => I32, i64 => I64, u32 => U32, u64 => 
 /// Everything a call provides besides the [`crate::program::Program`].
 pub struct Invocation<'a> {
     /// One per program array, in the program's order.
-    pub arrays: Vec<HostArray>,
+    pub arrays: Vec<HostArray<'a>>,
     /// One per program scalar.
     pub scalars: Vec<ScalarValue>,
     /// One per program slice.
-    pub slices: Vec<HostSlice>,
+    pub slices: Vec<HostSlice<'a>>,
     /// One per program point statement: its index (one entry per axis), evaluated by the
     /// wrapper. Entries may be out of range; the runtime reports that as an error.
     pub points: Vec<Vec<i64>>,

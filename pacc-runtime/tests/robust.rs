@@ -155,21 +155,10 @@ fn the_same_array_twice_and_an_input_overlapping_an_output() {
     let wavelet = vec![0.1; 8];
     let (c, v) = overlapping_views(&mut big, 6);
     let mut n = random3([6, 4, 4], 3);
-    let mut inv = source_invocation(
-        &mut n.clone(),
-        &mut n,
-        &random3([6, 4, 4], 4),
-        [1, 1, 1],
-        1.0,
-        &wavelet,
-        0,
-        2,
-    );
+    let (mut n2, vel) = (n.clone(), random3([6, 4, 4], 4));
+    let mut inv = source_invocation(&mut n2, &mut n, &vel, [1, 1, 1], 1.0, &wavelet, 0, 2);
     inv.arrays[0] = c;
-    inv.arrays[2] = pacc_runtime::HostArray {
-        writable: false,
-        ..v
-    };
+    inv.arrays[2] = v.read_only();
     let e = pacc_runtime::run(&prog, inv, &Options::new()).unwrap_err();
     assert!(
         matches!(&e, Error::Overlap { a, b } if a == "cur" && b == "vel"),
@@ -319,6 +308,7 @@ fn every_error_message_has_a_hint() {
             },
         },
         Error::Internal(s()),
+        Error::Axes { ndim: 4 },
         CheckpointError::Write {
             path: p(),
             message: s(),

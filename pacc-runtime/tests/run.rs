@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use ndarray::{s, Array3};
+use ndarray::{s, Array3, Axis};
 use pacc_runtime::host::{host_array, host_array_mut};
 use pacc_runtime::plan::{PlanError, Scheme};
 use pacc_runtime::run::swap_replays;
@@ -294,8 +294,9 @@ fn overlapping_views_are_refused() {
     assert_eq!(bits3(&big), bits3(&big0));
     // Adjacent but disjoint views are fine.
     let mut big = random3([8, 5, 5], 9);
-    let va = host_array_mut(&mut big.slice_mut(s![0..4, .., ..]), "a").unwrap();
-    let vb = host_array_mut(&mut big.slice_mut(s![4..8, .., ..]), "b").unwrap();
+    let (mut lo, mut hi) = big.view_mut().split_at(Axis(0), 4);
+    let va = host_array_mut(&mut lo, "a").unwrap();
+    let vb = host_array_mut(&mut hi, "b").unwrap();
     let inv = stencil_invocation_raw(vec![va, vb], 1, 0.3, 0, 1);
     run(&prog, inv, &Options::new().backend(BackendChoice::Cpu)).unwrap();
 }

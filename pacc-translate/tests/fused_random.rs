@@ -9,8 +9,9 @@
 //! `fusion.refused`.
 //!
 //! Bounded for CI: `PACC_FUSED_CASES` programs with a fused form (default 8), drawn from at most
-//! 40 times as many generated ones; `PACC_FUSED_SEED` picks another sequence. Skipped, saying
-//! why, when `g++` is absent.
+//! 40 times as many generated ones; `PACC_FUSED_SEED` picks another sequence. Fails when fewer
+//! programs ran, or when more than a quarter of the fused forms drew no shape that keeps their
+//! accesses in bounds though a larger one would. Skipped, saying why, when `g++` is absent.
 
 mod progen;
 mod shim;
@@ -396,16 +397,39 @@ fn env(name: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
-/// One emulated comparison to run: the C++ and a label.
+/// One emulated comparison to run: the C++, a label, and the program's label.
 struct Job {
     label: String,
+    program: String,
     code: String,
 }
 
-/// The jobs of one program (one per fused step count), or why none; asserts the refusals.
-fn jobs(case: &Case, rng: &mut TestRng, label: &str) -> Vec<Job> {
+/// Fused forms of a program that got no job, by why.
+#[derive(Default)]
+struct Unrun {
+    /// Every shape drawn had an access out of bounds, though a larger one has none.
+    missed: usize,
+    /// No shape has none: the serial loop itself would index out of bounds.
+    impossible: usize,
+}
+
+/// Whether some shape keeps every access of `case` in bounds: a large one does if any does
+/// (nest bounds and reads are constant offsets from the start or the end of an axis).
+fn some_shape_fits(case: &Case) -> bool {
+    let n = if case.program.ndim == 3 {
+        [64, 64, 64]
+    } else {
+        [64, 64, 1]
+    };
+    in_bounds(case, Shape { n, rp: 65 })
+}
+
+/// The jobs of one program (one per fused step count with a shape its accesses fit), and the
+/// fused forms without one; asserts the refusals.
+fn jobs(case: &Case, rng: &mut TestRng, label: &str) -> (Vec<Job>, Unrun) {
     let p = &case.program;
     let mut out = Vec::new();
+    let mut unrun = Unrun::default();
     for s in [2, 3] {
         let Ok(decl) = p.fusion.get(s) else {
             let why = (p.fusion.refused.iter()).find(|(k, _)| *k == s);
@@ -445,6 +469,10 @@ fn jobs(case: &Case, rng: &mut TestRng, label: &str) -> Vec<Job> {
             }
         }
         let Some(shape) = shape else {
+            match some_shape_fits(case) {
+                true => unrun.missed += 1,
+                false => unrun.impossible += 1,
+            }
             continue;
         };
         let fb = if nd == 3 {
@@ -466,10 +494,11 @@ fn jobs(case: &Case, rng: &mut TestRng, label: &str) -> Vec<Job> {
         );
         out.push(Job {
             label: format!("{label}-s{s}"),
+            program: label.to_string(),
             code,
         });
     }
-    out
+    (out, unrun)
 }
 
 /// Programs the random test once flagged, kept as named cases: (name, source).
@@ -507,14 +536,16 @@ fn f(a: &mut Array2<f32>, b: &Array2<f32>, c: ArrayViewMut2<f32>, n: usize, s: f
     ),
 ];
 
-/// Runs `todo` on up to 8 threads; the failures.
-fn run_all(todo: &[(Job, String)], dir: &std::path::Path) -> Vec<String> {
+/// Runs `todo` on up to 8 threads; how many programs had a job run to a verdict, and the
+/// failures.
+fn run_all(todo: &[(Job, String)], dir: &std::path::Path) -> (usize, Vec<String>) {
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(2)
         .min(8);
     let next = std::sync::atomic::AtomicUsize::new(0);
     let failures = std::sync::Mutex::new(Vec::new());
+    let ran = std::sync::Mutex::new(std::collections::BTreeSet::new());
     std::thread::scope(|sc| {
         for _ in 0..threads {
             sc.spawn(|| loop {
@@ -522,7 +553,11 @@ fn run_all(todo: &[(Job, String)], dir: &std::path::Path) -> Vec<String> {
                 let Some((job, src)) = todo.get(i) else {
                     break;
                 };
-                match shim::try_compile_and_run(dir, &job.label, &job.code, false) {
+                let said = shim::try_compile_and_run(dir, &job.label, &job.code, false);
+                if said.is_ok() {
+                    ran.lock().unwrap().insert(job.program.as_str());
+                }
+                match said {
                     Ok(said) if said.contains("differ 0 ") && said.contains("bad 0") => {
                         eprintln!("{}: {}", job.label, said.trim())
                     }
@@ -535,7 +570,10 @@ fn run_all(todo: &[(Job, String)], dir: &std::path::Path) -> Vec<String> {
             });
         }
     });
-    failures.into_inner().unwrap()
+    (
+        ran.into_inner().unwrap().len(),
+        failures.into_inner().unwrap(),
+    )
 }
 
 #[test]
@@ -548,14 +586,15 @@ fn fused_kernels_of_named_programs_equal_the_plain_steps() {
     let mut todo = Vec::new();
     for (name, src) in NAMED {
         let case = translate(src).unwrap_or_else(|| panic!("{name} translates"));
-        let js = jobs(&case, &mut rng, name);
+        let (js, _) = jobs(&case, &mut rng, name);
         assert!(!js.is_empty(), "{name}: no fused form to run");
         todo.extend(js.into_iter().map(|j| (j, case.src.clone())));
     }
     let dir = std::env::temp_dir().join(format!("pacc-fused-named-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let failures = run_all(&todo, &dir);
+    let (ran, failures) = run_all(&todo, &dir);
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    assert_eq!(ran, NAMED.len(), "named programs that ran");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -575,6 +614,7 @@ fn fused_kernels_of_random_programs_equal_the_plain_steps() {
     );
     let tape = proptest::collection::vec(any::<u32>(), 0..400);
     let (mut generated, mut translated, mut multi_d, mut refused) = (0, 0, 0, 0);
+    let (mut forms, mut missed, mut impossible) = (0, 0, 0);
     let mut todo = Vec::new();
     let mut fused_programs = 0;
     while fused_programs < want && generated < 40 * want {
@@ -594,8 +634,10 @@ fn fused_kernels_of_random_programs_equal_the_plain_steps() {
         }
         multi_d += 1;
         let label = format!("p{generated}");
-        let js = jobs(&case, runner.rng(), &label);
+        let (js, unrun) = jobs(&case, runner.rng(), &label);
         refused += 2 - case.program.fusion.kernels.len().min(2);
+        forms += js.len() + unrun.missed + unrun.impossible;
+        (missed, impossible) = (missed + unrun.missed, impossible + unrun.impossible);
         if !js.is_empty() {
             fused_programs += 1;
             todo.extend(js.into_iter().map(|j| (j, case.src.clone())));
@@ -603,18 +645,31 @@ fn fused_kernels_of_random_programs_equal_the_plain_steps() {
     }
     eprintln!(
         "fused_random: {generated} generated, {translated} translated, {multi_d} 2D/3D, \
-         {fused_programs} with a fused form ({} emulated runs), {refused} step counts refused with a reason",
+         {fused_programs} with a fused form ({} emulated runs), {refused} step counts refused with a reason, \
+         of {forms} fused forms {missed} drew no in-bounds shape and {impossible} have none",
         todo.len()
+    );
+    // Shapes too small for the programs the generator makes would leave fused forms unrun
+    // without a word.
+    assert!(
+        4 * missed <= forms,
+        "{missed} of {forms} fused forms drew no shape that keeps their accesses in bounds, \
+         though larger shapes would"
     );
     let dir = std::env::temp_dir().join(format!("pacc-fused-random-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let failures = run_all(&todo, &dir);
+    let (ran, failures) = run_all(&todo, &dir);
     assert!(
         failures.is_empty(),
         "{} of {} fused runs differ from the plain steps:\n{}",
         failures.len(),
         todo.len(),
         failures.join("\n\n")
+    );
+    assert!(
+        ran >= want,
+        "{ran} programs ran, fewer than the {want} asked for (PACC_FUSED_CASES): {generated} \
+         generated, {translated} translated, {fused_programs} with a fused form"
     );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -7,8 +7,7 @@ use ndarray::{Array2, Array3};
 use pacc::models::{acoustic, himeno, laplace2d};
 use pacc::runtime::{BackendChoice, Error, Options, Report, Scheme};
 
-/// Which backend a suite runs, and so how its report shows a fused run and whether a missing
-/// device skips the test.
+/// Which backend a suite runs, and so how its report shows a fused run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Target {
     Cpu,
@@ -93,17 +92,10 @@ pub struct Suite {
 pub const STEPS: [usize; 2] = [6, 12];
 
 impl Suite {
-    /// The result of running `f` with `c`'s options; `None`, saying why, where the suite's
-    /// device is missing. Any other error fails the test.
-    pub fn run<R>(&self, c: &Combo, f: impl FnOnce(&Options) -> Result<R, Error>) -> Option<R> {
-        match f(&c.options()) {
-            Ok(r) => Some(r),
-            Err(Error::NoCuda { reason, .. }) if self.target == Target::Cuda => {
-                eprintln!("skipping the fused-kernel comparison: {reason}");
-                None
-            }
-            Err(e) => panic!("{c:?}: {e}"),
-        }
+    /// The result of running `f` with `c`'s options; an error (a missing device included)
+    /// fails the test.
+    pub fn run<R>(&self, c: &Combo, f: impl FnOnce(&Options) -> Result<R, Error>) -> R {
+        f(&c.options()).unwrap_or_else(|e| panic!("{c:?}: {e}"))
     }
 
     /// The report shows the fused form ran: the CPU backend notes it among its adjustments,
@@ -177,11 +169,9 @@ pub fn acoustic_with_a_source(suite: &Suite) {
     acoustic::propagate_sponge::serial(&mut qp, &mut qc, &vel, &damp, &w, sz, sy, sx, 100.0, steps);
     for c in &suite.combos {
         let (mut p, mut q) = (p0.clone(), c0.clone());
-        let Some(((), rep)) = suite.run(c, |o| {
+        let ((), rep) = suite.run(c, |o| {
             acoustic::propagate::run(&mut p, &mut q, &vel, &w, sz, sy, sx, 100.0, steps, o)
-        }) else {
-            return;
-        };
+        });
         suite.check_fused(&rep, c);
         assert_eq!(
             (differing(&p, &sp), differing(&q, &sc)),
@@ -189,13 +179,11 @@ pub fn acoustic_with_a_source(suite: &Suite) {
             "propagate {c:?}"
         );
         let (mut p, mut q) = (p0.clone(), c0.clone());
-        let Some(((), rep)) = suite.run(c, |o| {
+        let ((), rep) = suite.run(c, |o| {
             acoustic::propagate_sponge::run(
                 &mut p, &mut q, &vel, &damp, &w, sz, sy, sx, 100.0, steps, o,
             )
-        }) else {
-            return;
-        };
+        });
         suite.check_fused(&rep, c);
         assert_eq!(
             (differing(&p, &qp), differing(&q, &qc)),
@@ -222,9 +210,7 @@ pub fn himeno_with_its_reduction(suite: &Suite) {
     let want = s.serial(iters);
     for c in &suite.combos {
         let mut g = h.clone();
-        let Some((got, rep)) = suite.run(c, |o| g.run(iters, o)) else {
-            return;
-        };
+        let (got, rep) = suite.run(c, |o| g.run(iters, o));
         suite.check_fused(&rep, c);
         assert_eq!(differing(&g.p, &s.p), 0, "himeno p {c:?}");
         // The last iteration's gosa, summed in another order.
@@ -244,10 +230,7 @@ pub fn laplace2d(suite: &Suite) {
     laplace2d::jacobi::serial(&mut sa, &mut sb, iters);
     for c in &suite.combos {
         let (mut a, mut b) = (a0.clone(), a0.clone());
-        let Some(((), rep)) = suite.run(c, |o| laplace2d::jacobi::run(&mut a, &mut b, iters, o))
-        else {
-            return;
-        };
+        let ((), rep) = suite.run(c, |o| laplace2d::jacobi::run(&mut a, &mut b, iters, o));
         suite.check_fused(&rep, c);
         assert_eq!(
             (differing(&a, &sa), differing(&b, &sb)),
@@ -268,10 +251,7 @@ pub fn asymmetric_reaches_and_sums(suite: &Suite) {
         let want = skew3d::serial(&mut sa, &mut sb, &c, steps);
         for (o, thin) in suite.all_combos() {
             let (mut a, mut b) = (field3::<f32>(n, 0.0), Array3::<f32>::zeros(n));
-            let Some((got, rep)) = suite.run(&o, |op| skew3d::run(&mut a, &mut b, &c, steps, op))
-            else {
-                return;
-            };
+            let (got, rep) = suite.run(&o, |op| skew3d::run(&mut a, &mut b, &c, steps, op));
             suite.check_report(&rep, &o, skew3d::program(), thin);
             let d = (differing(&a, &sa), differing(&b, &sb));
             assert_eq!(d, (0, 0), "skew3d, {steps} steps, {o:?}");
@@ -298,10 +278,6 @@ pub fn asymmetric_reaches_and_sums(suite: &Suite) {
                     "{m}"
                 );
             }
-            Err(Error::NoCuda { reason, .. }) if suite.target == Target::Cuda => {
-                eprintln!("skipping the fused-kernel comparison: {reason}");
-                return;
-            }
             other => panic!("s = {s}: {other:?}"),
         }
     }
@@ -315,9 +291,7 @@ pub fn f64_diagonals_and_a_copy_nest(suite: &Suite) {
         diag3d::serial(&mut sp, &mut sw, steps);
         for (o, thin) in suite.all_combos() {
             let (mut p, mut w) = (field3::<f64>(n, 1.0), Array3::<f64>::zeros(n));
-            let Some(((), rep)) = suite.run(&o, |op| diag3d::run(&mut p, &mut w, steps, op)) else {
-                return;
-            };
+            let ((), rep) = suite.run(&o, |op| diag3d::run(&mut p, &mut w, steps, op));
             suite.check_report(&rep, &o, diag3d::program(), thin);
             let d = (differing(&p, &sp), differing(&w, &sw));
             assert_eq!(d, (0, 0), "diag3d, {steps} steps, {o:?}");
@@ -340,11 +314,9 @@ pub fn f64_source_term(suite: &Suite) {
             kick3d::serial(&mut su, &mut sv, &m, &w, sz, sy, sx, steps);
             for (o, thin) in suite.all_combos() {
                 let (mut u, mut v) = (u0.clone(), v0.clone());
-                let Some(((), rep)) = suite.run(&o, |op| {
+                let ((), rep) = suite.run(&o, |op| {
                     kick3d::run(&mut u, &mut v, &m, &w, sz, sy, sx, steps, op)
-                }) else {
-                    return;
-                };
+                });
                 suite.check_report(&rep, &o, kick3d::program(), thin);
                 let d = (differing(&u, &su), differing(&v, &sv));
                 assert_eq!(d, (0, 0), "kick3d at plane {sz}, {steps} steps, {o:?}");
@@ -362,9 +334,7 @@ pub fn asymmetric_rows_2d(suite: &Suite) {
         row2d::serial(&mut sa, &mut sb, steps);
         for (o, thin) in suite.all_combos() {
             let (mut a, mut b) = (init.clone(), Array2::<f32>::zeros(n));
-            let Some(((), rep)) = suite.run(&o, |op| row2d::run(&mut a, &mut b, steps, op)) else {
-                return;
-            };
+            let ((), rep) = suite.run(&o, |op| row2d::run(&mut a, &mut b, steps, op));
             suite.check_report(&rep, &o, row2d::program(), thin);
             let d = (differing(&a, &sa), differing(&b, &sb));
             assert_eq!(d, (0, 0), "row2d, {steps} steps, {o:?}");
@@ -393,18 +363,12 @@ pub fn any_number_of_groups(suite: &Suite) {
             rot3::serial(&mut sp, &mut sc, &mut sx, steps);
             for o in (suite.group_combos)(s) {
                 let (mut a, mut b) = (init.clone(), Array2::<f32>::zeros(init.dim()));
-                let Some(((), rep)) = suite.run(&o, |op| row2d::run(&mut a, &mut b, steps, op))
-                else {
-                    return;
-                };
+                let ((), rep) = suite.run(&o, |op| row2d::run(&mut a, &mut b, steps, op));
                 suite.check_fused(&rep, &o);
                 let d = (differing(&a, &ra), differing(&b, &rb));
                 assert_eq!(d, (0, 0), "row2d, {steps} steps, {o:?}");
                 let (mut a, mut b) = (lv(0.0), Array3::<f32>::zeros(n));
-                let Some((_, rep)) = suite.run(&o, |op| skew3d::run(&mut a, &mut b, &c, steps, op))
-                else {
-                    return;
-                };
+                let (_, rep) = suite.run(&o, |op| skew3d::run(&mut a, &mut b, &c, steps, op));
                 suite.check_fused(&rep, &o);
                 let d = (differing(&a, &ta), differing(&b, &tb));
                 assert_eq!(d, (0, 0), "skew3d, {steps} steps, {o:?}");

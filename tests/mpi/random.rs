@@ -259,7 +259,7 @@ fn plane(s: &KSpec, fr: &KernelFrame<'_>, z: usize, red: &mut [f64]) {
 }
 
 /// The invocation of `c` on `arrays` (whole or a rank's window).
-pub fn invocation<'a>(c: &Case, arrays: Vec<HostArray>, hook: Option<Hook>) -> Invocation<'a> {
+pub fn invocation<'a>(c: &Case, arrays: Vec<HostArray<'a>>, hook: Option<Hook>) -> Invocation<'a> {
     let nred = c.program.reductions.len();
     Invocation {
         arrays,
@@ -288,13 +288,11 @@ pub fn serial(c: &Case, arrays: &[HostArray]) -> Vec<f64> {
     for step in 0..c.steps {
         let views: Vec<BufView> = binding
             .iter()
-            .map(|&b| BufView {
-                ptr: arrays[b].ptr,
-                elem: Elem::F64,
-                base: 0,
-                planes: n0,
-                inner: [c.shape[1], c.shape[2]],
-                ndim: 3,
+            // SAFETY: whole f64 arrays of the case's shape, borrowed by the caller; the serial
+            // loop runs one kernel at a time on this thread.
+            .map(|&b| unsafe {
+                let inner = [c.shape[1], c.shape[2]];
+                BufView::from_raw_parts(arrays[b].ptr(), Elem::F64, 0, n0, inner, 3)
             })
             .collect();
         let frame = KernelFrame {

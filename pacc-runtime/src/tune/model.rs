@@ -59,11 +59,11 @@ pub struct Rates {
     pub link: LinkRates,
     /// Points per second of each kernel (program order). A single value applies to all.
     pub kernel_rate: Vec<f64>,
-    /// Device-to-device copy rate in bytes copied per second.
+    /// Device-to-device copy rate in bytes copied per second ([`DTOD_RATE`] unless given).
     pub dtod_rate: f64,
     /// Host memcpy rate (staged-copy's staging copies) in bytes per second.
     pub host_copy_rate: f64,
-    /// Fixed cost of one kernel launch (seconds).
+    /// Fixed cost of one kernel launch (seconds; [`LAUNCH_OVERHEAD`] unless given).
     pub launch_overhead: f64,
     /// Page-locking rate of the user's arrays (`cuMemHostRegister`) in bytes per second.
     pub register_rate: f64,
@@ -74,16 +74,28 @@ pub struct Rates {
 /// (`pacc_runtime::pages`) at 38-40 GB/s, memory never written at about 3 GB/s.
 pub const REGISTER_RATE: f64 = 20e9;
 
+/// Device-to-device copy rate the model assumes, in bytes copied per second. Not measured on
+/// the run's device: the H100's HBM moved about 2980 GB/s of traffic, read plus write, when
+/// measured in 2026-11 (`exec::cuda::measure_dtod` measures it), which is 1.49e12 bytes copied
+/// per second; rounded down. On a device with slower memory the model counts copies as cheaper
+/// than they are.
+pub const DTOD_RATE: f64 = 1.4e12;
+
+/// Fixed cost the model adds per kernel launch and point statement, in seconds. Assumed, not
+/// measured: the order of a launch's cost on the host and the device. It matters only where a
+/// plan makes many launches of few points each (thin chunks).
+pub const LAUNCH_OVERHEAD: f64 = 4e-6;
+
 impl Rates {
-    /// The given link and kernel rates; HBM copies at 1.4 TB/s, host copies at 12 GB/s, 4 us
-    /// per launch.
+    /// The given link and kernel rates; HBM copies at [`DTOD_RATE`], host copies at 12 GB/s
+    /// (the tuner measures them on the host), [`LAUNCH_OVERHEAD`] per launch.
     pub fn new(link: LinkRates, kernel_rate: Vec<f64>) -> Self {
         Rates {
             link,
             kernel_rate,
-            dtod_rate: 1.4e12,
+            dtod_rate: DTOD_RATE,
             host_copy_rate: 12e9,
-            launch_overhead: 4e-6,
+            launch_overhead: LAUNCH_OVERHEAD,
             register_rate: REGISTER_RATE,
         }
     }

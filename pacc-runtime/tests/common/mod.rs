@@ -2,7 +2,7 @@
 //! serial references, and a naive hand-made planner that does not depend on `plan::build`.
 #![allow(dead_code)]
 
-use ndarray::{s, Array2, Array3};
+use ndarray::{Array2, Array3};
 use pacc_runtime::exec::{CpuKernels, KernelFrame};
 use pacc_runtime::host::{host_array, host_array_mut, host_slice};
 use pacc_runtime::plan::{BlockGeom, ChunkGeom, HostSide, Op, OpKind, Plan, Scheme};
@@ -151,8 +151,8 @@ pub fn stencil_reference(
 pub const STENCIL_INIT: (f64, f64) = (2.5, -10.0);
 
 pub fn stencil_invocation<'a>(
-    a: &mut Array3<f64>,
-    b: &mut Array3<f64>,
+    a: &'a mut Array3<f64>,
+    b: &'a mut Array3<f64>,
     r: usize,
     c: f64,
     t0: i64,
@@ -166,7 +166,7 @@ pub fn stencil_invocation<'a>(
 }
 
 pub fn stencil_invocation_raw<'a>(
-    arrays: Vec<HostArray>,
+    arrays: Vec<HostArray<'a>>,
     r: usize,
     c: f64,
     t0: i64,
@@ -322,8 +322,8 @@ pub fn two_kernel_reference(
 }
 
 pub fn two_kernel_invocation<'a>(
-    u: &mut Array2<f32>,
-    w: &mut Array2<f32>,
+    u: &'a mut Array2<f32>,
+    w: &'a mut Array2<f32>,
     k: f32,
     t0: i64,
     steps: usize,
@@ -479,9 +479,9 @@ pub fn source_reference(
 
 #[allow(clippy::too_many_arguments)]
 pub fn source_invocation<'a>(
-    cur: &mut Array3<f64>,
-    nxt: &mut Array3<f64>,
-    vel: &Array3<f64>,
+    cur: &'a mut Array3<f64>,
+    nxt: &'a mut Array3<f64>,
+    vel: &'a Array3<f64>,
     src: [usize; 3],
     amp: f64,
     wavelet: &'a [f64],
@@ -552,11 +552,26 @@ pub fn close(got: f64, want: f64, rel: f64) -> bool {
 }
 
 /// Two overlapping standard-layout views into one array (for the overlap test): planes
-/// `0..n` and `1..n + 1`.
-pub fn overlapping_views(big: &mut Array3<f64>, n: usize) -> (HostArray, HostArray) {
-    let a = host_array_mut(&mut big.slice_mut(s![0..n, .., ..]), "a").unwrap();
-    let b = host_array_mut(&mut big.slice_mut(s![1..n + 1, .., ..]), "b").unwrap();
-    (a, b)
+/// `0..n` and `1..n + 1`. Safe code cannot make them (the two mutable borrows conflict); a
+/// caller of the unsafe constructor can, and the run must refuse them.
+pub fn overlapping_views(big: &mut Array3<f64>, n: usize) -> (HostArray<'_>, HostArray<'_>) {
+    let (n0, ny, nx) = big.dim();
+    assert!(n < n0);
+    let p = big.as_mut_ptr();
+    let at = |plane: usize| {
+        // SAFETY: planes `plane..plane + n` lie inside `big`, which stays borrowed (and
+        // untouched otherwise) while the descriptions live; the overlap is the point.
+        unsafe {
+            HostArray::from_raw_parts(
+                p.add(plane * ny * nx) as *mut u8,
+                Elem::F64,
+                &[n, ny, nx],
+                true,
+            )
+        }
+        .unwrap()
+    };
+    (at(0), at(1))
 }
 
 // ------------------------------------------------------------------------------------------------

@@ -299,7 +299,7 @@ fn invocation(f: &Func, an: &Analysis, call: fn(TokenStream) -> TokenStream) -> 
         let __steps: usize = #steps;
         let __arrays = ::std::vec::Vec::from([#(#arrays),*]);
         let __scalars: ::std::vec::Vec<::pacc::runtime::ScalarValue> = ::std::vec::Vec::from([#(#scalars),*]);
-        let __slices: ::std::vec::Vec<::pacc::runtime::HostSlice> = ::std::vec::Vec::from([#(#slices),*]);
+        let __slices: ::std::vec::Vec<::pacc::runtime::HostSlice<'_>> = ::std::vec::Vec::from([#(#slices),*]);
         #point_eval
         let __points: ::std::vec::Vec<::std::vec::Vec<i64>> = ::std::vec::Vec::from([#(#pvars.to_vec()),*]);
         let __reduction_init: ::std::vec::Vec<f64> = ::std::vec::Vec::from([#(#red_init),*]);

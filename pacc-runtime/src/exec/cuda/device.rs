@@ -171,17 +171,18 @@ pub(crate) fn module(
         nvrtc_version()
     );
     let key = format!("{key}\n{source}");
-    let ptx = match disk_cache::load(Kind::Ptx, &key) {
-        Some(ptx) => cudarc::nvrtc::Ptx::from_src(ptx),
-        None => {
-            let ptx = compile(program, source, opts)?;
-            disk_cache::store(Kind::Ptx, &key, &ptx.to_src());
-            ptx
-        }
+    // Cached PTX the driver refuses (a damaged file whose checksum still matched, a driver
+    // older than the one that compiled it) is a miss: compiled again, the entry overwritten.
+    let cached = |ptx: String| ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx)).ok();
+    let fresh = || {
+        let ptx = compile(program, source, opts)?;
+        let text = ptx.to_src();
+        let module = ctx.load_module(ptx).map_err(cuda_err(format!(
+            "loading the compiled module of `{program}`"
+        )))?;
+        Ok::<_, Error>((module, text))
     };
-    let module = ctx.load_module(ptx).map_err(cuda_err(format!(
-        "loading the compiled module of `{program}`"
-    )))?;
+    let module = disk_cache::load_or_build(Kind::Ptx, &key, cached, fresh)?;
     let md = Arc::new(Module {
         module,
         funcs: Mutex::new(HashMap::new()),

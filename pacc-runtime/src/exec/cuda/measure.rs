@@ -11,7 +11,7 @@ use crate::invocation::{HostArray, Invocation};
 use crate::march::MarchTuning;
 use crate::options::{KernelForm, Options};
 use crate::plan::{self, PlanOptions, Scheme};
-use crate::program::Program;
+use crate::program::{Elem, Program};
 use crate::tune::measure::{link_from_times, slab_planes};
 use crate::tune::model::{plane_points, LinkRates, TuneInputs};
 use crate::tune::Probe;
@@ -167,8 +167,8 @@ pub fn measure_kernel_rates_at(
     )?;
     let o = kernel_options(opts);
     // The first run compiles and warms up; the second is timed.
-    cuda::execute(program, &plan, &slab.invocation(program, inv, steps), &o)?;
-    let out = cuda::execute(program, &plan, &slab.invocation(program, inv, steps), &o)?;
+    cuda::execute(program, &plan, &slab.invocation(program, inv, steps)?, &o)?;
+    let out = cuda::execute(program, &plan, &slab.invocation(program, inv, steps)?, &o)?;
     let rates = rates_from(program, &out);
     rate_cache().insert(key, rates.clone());
     let text: Vec<String> = rates.iter().map(|r| format!("{r:?}")).collect();
@@ -176,8 +176,8 @@ pub fn measure_kernel_rates_at(
     Ok(rates)
 }
 
-/// The key of a measurement in the disk cache: [`Key`] with the device's name and a
-/// checksum of the whole source (stable across processes and compilers).
+/// The key of a measurement in the disk cache: [`Key`] with the device's name and the whole
+/// source, which the entry holds and a look-up compares (a checksum of it could collide).
 fn disk_key(program: &Program, key: &Key) -> Result<String, Error> {
     let device = cuda::available()
         .map_err(|reason| Error::no_cuda(reason, None))?
@@ -185,12 +185,12 @@ fn disk_key(program: &Program, key: &Key) -> Result<String, Error> {
     let (name, _, plane, planes, fma, form, march, unpadded) = key;
     let kernels: Vec<&str> = program.kernels.iter().map(|k| k.name.as_str()).collect();
     Ok(format!(
-        "pacc {} kernel rates\ndevice {device}\nprogram {name} source {:08x}-{}\nkernels {}\n\
-         plane {plane:?} slab {planes} fma {fma} form {form:?} march {march:?} unpadded {unpadded}\n",
+        "pacc {} kernel rates\ndevice {device}\nprogram {name}\nkernels {}\n\
+         plane {plane:?} slab {planes} fma {fma} form {form:?} march {march:?} unpadded {unpadded}\n\
+         source\n{}",
         env!("CARGO_PKG_VERSION"),
-        crc32fast::hash(program.cuda_source.as_bytes()),
-        program.cuda_source.len(),
         kernels.join(" "),
+        program.cuda_source,
     ))
 }
 
@@ -274,9 +274,10 @@ fn rates_from(program: &Program, out: &CudaOutput) -> Vec<f64> {
 /// Copies of the first planes of a call's arrays, with the call's point statements moved
 /// into them.
 struct Slab {
-    /// u64 storage for alignment; the arrays point into it.
+    /// u64 storage for alignment; `ptrs` point into it.
     _store: Vec<Vec<u64>>,
-    arrays: Vec<HostArray>,
+    /// Each array's first byte and element type.
+    ptrs: Vec<(*mut u8, Elem)>,
     points: Vec<Vec<i64>>,
     shape: Vec<usize>,
 }
@@ -288,21 +289,13 @@ impl Slab {
         let shape = inv.arrays[0].shape().to_vec();
         let plane_elems: usize = shape[1..].iter().product();
         let mut store: Vec<Vec<u64>> = Vec::new();
-        let mut arrays = Vec::new();
+        let mut ptrs = Vec::new();
         for a in (0..program.arrays.len()).map(|a| &inv.arrays[program.host_array(a)]) {
             let bytes = slab * plane_elems * a.elem.size();
             let mut v = vec![0u64; bytes.div_ceil(8)];
             // SAFETY: the first `bytes` bytes of the caller's array (it has >= slab planes).
             unsafe { std::ptr::copy_nonoverlapping(a.ptr, v.as_mut_ptr() as *mut u8, bytes) };
-            let mut s = a.shape;
-            s[0] = slab;
-            arrays.push(HostArray {
-                ptr: v.as_mut_ptr() as *mut u8,
-                elem: a.elem,
-                shape: s,
-                ndim: a.ndim,
-                writable: true,
-            });
+            ptrs.push((v.as_mut_ptr() as *mut u8, a.elem));
             store.push(v);
         }
         let points = inv
@@ -320,10 +313,19 @@ impl Slab {
         shape[0] = slab;
         Slab {
             _store: store,
-            arrays,
+            ptrs,
             points,
             shape,
         }
+    }
+
+    /// The slab's arrays, borrowed from it.
+    fn arrays(&self) -> Result<Vec<HostArray<'_>>, Error> {
+        (self.ptrs.iter())
+            // SAFETY: each pointer is the start of a buffer of the slab's shape that the slab
+            // owns (and nothing else touches) for as long as it is borrowed.
+            .map(|&(p, e)| unsafe { HostArray::from_raw_parts(p, e, &self.shape, true) })
+            .collect()
     }
 
     fn point_planes(&self) -> Vec<usize> {
@@ -335,11 +337,11 @@ impl Slab {
     fn invocation<'s>(
         &'s self,
         program: &Program,
-        inv: &Invocation<'_>,
+        inv: &Invocation<'s>,
         steps: usize,
-    ) -> Invocation<'s> {
-        Invocation {
-            arrays: self.arrays.clone(),
+    ) -> Result<Invocation<'s>, Error> {
+        Ok(Invocation {
+            arrays: self.arrays()?,
             scalars: inv.scalars.clone(),
             slices: inv.slices.clone(),
             points: self.points.clone(),
@@ -362,7 +364,7 @@ impl Slab {
                     .map(|_| Box::new(|_: &KernelFrame<'_>| {}) as Box<CpuPointFn<'_>>)
                     .collect(),
             },
-        }
+        })
     }
 }
 

@@ -188,7 +188,8 @@ fn execute_with_peers(
 /// Waits until the arrays of earlier CUDA runs are unregistered. A run returns while the
 /// last pieces of its arrays are still being unregistered on a background thread (see
 /// `pinning.rs`); runs and [`lock_host`] wait for that themselves, so call this only before
-/// handing the arrays to other code that page-locks memory.
+/// handing the arrays to other code that page-locks memory. If unregistering a piece panicked
+/// since the last wait, this says so on stderr (the piece may still be page-locked).
 pub fn settle() {
     pinning::background::drain();
 }

@@ -424,11 +424,13 @@ fn work<R: Registrar>(
 /// the calls that tear a run down (freeing buffers, destroying events): unregistering during
 /// a run or its teardown only delays them. So while a run is under way ([`hold`]) the thread
 /// waits, and it unregisters after the run has returned, beside the caller's own work.
-/// [`drain`] runs what is queued on the calling thread, held or not; the process drains the
-/// queue when it exits, before the driver's own clean-up.
+/// [`drain`] runs what is queued on the calling thread, held or not, and reports the jobs that
+/// panicked; the process drains the queue when it exits, before the driver's own clean-up.
 pub(crate) mod background {
     use std::collections::VecDeque;
-    use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
+    use std::io::Write;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Condvar, Mutex, MutexGuard, Once, OnceLock};
 
     type Job = Box<dyn FnOnce() + Send>;
 
@@ -439,7 +441,12 @@ pub(crate) mod background {
         running: usize,
         /// Runs under way: the thread waits while any is.
         held: usize,
+        /// Messages of the jobs that panicked since the last [`drain`].
+        panics: Vec<String>,
     }
+
+    /// Jobs that panicked since the process started.
+    static PANICKED: AtomicUsize = AtomicUsize::new(0);
 
     type Shared = (Mutex<Queue>, Condvar);
 
@@ -450,16 +457,24 @@ pub(crate) mod background {
         static STARTED: OnceLock<bool> = OnceLock::new();
         let q = Q.get_or_init(|| (Mutex::new(Queue::default()), Condvar::new()));
         let started = *STARTED.get_or_init(|| {
-            let spawned = (std::thread::Builder::new().name("pacc-unlock".into()))
+            (std::thread::Builder::new().name("pacc-unlock".into()))
                 .spawn(move || work(q))
-                .is_ok();
-            if spawned {
-                // SAFETY: registers a plain `extern "C"` function; it only drains the queue.
-                unsafe { libc::atexit(drain_at_exit) };
-            }
-            spawned
+                .is_ok()
         });
         (q, started)
+    }
+
+    /// Has the queue drained when the process exits, before the CUDA driver's own exit
+    /// handler tears the driver down: that handler is registered when the driver initializes,
+    /// and exit handlers run in the reverse order of registration. A job is queued only after
+    /// a piece was registered, so registering here, at the first push, comes after the driver
+    /// initialized (registered with the queue, it could come first, and then run second).
+    fn drain_at_exit_after_the_driver() {
+        static ONCE: Once = Once::new();
+        // SAFETY: registers a plain `extern "C"` function; it only drains the queue.
+        ONCE.call_once(|| unsafe {
+            libc::atexit(drain_at_exit);
+        });
     }
 
     fn lock(q: &Shared) -> MutexGuard<'_, Queue> {
@@ -467,10 +482,19 @@ pub(crate) mod background {
     }
 
     /// Runs `job`, counted as running meanwhile; a panic in it is contained (the thread and
-    /// the waiters must go on).
+    /// the waiters must go on) and kept for the next [`drain`] to report.
     fn run(q: &Shared, job: Job) {
-        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
-        lock(q).running -= 1;
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+        let mut s = lock(q);
+        if let Err(p) = r {
+            let m = (p.downcast_ref::<&str>().map(|m| m.to_string()))
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic without a message".into());
+            s.panics.push(m);
+            PANICKED.fetch_add(1, Ordering::Relaxed);
+        }
+        s.running -= 1;
+        drop(s);
         q.1.notify_all();
     }
 
@@ -496,6 +520,7 @@ pub(crate) mod background {
     pub fn push(job: Job) {
         match queue() {
             (q, true) => {
+                drain_at_exit_after_the_driver();
                 lock(q).jobs.push_back(job);
                 q.1.notify_all();
             }
@@ -503,7 +528,8 @@ pub(crate) mod background {
         }
     }
 
-    /// Runs every queued job on this thread and waits for those running elsewhere.
+    /// Runs every queued job on this thread and waits for those running elsewhere; then
+    /// reports, on stderr, the jobs that panicked since the last drain.
     pub fn drain() {
         let (q, _) = queue();
         let mut s = lock(q);
@@ -516,9 +542,32 @@ pub(crate) mod background {
             } else if s.running > 0 {
                 s = q.1.wait(s).unwrap_or_else(|e| e.into_inner());
             } else {
-                return;
+                break;
             }
         }
+        let panics = std::mem::take(&mut s.panics);
+        drop(s);
+        report(&panics);
+    }
+
+    /// Says that unregistering panicked, and what it leaves: the piece may still be
+    /// page-locked. Never panics itself (it may run in an exit handler), so a failed write to
+    /// stderr is ignored.
+    fn report(panics: &[String]) {
+        let mut err = std::io::stderr().lock();
+        for m in panics {
+            let _ = writeln!(
+                err,
+                "pacc: unregistering a page-locked piece of the arrays panicked ({m}); it may \
+                 still be page-locked until the process exits"
+            );
+        }
+    }
+
+    /// Jobs that panicked since the process started (each reported once, by a drain).
+    #[cfg(test)]
+    pub fn panicked() -> usize {
+        PANICKED.load(Ordering::Relaxed)
     }
 
     extern "C" fn drain_at_exit() {
@@ -762,6 +811,19 @@ mod tests {
         background::drain();
         assert_eq!(*done.lock().unwrap(), 3);
         drop(hold);
+    }
+
+    #[test]
+    fn a_panic_while_unregistering_is_counted_and_the_queue_goes_on() {
+        let before = background::panicked();
+        let done = Arc::new(Mutex::new(false));
+        let d = done.clone();
+        background::push(Box::new(|| panic!("the driver is gone")));
+        background::push(Box::new(move || *d.lock().unwrap() = true));
+        background::drain();
+        // Counted, and the queue went on to the next job.
+        assert!(background::panicked() > before);
+        assert!(*done.lock().unwrap());
     }
 
     #[test]
