@@ -694,6 +694,7 @@ fn emulate_heat(
             OpKind::Encode { .. } | OpKind::Decode { .. } => {
                 unreachable!("the emulator does not compress")
             }
+            OpKind::Exchange { .. } => unreachable!("the emulator runs one process"),
             OpKind::StageIn {
                 array,
                 set,

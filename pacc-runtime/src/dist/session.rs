@@ -127,14 +127,14 @@ struct Times {
 
 /// The segments of a run: one block each on the host path; on the resident path as many
 /// blocks as lie between two checkpoints (all of them without checkpoints), exchanging inside.
-struct Segments<'a, 'c> {
+struct Segments<'a, 'c, 'h> {
     comm: &'a Communicator,
     slabs: &'a [Slab],
     /// This rank.
     me: usize,
     program: &'a Program,
     lprog: &'a Program,
-    user: Vec<HostArray>,
+    user: Vec<HostArray<'h>>,
     opts: &'a Options,
     peers: Option<&'a (dyn Peers + 'c)>,
     /// Resident plans made so far, by their steps.
@@ -144,7 +144,7 @@ struct Segments<'a, 'c> {
     steps: usize,
 }
 
-impl Segments<'_, '_> {
+impl<'h> Segments<'_, '_, 'h> {
     /// Steps of the segment that starts at `done`.
     fn len(&self, s: &Session, done: usize) -> usize {
         let left = self.steps - done;
@@ -182,7 +182,7 @@ impl Segments<'_, '_> {
     fn next(
         &mut self,
         s: &mut Session,
-        inv: &mut Invocation<'_>,
+        inv: &mut Invocation<'h>,
         st: &mut State,
     ) -> Result<(), Error> {
         let (comm, me) = (self.comm, self.me);

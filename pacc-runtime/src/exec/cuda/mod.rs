@@ -368,8 +368,10 @@ impl Run<'_, '_> {
             compiled,
             &mut res,
             &mut tracker,
-            self.opts.on_progress.as_ref(),
-            self.peers,
+            submit::Outside {
+                on_progress: self.opts.on_progress.as_ref(),
+                peers: self.peers,
+            },
         );
         let pin_failure = res.pinning.as_ref().and_then(|p| p.pinner.driver_failure());
         let op_slot = match (submitted, pin_failure) {

@@ -30,9 +30,9 @@ pub(super) fn submit(
     compiled: &Compiled,
     res: &mut Resources,
     tracker: &mut Tracker,
-    on_progress: Option<&OnProgress>,
-    peers: Option<&dyn Peers>,
+    outside: Outside<'_>,
 ) -> Result<Vec<usize>, Error> {
+    let Outside { on_progress, peers } = outside;
     let ndim = plan.shape.len();
     let dplane = res.rows.plane_len();
     let mut s = Submit {
@@ -82,6 +82,14 @@ pub(super) fn submit(
             Err(tracker.fail(e))
         }
     }
+}
+
+/// Who a run answers to besides its caller: the progress callback, and the other ranks that
+/// its halo exchanges meet.
+#[derive(Clone, Copy, Default)]
+pub(super) struct Outside<'a> {
+    pub on_progress: Option<&'a OnProgress>,
+    pub peers: Option<&'a dyn Peers>,
 }
 
 struct Submit<'a, 'i> {
