@@ -7,9 +7,9 @@
 //!   ones too) are page-locked with `cuMemHostRegister` (portable) piece by piece on a few
 //!   threads, beside the run: each operation is enqueued once the pieces it touches are
 //!   registered, writes to the arrays once all are, and each piece is unregistered, on a
-//!   background thread, once its last operation has completed (`pinning.rs`, `defer.rs`); a
-//!   run returns without waiting for that, and the next one (or [`settle`]) waits for it
-//!   first. Arrays already page-locked (a
+//!   background thread, once its last operation has completed (`pinning.rs`, `defer.rs`); the
+//!   run waits for that before it returns, so no page of the caller's stays registered after
+//!   the call. Arrays already page-locked (a
 //!   [`PinnedArray`], [`lock_host`]) are left alone. If registering fails, the arrays are
 //!   untouched and the run is repeated as staged-copy; the report says so.
 //! * Device memory: `buffer_sets` sets of one buffer per array (`buffer_planes * plane_len`
@@ -180,15 +180,32 @@ fn execute_with_peers(
 ) -> Result<CudaOutput, Error> {
     let _serial = RUNS.lock().unwrap_or_else(|e| e.into_inner());
     settle();
-    // Pieces handed over for unregistering wait until the run, teardown included, is over.
-    let _hold = pinning::background::hold();
-    execute_serialized(program, plan, inv, opts, peers)
+    let r = {
+        // Pieces handed over for unregistering wait until the run, teardown included, is over:
+        // unregistering waits for the device to go idle.
+        let _hold = pinning::background::hold();
+        execute_serialized(program, plan, inv, opts, peers)
+    };
+    // No page of the caller's stays registered once the call returns: the caller may free or
+    // reuse the memory at once, and a registration left behind serves a new mapping at the same
+    // address the old bytes (reproduced on an H200 with the driver calls pacc makes).
+    let t = Instant::now();
+    settle();
+    r.map(|mut out| {
+        let s = t.elapsed().as_secs_f64();
+        out.report.wall_seconds += s;
+        out.report.stages.register += s;
+        out.report.adjustments.push(format!(
+            "unregistering the arrays after the last operation took {s:.3} s before the call \
+             returned"
+        ));
+        out
+    })
 }
 
-/// Waits until the arrays of earlier CUDA runs are unregistered. A run returns while the
-/// last pieces of its arrays are still being unregistered on a background thread (see
-/// `pinning.rs`); runs and [`lock_host`] wait for that themselves, so call this only before
-/// handing the arrays to other code that page-locks memory. If unregistering a piece panicked
+/// Waits until every piece of user memory handed over for unregistering is unregistered.
+/// A run does this before it returns (no page of the caller's stays registered after the
+/// call), so this is needed only after a run that failed. If unregistering a piece panicked
 /// since the last wait, this says so on stderr (the piece may still be page-locked).
 pub fn settle() {
     pinning::background::drain();
@@ -427,8 +444,7 @@ impl Run<'_, '_> {
 fn pinning_note(p: &prepare::Pinning) -> String {
     format!(
         "page-locked {:.1} GiB of the arrays in {} pieces on {} threads {}: {:.2} s of \
-         registration, {:.2} s of it waited for; {} pieces left to unregister on a background \
-         thread after the call returns",
+         registration, {:.2} s of it waited for",
         p.plan.bytes() as f64 / (1u64 << 30) as f64,
         p.plan.pieces.len(),
         p.threads,
@@ -438,7 +454,6 @@ fn pinning_note(p: &prepare::Pinning) -> String {
             "before the first operation"
         },
         p.pinner.busy(),
-        p.pinner.waited,
-        pinning::background::pending()
+        p.pinner.waited
     )
 }

@@ -9,12 +9,11 @@
 //! the order the plan first touches them ([`Pinner`]), while the submitting thread enqueues each
 //! operation as soon as the pieces it touches are registered, so registration runs beside the
 //! transfers and kernels of earlier chunks; each piece is handed to one process-wide thread
-//! ([`background`]) once the last operation touching it has completed. That thread
-//! unregisters them after the run has returned: unregistering waits for the device to go idle
-//! and runs at about 45 GB/s on the H100's host, no faster on more threads, so done by the
-//! run itself it added 2 s to a 96 GB one-shot call. The next CUDA run, [`super::lock_host`]
-//! and [`super::settle`] wait for it first, so no run sees a registration left over from an
-//! earlier one. Writes to the user's arrays are
+//! ([`background`]) once the last operation touching it has completed. Unregistering waits for
+//! the device to go idle and runs at about 45 GB/s on the H100's host, no faster on more
+//! threads, so the pieces are unregistered after the run's teardown, but before the call
+//! returns: a registration that outlived the call served a later mapping at the same address
+//! the old bytes (H200, driver 580), so the caller could not safely free its arrays. Writes to the user's arrays are
 //! enqueued only once every piece is registered (`defer.rs`): a failed registration, or a fault
 //! injected into one (`Site::Register`), leaves the arrays untouched, and what was registered
 //! is unregistered before the error returns.
@@ -423,7 +422,8 @@ fn work<R: Registrar>(
 /// `cuMemHostUnregister` waits for the device to go idle, and the driver serializes it with
 /// the calls that tear a run down (freeing buffers, destroying events): unregistering during
 /// a run or its teardown only delays them. So while a run is under way ([`hold`]) the thread
-/// waits, and it unregisters after the run has returned, beside the caller's own work.
+/// waits; once the run's teardown is over, the run drains the queue before it returns (no page
+/// of the caller's may stay registered after the call: the caller may free the memory).
 /// [`drain`] runs what is queued on the calling thread, held or not, and reports the jobs that
 /// panicked; the process drains the queue when it exits, before the driver's own clean-up.
 pub(crate) mod background {
@@ -591,6 +591,7 @@ pub(crate) mod background {
     }
 
     /// Jobs queued or running.
+    #[cfg(test)]
     pub fn pending() -> usize {
         let s = lock(queue().0);
         s.jobs.len() + s.running
