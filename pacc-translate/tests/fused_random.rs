@@ -673,3 +673,190 @@ fn fused_kernels_of_random_programs_equal_the_plain_steps() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+// ---- Random programs as Rust, for the GPU: fused on the device against `serial` -------------
+
+/// Where [`regenerate_gpu_cases`] writes the programs (the root crate's test
+/// `tests/fused_random_gpu.rs` compiles them).
+const GPU_CASES: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../tests/fused_random_gpu/cases.rs"
+);
+
+/// Rust that passes a value for one parameter of a generated function (`arrays` and `vecs`
+/// name the buffers the harness made), or `None` for a type the harness does not make.
+fn argument(ty: &syn::Type, i: usize, steps: usize) -> Option<(String, Option<String>)> {
+    let text = ty.to_token_stream().to_string().replace(' ', "");
+    let elem = if text.contains("f64") { "f64" } else { "f32" };
+    let nd = if text.contains('3') { 3 } else { 2 };
+    let array = |how: &str| {
+        let make = format!("let mut a{i} = arr{nd}::<{elem}>(shape, {i});");
+        Some((how.replace('#', &format!("a{i}")), Some(make)))
+    };
+    match text.as_str() {
+        // A read-only view the body writes through would not compile as Rust.
+        t if t.starts_with("&mutArrayView") => None,
+        t if t.starts_with("&mutArray") => array("&mut #"),
+        t if t.starts_with("&Array") => array("&#"),
+        t if t.starts_with("ArrayViewMut") => array("#.view_mut()"),
+        t if t.starts_with("ArrayView") => array("#.view()"),
+        "&[f32]" | "&[f64]" => Some((
+            format!("&v{i}"),
+            Some(format!("let v{i} = vec_of::<{elem}>(64, {i});")),
+        )),
+        "usize" => Some((format!("{steps}"), None)),
+        "f32" | "f64" => Some((format!("{}{text}", 0.375 + 0.25 * i as f64), None)),
+        "i32" | "i64" | "u32" | "u64" | "isize" => Some((format!("{}{text}", 2 + i), None)),
+        "bool" => Some(("true".into(), None)),
+        _ => None,
+    }
+}
+
+/// One generated case: the function (renamed `f`, in a module of its own) and `check`, which
+/// runs it fused `s` steps per launch with `opts` and serially on the same start and compares
+/// every array bit for bit and the result within summation-order rounding.
+fn gpu_case(name: &str, case: &Case, s: usize, shape: Shape) -> Option<String> {
+    let file = syn::parse_file(&case.src).ok()?;
+    let syn::Item::Fn(item) = file.items.first()? else {
+        return None;
+    };
+    let steps = 6;
+    let mut made = Vec::new();
+    let mut args = Vec::new();
+    for (i, input) in item.sig.inputs.iter().enumerate() {
+        let syn::FnArg::Typed(pt) = input else {
+            return None;
+        };
+        let (arg, make) = argument(&pt.ty, i, steps)?;
+        made.extend(make);
+        args.push(arg);
+    }
+    let arrays: Vec<String> = (0..item.sig.inputs.len())
+        .filter(|i| args[*i].contains(&format!("a{i}")))
+        .map(|i| format!("a{i}"))
+        .collect();
+    let dims = if case.program.ndim == 3 {
+        format!("({}, {}, {})", shape.n[0], shape.n[1], shape.n[2])
+    } else {
+        format!("({}, {})", shape.n[0], shape.n[1])
+    };
+    let tuple = |f: &dyn Fn(&String) -> String| {
+        let v: Vec<String> = arrays.iter().map(f).collect();
+        format!("({},)", v.join(", "))
+    };
+    let compare: Vec<String> = (arrays.iter().enumerate())
+        .map(|(k, a)| format!("same(\"{name} {a}\", &ran.{k}, &{a});"))
+        .collect();
+    let src = case.src.trim().replacen("fn f", "pub fn f", 1);
+    Some(format!(
+        "pub mod {name} {{
+    #![allow(unused, clippy::all)]
+    use super::*;
+
+{src}
+
+    /// Fused {s} steps per launch with `opts` against `serial`.
+    pub fn check(opts: &Options) {{
+        let shape = {dims};
+        {made}
+        let start = {clones};
+        let got = f::run({call}, &opts.clone().fuse({s})).expect(\"{name}: the fused run\").0;
+        let ran = {clones};
+        let {bind} = start;
+        let want = f::serial({call});
+        {compare}
+        close(\"{name}\", got, want);
+    }}
+}}
+",
+        made = made.join("\n        "),
+        call = args.join(", "),
+        clones = tuple(&|a| format!("{a}.clone()")),
+        bind = tuple(&|a| format!("mut {a}")),
+        compare = compare.join("\n        "),
+    ))
+}
+
+/// Generated programs whose Rust does not type-check (the translator takes mixed `f32`/`f64`
+/// arithmetic, ambiguous float literals and index types that Rust refuses; it only emits C):
+/// left out of [`GPU_CASES`], which must compile. Found by compiling the generated file.
+const RUST_REFUSES: &[&str] = &[
+    "p10", "p23", "p28", "p53", "p55", "p69", "p111", "p124", "p152", "p160", "p173", "p174",
+    "p201", "p202", "p237", "p260", "p261", "p278", "p280", "p293", "p322", "p328", "p340", "p342",
+    "p383", "p391",
+];
+
+/// Writes [`GPU_CASES`] (then `cargo fmt` it): the first `PACC_GPU_FUSED_CASES` (default 12)
+/// random programs of the
+/// default seed that translate, are 2D or 3D, have a fused form and a shape their accesses fit,
+/// with a harness. Run when the generator or the translator changes what it accepts; the
+/// file is then compiled and each case checked (`tests/fused_random_gpu.rs`).
+#[test]
+#[ignore = "regenerates tests/fused_random_gpu/cases.rs"]
+fn regenerate_gpu_cases() {
+    let want = env("PACC_GPU_FUSED_CASES", 12) as usize;
+    let mut runner = TestRunner::new_with_rng(
+        Config::default(),
+        TestRng::from_seed(RngAlgorithm::ChaCha, &[0x5e; 32]),
+    );
+    let tape = proptest::collection::vec(any::<u32>(), 0..400);
+    let mut out = Vec::new();
+    let mut generated = 0;
+    while out.len() < want && generated < 400 * want {
+        generated += 1;
+        let mut t = tape.new_tree(&mut runner).unwrap().current();
+        if t.first().is_some_and(|v| v % 3 != 0) {
+            t[0] -= t[0] % 6;
+        }
+        let src = progen::generate(&mut progen::Tape::new(&t));
+        let Some(case) = translate(&src) else {
+            continue;
+        };
+        if !(2..=3).contains(&case.program.ndim) || !src.contains("fn f(") {
+            continue;
+        }
+        let Some(s) = [2, 3]
+            .into_iter()
+            .find(|&s| case.program.fusion.get(s).is_ok())
+        else {
+            continue;
+        };
+        let shape = (0..40).find_map(|i| {
+            let n = if case.program.ndim == 3 {
+                [13 + i % 7, 11 + i % 5, 21 + i % 9]
+            } else {
+                [29 + i % 11, 37 + i % 13, 1]
+            };
+            let sh = Shape { n, rp: n[2] };
+            in_bounds(&case, sh).then_some(sh)
+        });
+        let Some(shape) = shape else { continue };
+        let name = format!("p{generated}");
+        if RUST_REFUSES.contains(&name.as_str()) {
+            continue;
+        }
+        if let Some(code) = gpu_case(&name, &case, s, shape) {
+            out.push(code);
+        }
+    }
+    let names: Vec<String> = out
+        .iter()
+        .map(|c| c.split_whitespace().nth(2).unwrap_or("").to_string())
+        .collect();
+    let text = format!(
+        "// Generated by `cargo test -p pacc-translate --test fused_random -- --ignored \
+         regenerate_gpu_cases`: random programs of `progen` with a fused form, each with a \
+         check against its serial function. Do not edit.\n\nuse super::*;\n\n{}\n\
+         /// Each case's name and check.\n\
+         pub const CASES: &[(&str, Check)] = &[{}];\n",
+        out.join("\n"),
+        names
+            .iter()
+            .map(|n| format!("(\"{n}\", {n}::check)"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    std::fs::create_dir_all(std::path::Path::new(GPU_CASES).parent().unwrap()).unwrap();
+    std::fs::write(GPU_CASES, text).unwrap();
+    assert_eq!(out.len(), want, "{generated} programs generated");
+}

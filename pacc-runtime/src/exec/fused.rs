@@ -62,9 +62,19 @@ pub(super) fn run(
                         shape: &plan.shape,
                     };
                     let nest = &active.nests[k];
-                    let done = computable(nest, &slot, &avail, n0);
+                    // A nest with an empty range along any axis runs no iteration in the
+                    // serial loop: it writes nothing, and leaves every plane as exact as it was.
+                    let empty = (nest.ranges.iter().zip(&plan.shape))
+                        .any(|(r, &n)| r.lo.eval(n) >= r.hi.eval(n));
+                    let done = match empty {
+                        true => planes.start..planes.start,
+                        false => computable(nest, &slot, &avail, n0),
+                    };
                     let red = nest_planes(program, inv, k, &frame, &done, &owned);
                     acc.extend(red);
+                    if empty {
+                        continue;
+                    }
                     let (lo, hi) = (
                         nest.ranges[0].lo.eval(n0).max(0) as usize,
                         nest.ranges[0].hi.eval(n0).max(0) as usize,
