@@ -174,11 +174,9 @@ mod imp {
             .iter()
             .position(Option::is_some)
             .ok_or("nothing compressed")?;
-        let (elem, rate) = (
-            w.program.arrays[first].elem,
-            po.compress[first].unwrap_or(16.0),
-        );
-        let codec = cuda::codec_throughput(po.codec, elem, rate).map_err(|e| e.to_string())?;
+        let speeds = tune::codec_speeds(&cuda::CudaProbe, &w.program, po);
+        let speeds = speeds.map_err(|e| e.to_string())?;
+        let codec = speeds[first];
         let points: Vec<usize> = w.program.points.iter().map(|_| w.src[0]).collect();
         let d = tune::compression::decide(
             &w.program,
@@ -187,7 +185,7 @@ mod imp {
             &points,
             po,
             &inputs.rates,
-            &codec,
+            &speeds,
         )
         .map_err(|e| e.to_string())?;
         Ok(format!(

@@ -45,9 +45,10 @@ pub struct CompressionDecision {
 
 /// The seconds a run of `plan` takes in the model: its resources' busy time, with the codec's
 /// compute and HBM traffic where it compresses.
-fn seconds(program: &Program, plan: &Plan, rates: &Rates, codec: &CodecSpeed) -> (f64, f64, f64) {
+fn seconds(program: &Program, plan: &Plan, rates: &Rates, codec: &[CodecSpeed]) -> (f64, f64, f64) {
     let p = predict(program, plan, rates);
     let (mut raw_enc, mut raw_dec, mut coded) = (0u64, 0u64, 0u64);
+    let mut compute = 0.0;
     for op in &plan.ops {
         let (array, planes, encode) = match &op.kind {
             OpKind::Encode { array, planes, .. } => (*array, planes, true),
@@ -58,13 +59,16 @@ fn seconds(program: &Program, plan: &Plan, rates: &Rates, codec: &CodecSpeed) ->
         coded += plan
             .compressed(array)
             .map_or(bytes, |c| c.bytes(planes) as u64);
+        // Each array at its own element type's and rate's speed.
+        let speed = codec.get(array).or(codec.first());
         if encode {
             raw_enc += bytes;
+            compute += speed.map_or(0.0, |c| bytes as f64 / c.encode);
         } else {
             raw_dec += bytes;
+            compute += speed.map_or(0.0, |c| bytes as f64 / c.decode);
         }
     }
-    let compute = raw_enc as f64 / codec.encode + raw_dec as f64 / codec.decode;
     // A device copy reads and writes each byte: HBM moves twice the copy rate.
     let hbm = (raw_enc + raw_dec + coded) as f64 / (2.0 * rates.dtod_rate);
     let link = p.link_seconds + p.dtod_seconds;
@@ -86,7 +90,9 @@ fn names(program: &Program, rates: &[Option<f64>]) -> String {
 }
 
 /// Decides whether the call (`popts`, whose `compress` holds the rates the caller allows) runs
-/// compressed; `points` are the point statements' planes (as for [`plan::build`]).
+/// compressed; `points` are the point statements' planes (as for [`plan::build`]); `codec`
+/// holds, per physical array, the codec's speed at that array's element type and rate (read for
+/// the arrays `popts` compresses).
 pub fn decide(
     program: &Program,
     shape: &[usize],
@@ -94,7 +100,7 @@ pub fn decide(
     points: &[usize],
     popts: &PlanOptions,
     rates: &Rates,
-    codec: &CodecSpeed,
+    codec: &[CodecSpeed],
 ) -> Result<CompressionDecision, plan::PlanError> {
     let plain_opts = PlanOptions {
         compress: Vec::new(),
@@ -198,7 +204,7 @@ mod tests {
     fn link_bound_runs_compress_and_say_why() {
         // Shallow blocks over fast kernels: every block moves the arrays for 2 steps of work.
         let o = popts(4, 2, WRITTEN.to_vec());
-        let d = decide(&prog(), &SHAPE, 16, &[], &o, &rates(100.0), &ZFP).unwrap();
+        let d = decide(&prog(), &SHAPE, 16, &[], &o, &rates(100.0), &[ZFP; 3]).unwrap();
         assert!(d.link_bound, "{d:?}");
         assert_eq!(d.compress, WRITTEN.to_vec(), "{}", d.reason);
         assert!(d.compressed_seconds < d.plain_seconds * MARGIN, "{d:?}");
@@ -211,7 +217,7 @@ mod tests {
     fn kernel_bound_runs_do_not_compress() {
         // Slow kernels: the link waits for them, and the codec would only add device work.
         let o = popts(4, 8, WRITTEN.to_vec());
-        let d = decide(&prog(), &SHAPE, 16, &[], &o, &rates(0.5), &ZFP).unwrap();
+        let d = decide(&prog(), &SHAPE, 16, &[], &o, &rates(0.5), &[ZFP; 3]).unwrap();
         assert!(!d.link_bound, "{d:?}");
         assert!(d.compress.iter().all(Option::is_none), "{}", d.reason);
         assert!(d.reason.contains("kernel-bound"), "{}", d.reason);
@@ -220,7 +226,7 @@ mod tests {
     #[test]
     fn one_block_has_nothing_to_compress() {
         let o = popts(4, 16, WRITTEN.to_vec());
-        let d = decide(&prog(), &SHAPE, 16, &[], &o, &rates(100.0), &ZFP).unwrap();
+        let d = decide(&prog(), &SHAPE, 16, &[], &o, &rates(100.0), &[ZFP; 3]).unwrap();
         assert!(d.compress.is_empty(), "{d:?}");
         assert!(d.reason.contains("one block (16 steps)"), "{}", d.reason);
     }
@@ -233,17 +239,43 @@ mod tests {
             decode: 5e9,
         };
         let o = popts(4, 2, WRITTEN.to_vec());
-        let d = decide(&prog(), &SHAPE, 16, &[], &o, &rates(100.0), &slow).unwrap();
+        let d = decide(&prog(), &SHAPE, 16, &[], &o, &rates(100.0), &[slow; 3]).unwrap();
         assert!(d.link_bound && d.compress.is_empty(), "{d:?}");
         assert!(d.reason.contains("predicted only"), "{}", d.reason);
+    }
+
+    /// Each array's encode and decode count at its own speed (its element type's and rate's):
+    /// a slow codec for the input alone makes compressing it too cost more than it saves.
+    #[test]
+    fn each_array_counts_at_its_own_codec_speed() {
+        let all = popts(4, 2, vec![Some(16.0); 3]);
+        let fast = decide(&prog(), &SHAPE, 16, &[], &all, &rates(100.0), &[ZFP; 3]).unwrap();
+        let slow = CodecSpeed {
+            encode: 1e9,
+            decode: 1e9,
+        };
+        let mixed = decide(
+            &prog(),
+            &SHAPE,
+            16,
+            &[],
+            &all,
+            &rates(100.0),
+            &[ZFP, ZFP, slow],
+        );
+        let mixed = mixed.unwrap();
+        assert!(
+            mixed.compressed_seconds > fast.compressed_seconds,
+            "{mixed:?} {fast:?}"
+        );
     }
 
     #[test]
     fn compressing_inputs_too_saves_more() {
         let o = popts(4, 2, WRITTEN.to_vec());
-        let written = decide(&prog(), &SHAPE, 16, &[], &o, &rates(100.0), &ZFP).unwrap();
+        let written = decide(&prog(), &SHAPE, 16, &[], &o, &rates(100.0), &[ZFP; 3]).unwrap();
         let all = popts(4, 2, vec![Some(16.0); 3]);
-        let every = decide(&prog(), &SHAPE, 16, &[], &all, &rates(100.0), &ZFP).unwrap();
+        let every = decide(&prog(), &SHAPE, 16, &[], &all, &rates(100.0), &[ZFP; 3]).unwrap();
         assert!(
             every.compressed_seconds < written.compressed_seconds,
             "{every:?} {written:?}"

@@ -154,15 +154,14 @@ pub fn auto_compression(
     popts: &mut PlanOptions,
 ) -> Option<String> {
     use crate::options::CompressWhen;
-    let first = popts.compress.iter().position(Option::is_some)?;
+    popts.compress.iter().position(Option::is_some)?;
     if opts.compress_when == CompressWhen::Always || inv.steps == 0 {
         return None;
     }
-    let (elem, rate) = (program.arrays[first].elem, popts.compress[first]?);
     let shape = inv.arrays[0].shape();
     let points: Vec<usize> = inv.points.iter().map(|p| p[0] as usize).collect();
     let decided = probe.inputs(program, inv, opts).and_then(|t| {
-        let codec = probe.codec_rates(popts.codec, elem, rate)?;
+        let codec = codec_speeds(probe, program, popts)?;
         let d = compression::decide(program, shape, inv.steps, &points, popts, &t.rates, &codec)?;
         Ok(d)
     });
@@ -175,6 +174,45 @@ pub fn auto_compression(
             "compressed as asked: the tuner could not weigh compression ({e}); PACC_COMPRESS_WHEN=always skips weighing"
         )),
     }
+}
+
+/// The codec's speed for each physical array at its element type and rate (timed once per
+/// distinct pair; arrays not compressed get the first compressed one's, never read).
+pub fn codec_speeds(
+    probe: &dyn Probe,
+    program: &Program,
+    popts: &PlanOptions,
+) -> Result<Vec<compression::CodecSpeed>, crate::error::Error> {
+    let mut timed: Vec<((crate::program::Elem, u64), compression::CodecSpeed)> = Vec::new();
+    let mut per_array = Vec::with_capacity(program.arrays.len());
+    for (a, rate) in popts.compress.iter().enumerate() {
+        let Some(rate) = *rate else {
+            per_array.push(None);
+            continue;
+        };
+        let key = (program.arrays[a].elem, rate.to_bits());
+        let speed = match timed.iter().find(|(k, _)| *k == key) {
+            Some((_, s)) => *s,
+            None => {
+                let s = probe.codec_rates(popts.codec, key.0, rate)?;
+                timed.push((key, s));
+                s
+            }
+        };
+        per_array.push(Some(speed));
+    }
+    let any = timed.first().map(|(_, s)| *s);
+    Ok(per_array
+        .into_iter()
+        .chain(std::iter::repeat(None))
+        .take(program.arrays.len())
+        .map(|s| {
+            s.or(any).unwrap_or(compression::CodecSpeed {
+                encode: 1.0,
+                decode: 1.0,
+            })
+        })
+        .collect())
 }
 
 /// The model's choice for a call of `steps` steps of `program` with measured inputs `t`: the

@@ -84,7 +84,14 @@ pub struct HostLock {
 }
 
 /// Page-locks `arrays` (those not already page-locked) until the guard drops. While it lives,
-/// CUDA runs over these arrays skip registering them (the report notes it).
+/// CUDA runs over these arrays skip registering them (the report notes it): for a caller that
+/// calls repeatedly on the same arrays, which then pays registering (and unregistering, which
+/// each run otherwise does before it returns) once.
+///
+/// The hazard this opts into: the guard does not borrow the arrays (runs need them mutably while
+/// it lives), so drop it before freeing, reallocating or resizing them. A registration left over
+/// freed memory serves a later allocation at the same address the old bytes and swallows copies
+/// into it (reproduced on an H200 with the driver's own calls).
 pub fn lock_host(arrays: &[HostArray]) -> Result<HostLock, Error> {
     // An earlier run's pieces still being unregistered would count as locked.
     super::settle();
