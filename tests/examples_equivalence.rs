@@ -253,3 +253,59 @@ fn himeno_equals_serial() {
         }
     }
 }
+
+/// The compression forms the README shows, on the acoustic model (whose `prev` and `cur` trade
+/// places, so they must be compressed together): each runs, compresses, and stays within the
+/// codec's error of serial. (`PACC_COMPRESS=prev=16,cur=16` fills the same option.)
+#[test]
+fn the_readmes_compression_forms_run_on_the_acoustic_model() {
+    let shape = (40, 16, 16);
+    let steps = 6;
+    let w = wave(shape, steps);
+    let (sz, sy, sx, dx2) = (20, 8, 8, 100.0f32);
+    let (mut sp, mut sc) = (w.prev.clone(), w.cur.clone());
+    acoustic::propagate::serial(&mut sp, &mut sc, &w.vel, &w.wavelet, sz, sy, sx, dx2, steps);
+    let cpu = || {
+        Options::new()
+            .backend(BackendChoice::Cpu)
+            .chunks(2)
+            .block_steps(2)
+    };
+    let forms = [
+        (
+            "compress(prev, cur)",
+            cpu().compress("prev", 16.0).compress("cur", 16.0),
+        ),
+        ("compress_all", cpu().compress_all(16.0)),
+    ];
+    for (what, o) in forms {
+        let (mut p, mut c) = (w.prev.clone(), w.cur.clone());
+        let ((), report) = acoustic::propagate::run(
+            &mut p, &mut c, &w.vel, &w.wavelet, sz, sy, sx, dx2, steps, &o,
+        )
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert!(report.compression_ratio() > 1.1, "{what}: {report}");
+        let err = c
+            .iter()
+            .zip(&sc)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0f32, f32::max);
+        assert!(err < 1e-3, "{what}: max error {err}");
+    }
+    // One of the pair alone is refused, saying why.
+    let (mut p, mut c) = (w.prev.clone(), w.cur.clone());
+    let e = acoustic::propagate::run(
+        &mut p,
+        &mut c,
+        &w.vel,
+        &w.wavelet,
+        sz,
+        sy,
+        sx,
+        dx2,
+        steps,
+        &cpu().compress("cur", 16.0),
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("prev"), "{e}");
+}

@@ -582,19 +582,45 @@ pub(crate) fn switch(var: &str, v: &str, on: &str) -> Result<bool, Error> {
 
 pub(crate) fn env_usize(key: &str) -> Result<Option<usize>, Error> {
     match std::env::var(key) {
-        Ok(v) => v.parse().map(Some).map_err(|_| {
-            Error::Option(format!(
-                "{key}={v}: expected a non-negative integer; fix or unset it"
-            ))
-        }),
+        Ok(v) => parse_usize(key, &v).map(Some),
         Err(_) => Ok(None),
     }
+}
+
+/// `v`, the value of variable `key`, as a count; an error that says whether it is not a
+/// number or a number too large.
+fn parse_usize(key: &str, v: &str) -> Result<usize, Error> {
+    v.trim().parse().map_err(|_| {
+        let digits = !v.trim().is_empty() && v.trim().bytes().all(|b| b.is_ascii_digit());
+        Error::Option(match digits {
+            true => format!(
+                "{key}={v}: larger than the largest count this machine takes ({}); fix or unset it",
+                usize::MAX
+            ),
+            false => format!("{key}={v}: expected a non-negative integer; fix or unset it"),
+        })
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::cuda::pad_rows;
     use super::*;
+
+    #[test]
+    fn a_count_too_large_says_so() {
+        let e = parse_usize("PACC_BLOCK_STEPS", "99999999999999999999999").unwrap_err();
+        assert!(
+            e.to_string().contains("larger than the largest count"),
+            "{e}"
+        );
+        let e = parse_usize("PACC_BLOCK_STEPS", "-3").unwrap_err();
+        assert!(
+            e.to_string().contains("expected a non-negative integer"),
+            "{e}"
+        );
+        assert_eq!(parse_usize("PACC_CHUNKS", " 12 ").unwrap(), 12);
+    }
 
     #[test]
     fn compress_when_parses_and_names_what_it_takes() {

@@ -44,8 +44,10 @@ pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<Run
     opts.validate()?;
     crate::validate::call(program, &inv)?;
     settings(program, opts)?;
+    too_many_chunks(program, opts, inv.arrays[0].shape()[0])?;
     let backend = backend::choose(opts.backend, Some(opts.source_of("backend")))?;
     let steps = inv.steps;
+    let asked = asked_notes(program, opts, backend, steps);
     let fuse = crate::config::fuse(opts);
     let mut lap = Lap::start();
     let (march, march_note) = match backend.probe().filter(|_| fuse.is_none()) {
@@ -88,6 +90,7 @@ pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<Run
     let mut notes: Vec<String> = (march_note.into_iter())
         .chain(tune_note)
         .chain(fuse_note)
+        .chain(asked)
         .collect();
     if let Some(f) = &durable.found {
         notes.push(format!(
@@ -105,7 +108,7 @@ pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<Run
         cursor.resume(f, &inv.arrays)?;
     }
     let Some(segments) = segments else {
-        let mut report = empty_report(program, backend.name(), inv.arrays[0].shape(), &popts);
+        let mut report = empty_report(program, backend, inv.arrays[0].shape(), &popts);
         report.steps = steps;
         report.adjustments = notes;
         report.stages.setup = start.elapsed().as_secs_f64();
@@ -156,7 +159,7 @@ fn run_fused(
     let segments = Segments::plan(program, &inv, popts, opts, inv.steps)?;
     let mut cursor = Cursor::start(&inv, 0);
     let Some(segments) = segments else {
-        let mut report = empty_report(program, backend.name(), inv.arrays[0].shape(), popts);
+        let mut report = empty_report(program, backend, inv.arrays[0].shape(), popts);
         report.steps = inv.steps;
         return Ok(RunOutput {
             reductions: cursor.reductions,
@@ -231,6 +234,59 @@ fn settings(program: &Program, opts: &Options) -> Result<(), Error> {
         program.default_block_steps,
         "time step per block",
     )
+}
+
+/// Where a chunk or block-step setting came from: the option (by its origin) or the clause.
+fn origin_of(opts: &Options, setting: &'static str) -> String {
+    let option = match setting {
+        "chunks" => opts.chunks,
+        _ => opts.block_steps,
+    };
+    match option {
+        Some(_) => opts.source_of(setting),
+        None => format!("the `{setting}` clause of `#[pacc::pipeline]`"),
+    }
+}
+
+/// Refuses more chunks than the outermost axis has planes, naming where the count came from
+/// (the planner's own error cannot: it sees the number only).
+fn too_many_chunks(program: &Program, opts: &Options, planes: usize) -> Result<(), Error> {
+    let Some(chunks) = opts.chunks.or(program.default_chunks) else {
+        return Ok(());
+    };
+    if chunks <= planes.max(1) {
+        return Ok(());
+    }
+    let from = origin_of(opts, "chunks");
+    Err(Error::Setting {
+        setting: "chunks",
+        value: chunks.to_string(),
+        problem: format!("{chunks} chunks are more than the {planes} planes of the outermost axis"),
+        fix: format!("set {from} to at most {planes}, or leave it unset for the tuner's choice"),
+        from,
+    })
+}
+
+/// Notes on settings the call honours differently from how they read: more block steps than
+/// the call has steps, and a trace asked of a backend that writes none.
+fn asked_notes(program: &Program, opts: &Options, backend: Backend, steps: usize) -> Vec<String> {
+    let mut notes = Vec::new();
+    let k = opts.block_steps.or(program.default_block_steps);
+    if let Some(k) = k.filter(|&k| steps > 0 && k > steps) {
+        notes.push(format!(
+            "block_steps {k} ({}) is more than the call's {steps} steps: all of them run in one \
+             block",
+            origin_of(opts, "block_steps")
+        ));
+    }
+    if let (Some(t), Backend::Cpu(_)) = (&opts.cuda.trace, backend) {
+        notes.push(format!(
+            "no trace written to `{}`: a trace shows the CUDA streams, and this run is on the \
+             CPU backend",
+            t.display()
+        ));
+    }
+    notes
 }
 
 /// The planner options of the call: precedence (`crate::config`), the compression rates, what
@@ -517,11 +573,27 @@ fn cpu_device() -> String {
     format!("CPU, {} rayon threads", rayon::current_num_threads())
 }
 
-fn empty_report(program: &Program, backend: &str, shape: &[usize], popts: &PlanOptions) -> Report {
+/// The device a backend runs on, as reports name it.
+fn device_of(backend: Backend) -> Option<String> {
+    match backend {
+        Backend::Cpu(_) => Some(cpu_device()),
+        #[cfg(feature = "cuda")]
+        Backend::Cuda => crate::exec::cuda::available().ok().map(|d| d.to_string()),
+        #[cfg(not(feature = "cuda"))]
+        Backend::Cuda => None,
+    }
+}
+
+fn empty_report(
+    program: &Program,
+    backend: Backend,
+    shape: &[usize],
+    popts: &PlanOptions,
+) -> Report {
     Report {
         program: program.name.clone(),
-        backend: backend.into(),
-        device: Some(cpu_device()),
+        backend: backend.name().into(),
+        device: device_of(backend),
         scheme: popts.scheme,
         shape: shape.to_vec(),
         steps: 0,

@@ -1225,3 +1225,29 @@ fn run_entry_point_cuda_equals_cpu() {
     assert!(close(out.reductions[0], want_s as f64, 1e-4));
     print!("{}", out.report);
 }
+
+/// A zero-step call on CUDA reports the GPU as its device, not the CPU (nothing runs, but the
+/// report says where it would have).
+#[test]
+#[ignore = "needs a CUDA device"]
+fn a_zero_step_cuda_run_names_the_gpu() {
+    let dev = need_device!();
+    let mut got = heat_inputs(ENTRY_SHAPE);
+    let [a, b, kk] = &mut got;
+    let pt = [11, 6, 20];
+    let mut inv = heat_invocation(
+        vec![
+            host_array_mut(a, "a").unwrap(),
+            host_array_mut(b, "b").unwrap(),
+            host_array(&*kk, "k").unwrap(),
+        ],
+        pt,
+        0,
+    );
+    inv.cpu = heat_cpu(pt);
+    let opts = Options::default().backend(pacc_runtime::BackendChoice::Cuda);
+    let out = pacc_runtime::run(&heat_program(), inv, &opts).unwrap();
+    let device = out.report.device.unwrap_or_default();
+    assert!(device.contains(&dev.name), "{device}");
+    assert!(!device.contains("CPU"), "{device}");
+}

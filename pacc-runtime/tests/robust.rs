@@ -89,15 +89,20 @@ fn too_many_chunks_and_zero_options() {
             (|e: &Error| {
                 matches!(
                     e,
-                    Error::Plan(PlanError::TooManyChunks {
-                        chunks: 7,
-                        planes: 6
-                    })
+                    Error::Setting { setting: "chunks", value, from, problem, .. }
+                        if value == "7" && from == "`Options::chunks`"
+                            && problem.contains("more than the 6 planes")
                 )
             }) as fn(&Error) -> bool,
         ),
         (cpu(7, 2).checkpoint(dir.path(), 1), |e| {
-            matches!(e, Error::Plan(PlanError::TooManyChunks { .. }))
+            matches!(
+                e,
+                Error::Setting {
+                    setting: "chunks",
+                    ..
+                }
+            )
         }),
         // Zero chunks or block steps: refused naming the setting and where it came from.
         (

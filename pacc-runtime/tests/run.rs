@@ -323,13 +323,13 @@ fn too_many_chunks() {
     let (a0, b0) = (a.clone(), b.clone());
     let inv = stencil_invocation(&mut a, &mut b, 1, 0.3, 0, 3);
     let e = run(&prog, inv, &Options::new().chunks(7)).unwrap_err();
+    // Refused before planning, naming where the count came from.
     assert!(
         matches!(
-            e,
-            Error::Plan(PlanError::TooManyChunks {
-                chunks: 7,
-                planes: 6
-            })
+            &e,
+            Error::Setting { setting: "chunks", value, from, problem, .. }
+                if value == "7" && from == "`Options::chunks`"
+                    && problem.contains("7 chunks are more than the 6 planes")
         ),
         "{e:?}"
     );
@@ -477,4 +477,30 @@ fn sweep_schemes_chunks_and_block_steps() {
         }
     }
     assert!(refusals * 4 < ran, "{refusals} refusals, {ran} runs");
+}
+
+/// Settings honoured otherwise than they read say so in the report: more block steps than the
+/// call has steps, and a trace asked of the CPU backend (which writes none).
+#[test]
+fn block_steps_beyond_the_steps_and_a_cpu_trace_are_noted() {
+    let prog = stencil_program(1);
+    let (mut a, mut b) = stencil_pair([9, 5, 5], [9, 5, 5]);
+    let trace = std::env::temp_dir().join(format!("pacc-cpu-trace-{}.json", std::process::id()));
+    let _ = std::fs::remove_file(&trace);
+    let opts = Options::new()
+        .backend(BackendChoice::Cpu)
+        .block_steps(1_000_000)
+        .trace(&trace);
+    let inv = stencil_invocation(&mut a, &mut b, 1, 0.3, 0, 3);
+    let out = run(&prog, inv, &opts).unwrap();
+    let notes = out.report.adjustments.join("\n");
+    assert!(
+        notes.contains(
+            "block_steps 1000000 (`Options::block_steps`) is more than the call's 3 steps"
+        ),
+        "{notes}"
+    );
+    assert!(notes.contains("no trace written to"), "{notes}");
+    assert!(!trace.exists(), "the CPU backend wrote a trace");
+    assert_eq!(out.report.block_steps, 3);
 }

@@ -84,11 +84,21 @@ pub fn parse(args: TokenStream) -> syn::Result<Directive> {
                     }
                 }
                 _ => {
+                    // `codec` belongs to `compress(..)`; a user who wrote it at the top level
+                    // needs to hear where it goes.
+                    let hint = match key.as_str() {
+                        "codec" => {
+                            format!("; `codec` goes inside the compress clause: {COMPRESS_FORMS}")
+                        }
+                        _ => String::new(),
+                    };
                     push(
                         &mut errors,
                         syn::Error::new_spanned(
                             &name,
-                            format!("unknown clause `{key}`; the directive accepts {CLAUSES}"),
+                            format!(
+                                "unknown clause `{key}`; the directive accepts {CLAUSES}{hint}"
+                            ),
                         ),
                     );
                     // Skip this clause's tokens up to the next comma.
@@ -252,6 +262,16 @@ mod tests {
             m.contains("unknown clause `tile`") && m.contains("block_steps"),
             "{m}"
         );
+    }
+
+    #[test]
+    fn a_top_level_codec_says_where_it_goes() {
+        let m = parse(quote!(halo = 1, codec = f16))
+            .unwrap_err()
+            .to_string();
+        assert!(m.contains("unknown clause `codec`"), "{m}");
+        assert!(m.contains("`codec` goes inside the compress clause"), "{m}");
+        assert!(m.contains("compress(u = 16, codec = f16)"), "{m}");
     }
 
     #[test]
