@@ -254,7 +254,9 @@ fn three_rotating_levels_fuse_three_steps_and_say_why_not_two() {
                 .scheme(scheme)
                 .fuse(3);
             let (mut p, mut c, mut x) = (lv(0.0), lv(0.3), lv(0.7));
-            rot3::run(&mut p, &mut c, &mut x, steps, &o).unwrap();
+            let ((), report) = rot3::run(&mut p, &mut c, &mut x, steps, &o).unwrap();
+            // Block steps are time steps in the report, whatever the launches.
+            assert_eq!(report.block_steps, k.min(steps), "{steps} steps, k {k}");
             let got = (differing(&p, &sp), differing(&c, &sc), differing(&x, &sx));
             assert_eq!(got, (0, 0, 0), "{steps} steps, {d} chunks, {k}, {scheme:?}");
         }

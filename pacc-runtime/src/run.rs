@@ -77,9 +77,12 @@ pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<Run
         out.report
             .adjustments
             .extend(march_note.into_iter().chain(tune_note).chain(fuse_note));
+        // The plan counts groups (launches); the report, like every other, counts time steps.
+        let groups = out.report.block_steps;
+        out.report.block_steps = groups * s;
         out.report.adjustments.push(format!(
-            "fused: {s} steps per launch (`{}`), {} groups of {s} steps per block",
-            fused.kernels[0].name, popts.block_steps
+            "fused: {s} steps per launch (`{}`), {groups} groups of {s} steps per block",
+            fused.kernels[0].name
         ));
         lap.prepend_to(&mut out.report);
         out.report.wall_seconds = start.elapsed().as_secs_f64();
