@@ -518,7 +518,7 @@ fn cuda_f16_compression_matches_cpu() {
 }
 
 /// On a machine with a CUDA device: compressed runs whose codec kernels share the device with
-/// the stencil (grids sized by `tune::cosched`: queue, sized, priority, partition) give exactly
+/// the stencil (grids sized by `cosched`: queue, sized, priority, partition) give exactly
 /// the bits of the same compressed plan run in plan order on one stream, for zfp and f16, on
 /// every scheme that compresses, reduction included. The codec kernels stride over their units,
 /// so the grid must not change a bit (a one-SM partition makes every thread loop); the serial
@@ -528,7 +528,7 @@ fn cuda_f16_compression_matches_cpu() {
 #[ignore = "needs a CUDA device"]
 fn cuda_co_scheduled_codec_matches_one_stream() {
     use pacc::runtime::codec::CodecKind;
-    use pacc::runtime::tune::cosched::CoSchedule;
+    use pacc::runtime::cosched::CoSchedule;
     use pacc::runtime::Scheme;
     gpu::device();
     // Planes of 64 x 128 values: 512 zfp blocks or 8192 f16 values a plane, more than the

@@ -60,7 +60,7 @@ pub struct Args {
     /// `partition[:SHARE]`; `PACC_CODEC_GRID`), named `<config>@<grid>` (default: pacc's
     /// default grid, no suffix).
     #[arg(long, value_delimiter = ',')]
-    pub codec_grids: Option<Vec<pacc_runtime::tune::cosched::CoSchedule>>,
+    pub codec_grids: Option<Vec<pacc_runtime::cosched::CoSchedule>>,
     /// Let NVRTC contract multiply-adds (pacc's default is off).
     #[arg(long)]
     pub fma: bool,

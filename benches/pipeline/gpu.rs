@@ -15,7 +15,7 @@ pub static FUSE: OnceLock<usize> = OnceLock::new();
 
 /// The codec grid of the next compressed run (`--codec-grids`; `None`: pacc's default), set by
 /// the configuration that runs it.
-pub static CODEC_GRID: Mutex<Option<pacc_runtime::tune::cosched::CoSchedule>> = Mutex::new(None);
+pub static CODEC_GRID: Mutex<Option<pacc_runtime::cosched::CoSchedule>> = Mutex::new(None);
 
 /// The marching kernels' compile-time shape of the current program, chosen once per program
 /// (`choose_march`) so that every configuration runs the same kernels.

@@ -40,6 +40,8 @@ pub mod compress;
 #[cfg(feature = "runtime")]
 pub mod config;
 #[cfg(feature = "runtime")]
+pub mod cosched;
+#[cfg(feature = "runtime")]
 mod disk_cache;
 #[cfg(feature = "runtime")]
 pub mod dist;

@@ -33,8 +33,8 @@ pub struct CudaOptions {
     /// (`PACC_PIN_OVERLAP=0`) instead of beside the run's first transfers and kernels.
     pub pin_upfront: bool,
     /// How the codec kernels' grid is sized beside the stencil (`PACC_CODEC_GRID`; see
-    /// [`crate::tune::cosched`]).
-    pub codec_grid: crate::tune::cosched::CoSchedule,
+    /// [`crate::cosched`]).
+    pub codec_grid: crate::cosched::CoSchedule,
     /// Run every operation of the plan in order on one stream (`PACC_SERIAL_STREAM=1`): no
     /// overlap at all, the reference the co-scheduled runs are checked against.
     pub serial_stream: bool,

@@ -14,6 +14,9 @@
 //! the free ones are tuned. When the options name no scheme, the tuner picks it too, among
 //! [`AUTO_SCHEMES`].
 //!
+//! [`compression`] decides whether compressing pays (the codec's speed against the link it
+//! saves).
+//!
 //! On long runs, [`fusion`] weighs the translator's fused kernels (several steps per launch)
 //! against single steps, each form timed on the same slab and predicted by the model.
 //!
@@ -21,7 +24,6 @@
 //! (registers against occupancy, see [`MarchTuning::candidates`]) by timing each candidate.
 
 pub mod compression;
-pub mod cosched;
 pub mod fusion;
 pub mod measure;
 pub mod model;

@@ -16,7 +16,7 @@
 //!
 //! `n0` is the outermost (slowest) axis, as in the CPU API; thread `t = blockIdx.x * blockDim.x +
 //! threadIdx.x` codes blocks `t, t + gridDim.x * blockDim.x, ..` in zfp order (x = last axis
-//! fastest), so any grid codes every block (the executor sizes it, `tune::cosched`); block
+//! fastest), so any grid codes every block (the executor sizes it, `cosched`); block
 //! `b`'s bits are words
 //! `b * maxbits / 64 ..` of the stream. **`maxbits` (= [`super::block_bits`]) must be a multiple
 //! of 64**, so that threads never share a word and need no atomics; the host must check this

@@ -16,7 +16,7 @@ use crate::error::Error;
 use crate::fault::{self, Site};
 use crate::plan::Plan;
 use crate::program::Program;
-use crate::tune::cosched::{self, CoSchedule, CodecGrid, Footprint};
+use crate::cosched::{self, CoSchedule, CodecGrid, Footprint};
 use cudarc::driver::CudaContext;
 use std::ffi::c_void;
 use std::ops::Range;

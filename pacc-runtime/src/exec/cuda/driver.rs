@@ -78,11 +78,11 @@ pub(crate) fn sm_count(ctx: &CudaContext) -> usize {
 
 /// What one multiprocessor of the context's device holds at once (the co-scheduling model's
 /// limits; a limit the driver will not give reads as the H100's).
-pub(crate) fn sm_limits(ctx: &CudaContext) -> crate::tune::cosched::SmLimits {
+pub(crate) fn sm_limits(ctx: &CudaContext) -> crate::cosched::SmLimits {
     use sys::CUdevice_attribute as A;
-    let h100 = crate::tune::cosched::SmLimits::H100;
+    let h100 = crate::cosched::SmLimits::H100;
     let get = |a: A, or: u32| ctx.attribute(a).map_or(or, |v| v.max(1) as u32);
-    crate::tune::cosched::SmLimits {
+    crate::cosched::SmLimits {
         sms: sm_count(ctx) as u32,
         threads: get(
             A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,

@@ -17,7 +17,7 @@ use crate::invocation::Invocation;
 use crate::options::Options;
 use crate::plan::{HostSide, OpKind, Plan, PlanOptions, Scheme};
 use crate::program::{Elem, Program, ReduceOp};
-use crate::tune::cosched::CoSchedule;
+use crate::cosched::CoSchedule;
 use cudarc::driver::CudaContext;
 use std::sync::Arc;
 
