@@ -6,9 +6,9 @@ use crate::bench::Bench;
 use crate::gpu;
 use crate::results::{finish, gb, GridPoint, Measurement, TunerResult};
 use crate::tuner::fixed;
+use pacc_runtime::cosched::CoSchedule;
 use pacc_runtime::plan::{PlanOptions, Scheme};
 use pacc_runtime::program::{Program, Role};
-use pacc_runtime::cosched::CoSchedule;
 use std::time::Instant;
 
 pub struct Config {

@@ -28,14 +28,15 @@ pub mod fusion;
 pub mod measure;
 pub mod model;
 mod probe;
+pub mod search;
 
 pub use measure::{measure_host_copy_rate, slab_planes};
 pub use model::{
-    block_step_candidates, choose, choose_scheme, fastest_kernels, plane_points, plane_rate,
-    predict, roofline_rates, useful_points, Candidate, LinkRates, Prediction, Rates, TuneChoice,
-    TuneInputs, AUTO_SCHEMES, KERNEL_BANDWIDTH_SHARE,
+    fastest_kernels, plane_points, plane_rate, predict, roofline_rates, useful_points, Candidate,
+    LinkRates, Prediction, Rates, TuneChoice, TuneInputs, KERNEL_BANDWIDTH_SHARE,
 };
 pub use probe::Probe;
+pub use search::{block_step_candidates, choose, choose_scheme, AUTO_SCHEMES, RESIDENT_MARGIN};
 
 use crate::march::MarchTuning;
 use crate::plan::PlanOptions;

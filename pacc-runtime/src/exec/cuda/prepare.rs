@@ -11,13 +11,13 @@ use super::pinning::{plan_pieces, Piece, PinPlan, Pinner, Registrar, MAX_PIECE};
 use super::probe::{free_for_runs, RESERVE};
 use super::rows::{self, Rows};
 use super::stream::{Events, HostCopy, Streams, SyncOnDrop};
+use crate::cosched::CoSchedule;
 use crate::error::Error;
 use crate::fault::{self, Site};
 use crate::invocation::Invocation;
 use crate::options::Options;
 use crate::plan::{HostSide, OpKind, Plan, PlanOptions, Scheme};
 use crate::program::{Elem, Program, ReduceOp};
-use crate::cosched::CoSchedule;
 use cudarc::driver::CudaContext;
 use std::sync::Arc;
 
