@@ -10,7 +10,18 @@ use syn::{Ident, LitInt, Token};
 pub const CLAUSES: &str = "`halo = N`, `chunks = N`, `block_steps = N`, `input(a, ..)`, `inout(a, ..)`, `scratch(a, ..)` and `compress(a = RATE, ..)`";
 
 /// The forms of the `compress(..)` clause, for messages.
-pub const COMPRESS_FORMS: &str = "`compress(ARRAY = RATE, ..)` (zfp, the default codec) or `compress(ARRAY = RATE, .., codec = NAME)` with NAME a codec (zfp or f16), e.g. `compress(u = 16, codec = f16)`";
+pub fn compress_forms() -> String {
+    use pacc_runtime::codec::CodecKind;
+    let other = CodecKind::ALL.iter().rfind(|k| **k != CodecKind::default());
+    let example = other.map_or(String::new(), |k| {
+        format!(", e.g. `compress(u = 16, codec = {k})`")
+    });
+    format!(
+        "`compress(ARRAY = RATE, ..)` ({}, the default codec) or `compress(ARRAY = RATE, .., codec = NAME)` with NAME a codec ({}){example}",
+        CodecKind::default(),
+        CodecKind::names()
+    )
+}
 
 /// Largest rate the clause accepts (bits per value of an f64).
 pub const MAX_RATE: f64 = 64.0;
@@ -88,7 +99,10 @@ pub fn parse(args: TokenStream) -> syn::Result<Directive> {
                     // needs to hear where it goes.
                     let hint = match key.as_str() {
                         "codec" => {
-                            format!("; `codec` goes inside the compress clause: {COMPRESS_FORMS}")
+                            format!(
+                                "; `codec` goes inside the compress clause: {}",
+                                compress_forms()
+                            )
                         }
                         _ => String::new(),
                     };
@@ -132,13 +146,19 @@ fn compress_list(
         let id: Ident = input.parse().map_err(|e| {
             syn::Error::new(
                 e.span(),
-                format!("expected an array or `codec`; the clause takes {COMPRESS_FORMS}"),
+                format!(
+                    "expected an array or `codec`; the clause takes {}",
+                    compress_forms()
+                ),
             )
         })?;
         input.parse::<Token![=]>().map_err(|e| {
             syn::Error::new(
                 e.span(),
-                format!("expected `{id} = RATE` (bits per value, e.g. 16 or 12.5); the clause takes {COMPRESS_FORMS}"),
+                format!(
+                    "expected `{id} = RATE` (bits per value, e.g. 16 or 12.5); the clause takes {}",
+                    compress_forms()
+                ),
             )
         })?;
         if id == "codec" && input.peek(Ident) {
@@ -152,8 +172,10 @@ fn compress_list(
         input.parse::<Token![,]>()?;
     }
     if let (Some(c), true) = (codec.as_ref(), out.is_empty()) {
-        let msg =
-            format!("`codec = {c}` names no array to compress; the clause takes {COMPRESS_FORMS}");
+        let msg = format!(
+            "`codec = {c}` names no array to compress; the clause takes {}",
+            compress_forms()
+        );
         push(errors, syn::Error::new_spanned(c, msg));
     }
     Ok(out)
@@ -168,7 +190,10 @@ fn codec_name(
 ) -> syn::Result<()> {
     let name: Ident = input.parse()?;
     if let Err(reason) = name.to_string().parse::<pacc_runtime::codec::CodecKind>() {
-        let msg = format!("{reason} in `compress(..)`; the clause takes {COMPRESS_FORMS}");
+        let msg = format!(
+            "{reason} in `compress(..)`; the clause takes {}",
+            compress_forms()
+        );
         push(errors, syn::Error::new_spanned(&name, msg));
     } else if codec.replace(name).is_some() {
         let msg = "`codec` is given twice in `compress(..)`; name one codec for the clause";
@@ -194,7 +219,11 @@ fn rate(
         syn::Lit::Int(i) => i.base10_parse::<f64>().ok(),
         syn::Lit::Float(f) => f.base10_parse::<f64>().ok(),
         syn::Lit::Str(name) if id == "codec" => {
-            let msg = format!("write the codec as a name, `codec = {}`, not a string; the clause takes {COMPRESS_FORMS}", name.value());
+            let msg = format!(
+                "write the codec as a name, `codec = {}`, not a string; the clause takes {}",
+                name.value(),
+                compress_forms()
+            );
             push(errors, syn::Error::new_spanned(&lit, msg));
             return Ok(());
         }
@@ -261,6 +290,22 @@ mod tests {
         assert!(
             m.contains("unknown clause `tile`") && m.contains("block_steps"),
             "{m}"
+        );
+    }
+
+    /// The forms name every registered codec and the default, as the messages always did.
+    #[test]
+    fn the_compress_forms_come_from_the_codec_registry() {
+        use pacc_runtime::codec::CodecKind;
+        let f = compress_forms();
+        for k in CodecKind::ALL {
+            assert!(f.contains(k.name()), "{f}");
+        }
+        assert!(f.contains(&format!("({}, the default codec)", CodecKind::default())), "{f}");
+        assert_eq!(
+            f,
+            "`compress(ARRAY = RATE, ..)` (zfp, the default codec) or `compress(ARRAY = RATE, .., \
+             codec = NAME)` with NAME a codec (zfp or f16), e.g. `compress(u = 16, codec = f16)`"
         );
     }
 
