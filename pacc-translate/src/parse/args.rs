@@ -301,7 +301,10 @@ mod tests {
         for k in CodecKind::ALL {
             assert!(f.contains(k.name()), "{f}");
         }
-        assert!(f.contains(&format!("({}, the default codec)", CodecKind::default())), "{f}");
+        assert!(
+            f.contains(&format!("({}, the default codec)", CodecKind::default())),
+            "{f}"
+        );
         assert_eq!(
             f,
             "`compress(ARRAY = RATE, ..)` (zfp, the default codec) or `compress(ARRAY = RATE, .., \
