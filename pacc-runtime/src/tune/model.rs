@@ -18,8 +18,8 @@
 //! kernel and the last chunk's download after the last. One chunk overlaps nothing: its blocks
 //! take `in + kernels + out` each, with no fill; with one chunk and every step in one block the
 //! arrays stay resident, crossing the link once. The candidate with the smallest predicted time
-//! wins; candidates whose buffer sets do not fit are skipped. [`choose_scheme`] compares schemes
-//! too.
+//! wins; candidates whose buffer sets do not fit are skipped ([`super::search`]);
+//! [`super::choose_scheme`] compares schemes too.
 //!
 //! What depends on the tiling (which candidates are worth planning, how a block's resources
 //! overlap, the pipeline fill) the tiling says, through [`plan::TilingCost`]; the model here is
