@@ -1160,6 +1160,16 @@ fn run_heat_entry(
     backend: pacc_runtime::BackendChoice,
     got: &mut [Array3<f32>; 3],
 ) -> Result<pacc_runtime::RunOutput, Error> {
+    let opts = Options::default().backend(backend).chunks(3).block_steps(2);
+    run_heat_steps(got, 6, &opts)
+}
+
+/// `pacc_runtime::run` of `steps` heat steps on `got` with `opts`.
+fn run_heat_steps(
+    got: &mut [Array3<f32>; 3],
+    steps: usize,
+    opts: &Options,
+) -> Result<pacc_runtime::RunOutput, Error> {
     let pt = [11, 6, 20];
     let [a, b, kk] = got;
     let mut inv = heat_invocation(
@@ -1169,11 +1179,10 @@ fn run_heat_entry(
             host_array(&*kk, "k").unwrap(),
         ],
         pt,
-        6,
+        steps,
     );
     inv.cpu = heat_cpu(pt);
-    let opts = Options::default().backend(backend).chunks(3).block_steps(2);
-    pacc_runtime::run(&heat_program(), inv, &opts)
+    pacc_runtime::run(&heat_program(), inv, opts)
 }
 
 const ENTRY_SHAPE: (usize, usize, usize) = (24, 13, 37);
@@ -1232,21 +1241,8 @@ fn run_entry_point_cuda_equals_cpu() {
 #[ignore = "needs a CUDA device"]
 fn a_zero_step_cuda_run_names_the_gpu() {
     let dev = need_device!();
-    let mut got = heat_inputs(ENTRY_SHAPE);
-    let [a, b, kk] = &mut got;
-    let pt = [11, 6, 20];
-    let mut inv = heat_invocation(
-        vec![
-            host_array_mut(a, "a").unwrap(),
-            host_array_mut(b, "b").unwrap(),
-            host_array(&*kk, "k").unwrap(),
-        ],
-        pt,
-        0,
-    );
-    inv.cpu = heat_cpu(pt);
     let opts = Options::default().backend(pacc_runtime::BackendChoice::Cuda);
-    let out = pacc_runtime::run(&heat_program(), inv, &opts).unwrap();
+    let out = run_heat_steps(&mut heat_inputs(ENTRY_SHAPE), 0, &opts).unwrap();
     let device = out.report.device.unwrap_or_default();
     assert!(device.contains(&dev.name), "{device}");
     assert!(!device.contains("CPU"), "{device}");

@@ -598,6 +598,33 @@ fn fused_kernels_of_named_programs_equal_the_plain_steps() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Random programs of `progen`, drawn from a seeded proptest runner.
+struct Draw {
+    runner: TestRunner,
+}
+
+impl Draw {
+    fn new(seed: &[u8; 32]) -> Draw {
+        Draw {
+            runner: TestRunner::new_with_rng(
+                Config::default(),
+                TestRng::from_seed(RngAlgorithm::ChaCha, seed),
+            ),
+        }
+    }
+
+    /// The next program's source.
+    fn program(&mut self) -> String {
+        let tape = proptest::collection::vec(any::<u32>(), 0..400);
+        let mut t = tape.new_tree(&mut self.runner).unwrap().current();
+        // Mostly well-formed programs: those are the ones with fused forms.
+        if t.first().is_some_and(|v| v % 3 != 0) {
+            t[0] -= t[0] % 6;
+        }
+        progen::generate(&mut progen::Tape::new(&t))
+    }
+}
+
 #[test]
 fn fused_kernels_of_random_programs_equal_the_plain_steps() {
     if !gxx() {
@@ -608,23 +635,14 @@ fn fused_kernels_of_random_programs_equal_the_plain_steps() {
     let seed = env("PACC_FUSED_SEED", 0x5eed);
     let mut seed_bytes = [0u8; 32];
     seed_bytes[..8].copy_from_slice(&seed.to_le_bytes());
-    let mut runner = TestRunner::new_with_rng(
-        Config::default(),
-        TestRng::from_seed(RngAlgorithm::ChaCha, &seed_bytes),
-    );
-    let tape = proptest::collection::vec(any::<u32>(), 0..400);
+    let mut draw = Draw::new(&seed_bytes);
     let (mut generated, mut translated, mut multi_d, mut refused) = (0, 0, 0, 0);
     let (mut forms, mut missed, mut impossible) = (0, 0, 0);
     let mut todo = Vec::new();
     let mut fused_programs = 0;
     while fused_programs < want && generated < 40 * want {
         generated += 1;
-        let mut t = tape.new_tree(&mut runner).unwrap().current();
-        // Mostly well-formed programs: those are the ones with fused forms.
-        if t.first().is_some_and(|v| v % 3 != 0) {
-            t[0] -= t[0] % 6;
-        }
-        let src = progen::generate(&mut progen::Tape::new(&t));
+        let src = draw.program();
         let Some(case) = translate(&src) else {
             continue;
         };
@@ -634,7 +652,7 @@ fn fused_kernels_of_random_programs_equal_the_plain_steps() {
         }
         multi_d += 1;
         let label = format!("p{generated}");
-        let (js, unrun) = jobs(&case, runner.rng(), &label);
+        let (js, unrun) = jobs(&case, draw.runner.rng(), &label);
         refused += 2 - case.program.fusion.kernels.len().min(2);
         forms += js.len() + unrun.missed + unrun.impossible;
         (missed, impossible) = (missed + unrun.missed, impossible + unrun.impossible);
@@ -795,20 +813,12 @@ const RUST_REFUSES: &[&str] = &[
 #[ignore = "regenerates tests/fused_random_gpu/cases.rs"]
 fn regenerate_gpu_cases() {
     let want = env("PACC_GPU_FUSED_CASES", 12) as usize;
-    let mut runner = TestRunner::new_with_rng(
-        Config::default(),
-        TestRng::from_seed(RngAlgorithm::ChaCha, &[0x5e; 32]),
-    );
-    let tape = proptest::collection::vec(any::<u32>(), 0..400);
+    let mut draw = Draw::new(&[0x5e; 32]);
     let mut out = Vec::new();
     let mut generated = 0;
     while out.len() < want && generated < 400 * want {
         generated += 1;
-        let mut t = tape.new_tree(&mut runner).unwrap().current();
-        if t.first().is_some_and(|v| v % 3 != 0) {
-            t[0] -= t[0] % 6;
-        }
-        let src = progen::generate(&mut progen::Tape::new(&t));
+        let src = draw.program();
         let Some(case) = translate(&src) else {
             continue;
         };

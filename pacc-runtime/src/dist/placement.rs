@@ -30,6 +30,7 @@ enum Carrier {
     /// The CPU backend's buffers, through host MPI.
     Mpi = 1,
     /// Device memory, through NCCL.
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
     Nccl = 2,
 }
 

@@ -11,10 +11,9 @@
 //! Pure: no MPI, no device. `dist::slab` feeds it measured rates; tests feed it assumed ones.
 
 use super::local;
-use super::slab::{links, split, Slab};
-use super::tune::RankCost;
+use super::slab::{exchanged, links, Slab};
+use super::tune::{middle_points, slab_at, RankCost};
 use crate::error::Error;
-use crate::options::Options;
 use crate::plan::{self, exchange, Plan, PlanOptions, Scheme};
 use crate::program::{Program, Stage};
 use crate::report::Report;
@@ -60,77 +59,81 @@ pub fn costs(
     peer: &PeerRates,
     candidates: &[usize],
 ) -> Vec<RankCost> {
-    candidates
-        .iter()
-        .map(|&k| cost(program, global, steps, ranks, rank, inputs, peer, k))
-        .collect()
+    let q = Question {
+        program,
+        global,
+        steps,
+        at: (ranks, rank),
+        inputs,
+        peer,
+    };
+    candidates.iter().map(|&k| q.cost(k)).collect()
 }
 
-#[allow(clippy::too_many_arguments)]
-fn cost(
-    program: &Program,
-    global: &[usize],
+/// [`costs`]' arguments.
+struct Question<'a> {
+    program: &'a Program,
+    global: &'a [usize],
     steps: usize,
-    ranks: usize,
-    rank: usize,
-    inputs: &TuneInputs,
-    peer: &PeerRates,
-    k: usize,
-) -> RankCost {
-    let rejected = |why: String| RankCost {
-        block_steps: k,
-        seconds: f64::INFINITY,
-        choice: None,
-        exchange_bytes: 0,
-        rejected: Some(why),
-    };
-    let o = Options::new().block_steps(k);
-    let slabs = match split(program, global, steps, ranks, &o) {
-        Ok(s) => s,
-        Err(e) => return rejected(e.to_string()),
-    };
-    let slab = &slabs[rank];
-    let plane: usize = global[1..].iter().product();
-    let need = device_bytes(program, slab);
-    if need > inputs.device_memory {
-        return rejected(format!(
-            "the window's arrays need {need} bytes of device memory, {} available",
-            inputs.device_memory
-        ));
-    }
-    let mid = vec![vec![(global[0] / 2) as i64; global.len()]; program.points.len()];
-    let (lprog, _) = local::program(program, slab, &mid);
-    let shape = slab.local_shape();
-    let seconds_per_plane = |kk: usize| {
-        let rate = inputs.rates.kernel_rate.get(kk).copied().unwrap_or(1e9);
-        plan::points_per_plane(&lprog, &shape, kk) as f64 / rate.max(1.0)
-    };
-    let mut step = 0.0;
-    let mut last = 0.0;
-    for s in &lprog.step {
-        if let Stage::Kernel(kk) = *s {
-            let r = lprog.kernels[kk].ranges[0];
-            let planes = (r.hi.eval(shape[0]) - r.lo.eval(shape[0])).max(0) as f64;
-            step += planes * seconds_per_plane(kk);
-            last = seconds_per_plane(kk);
+    /// The ranks, and this one.
+    at: (usize, usize),
+    inputs: &'a TuneInputs,
+    peer: &'a PeerRates,
+}
+
+impl Question<'_> {
+    fn cost(&self, k: usize) -> RankCost {
+        let (program, inputs, peer) = (self.program, self.inputs, self.peer);
+        let slab = match slab_at(program, self.global, self.steps, self.at, k) {
+            Ok(s) => s,
+            Err(e) => return RankCost::rejected(k, e.to_string()),
+        };
+        let need = device_bytes(program, &slab);
+        if need > inputs.device_memory {
+            let why = format!(
+                "the window's arrays need {need} bytes of device memory, {} available",
+                inputs.device_memory
+            );
+            return RankCost::rejected(k, why);
+        }
+        let (lprog, _) = local::program(program, &slab, &middle_points(program, self.global));
+        let (step, last) = self.step_seconds(&lprog, &slab.local_shape());
+        let exchange_bytes = slab.exchange_bytes(program);
+        let interior = slab.owned.len().saturating_sub(slab.halo.0 + slab.halo.1) as f64 * last;
+        let travel = exchange_bytes as f64 / peer.bandwidth;
+        let exposed = peer.latency + (travel - interior).max(0.0);
+        let exchanges = self.steps.div_ceil(k.max(1)).saturating_sub(1);
+        RankCost {
+            block_steps: k,
+            seconds: self.steps as f64 * step + exchanges as f64 * exposed,
+            choice: None,
+            exchange_bytes,
+            rejected: None,
         }
     }
-    let written: usize = (0..program.arrays.len())
-        .filter(|&a| crate::binding::written_physically(program, a))
-        .map(|a| program.arrays[a].elem.size() * plane)
-        .sum();
-    let halo_planes = slab.window.len() - slab.owned.len();
-    let exchange_bytes = (halo_planes * written) as u64;
-    let interior = slab.owned.len().saturating_sub(slab.halo.0 + slab.halo.1) as f64 * last;
-    let travel = exchange_bytes as f64 / peer.bandwidth;
-    let exposed = peer.latency + (travel - interior).max(0.0);
-    let exchanges = steps.div_ceil(k.max(1)).saturating_sub(1);
-    RankCost {
-        block_steps: k,
-        seconds: steps as f64 * step + exchanges as f64 * exposed,
-        choice: None,
-        exchange_bytes,
-        rejected: None,
+
+    /// Seconds of one step of the local kernels, and of one plane of the step's last kernel.
+    fn step_seconds(&self, lprog: &Program, shape: &[usize]) -> (f64, f64) {
+        let seconds_per_plane = |kk: usize| {
+            let rate = self
+                .inputs
+                .rates
+                .kernel_rate
+                .get(kk)
+                .copied()
+                .unwrap_or(1e9);
+            plan::points_per_plane(lprog, shape, kk) as f64 / rate.max(1.0)
+        };
+        let (mut step, mut last) = (0.0, 0.0);
+        for s in &lprog.step {
+            if let Stage::Kernel(kk) = *s {
+                let r = lprog.kernels[kk].ranges[0];
+                let planes = (r.hi.eval(shape[0]) - r.lo.eval(shape[0])).max(0) as f64;
+                step += planes * seconds_per_plane(kk);
+                last = seconds_per_plane(kk);
+            }
+        }
+        (step, last)
     }
 }
 
@@ -164,11 +167,9 @@ pub fn segment_plan(
         read_only_ring: false,
     };
     let whole = plan::build(lprog, &slab.local_shape(), steps, points, &opts)?;
-    let written: Vec<usize> = (0..program.arrays.len())
-        .filter(|&a| crate::binding::written_physically(program, a))
-        .collect();
+    let arrays = exchanged(program);
     let every = slab.block_steps.max(1);
-    exchange::insert(lprog, &whole, every, &written, &links(slabs, me)).ok_or_else(|| {
+    exchange::insert(lprog, &whole, every, &arrays, &links(slabs, me)).ok_or_else(|| {
         Error::Internal("a resident segment's plan is not one chunk in one block".into())
     })
 }
@@ -191,28 +192,16 @@ pub fn exposed_seconds(report: &Report) -> f64 {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tune::tests::{h100, sponge};
     use super::*;
-    use crate::program::{fixtures, Role};
-    use crate::tune::LinkRates;
+    use crate::dist::split;
+    use crate::options::Options;
 
-    fn sponge() -> Program {
-        let arrays = [
-            ("prev", Role::InOut),
-            ("cur", Role::InOut),
-            ("vel", Role::Input),
-            ("damp", Role::Input),
-        ];
-        fixtures::one_kernel("sponge", &arrays, &[(1, 4), (0, 0), (2, 0), (3, 0)], 0, 4)
-    }
-
-    fn h100(kernels: f64) -> TuneInputs {
-        let link = LinkRates {
-            htod: 54e9,
-            dtoh: 55e9,
-            both: 80e9,
-            bytes: 1 << 28,
-        };
-        TuneInputs::new(link, vec![kernels], 78_000_000_000)
+    /// [`h100`] with kernels of `rate` points per second.
+    fn h100_at(rate: f64) -> TuneInputs {
+        let mut t = h100();
+        t.rates.kernel_rate = vec![rate];
+        t
     }
 
     /// Two H100s, sponge 1200^3: the window fits, shallow halos win over NVLink, and the
@@ -226,7 +215,7 @@ mod tests {
             144,
             2,
             0,
-            &h100(130e9),
+            &h100_at(130e9),
             &PeerRates::default(),
             &[1, 2, 4, 8, 16],
         );
@@ -254,13 +243,13 @@ mod tests {
             latency: 5e-3,
         };
         let g = [512, 256, 256];
-        let c = costs(&p, &g, 64, 2, 1, &h100(100e9), &slow, &[1, 2, 4, 8]);
+        let c = costs(&p, &g, 64, 2, 1, &h100_at(100e9), &slow, &[1, 2, 4, 8]);
         let best = c
             .iter()
             .min_by(|a, b| a.seconds.total_cmp(&b.seconds))
             .unwrap();
         assert!(best.block_steps >= 4, "{c:?}");
-        let mut small = h100(100e9);
+        let mut small = h100_at(100e9);
         small.device_memory = 1 << 30;
         let c = costs(&p, &g, 64, 2, 1, &small, &slow, &[1]);
         assert!(c[0].seconds.is_infinite());

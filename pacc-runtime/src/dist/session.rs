@@ -193,9 +193,8 @@ impl<'h> Segments<'_, '_, 'h> {
         };
         if st.done > 0 {
             let t = Instant::now();
-            let written = (0..self.program.arrays.len())
-                .filter(|&a| crate::binding::written_physically(self.program, a));
-            let halo: Vec<HostArray> = written.map(|p| self.user[p]).collect();
+            let arrays = super::slab::exchanged(self.program);
+            let halo: Vec<HostArray> = arrays.iter().map(|&p| self.user[p]).collect();
             comm::exchange_halos(comm, self.slabs, me, &halo);
             st.times.host_exchange += t.elapsed().as_secs_f64();
         }
@@ -211,7 +210,7 @@ impl<'h> Segments<'_, '_, 'h> {
             (Some(i), Some(p)) => {
                 let plan = &self.plans[i];
                 let exec = s.backend.executor();
-                exec.execute_exchanging(self.lprog, plan, inv, self.opts, p)
+                exec.execute_with(self.lprog, plan, inv, self.opts, Some(p))
                     .map(|o| (o.reductions, o.report))
             }
             _ => {

@@ -48,6 +48,23 @@ impl Slab {
     pub fn owned_local(&self) -> Range<usize> {
         self.owned.start - self.window.start..self.owned.end - self.window.start
     }
+
+    /// Bytes the rank receives per halo exchange: its halo planes of every array the run writes.
+    pub fn exchange_bytes(&self, program: &Program) -> u64 {
+        let plane: usize = self.global[1..].iter().product();
+        let per_plane: usize = (exchanged(program).iter())
+            .map(|&a| program.arrays[a].elem.size() * plane)
+            .sum();
+        ((self.window.len() - self.owned.len()) * per_plane) as u64
+    }
+}
+
+/// The physical arrays a halo exchange moves: those the run writes (the others' halos never
+/// change).
+pub(crate) fn exchanged(program: &Program) -> Vec<usize> {
+    (0..program.arrays.len())
+        .filter(|&a| crate::binding::written_physically(program, a))
+        .collect()
 }
 
 /// How far one time step's statements reach along axis 0, before and after a plane: the sum

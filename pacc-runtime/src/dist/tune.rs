@@ -16,7 +16,7 @@
 //! Pure: no MPI, no device. `dist::slab` feeds it measured rates; tests feed it assumed ones.
 
 use super::local;
-use super::slab::split;
+use super::slab::{split, Slab};
 use crate::config::Fixed;
 use crate::options::Options;
 use crate::program::Program;
@@ -59,6 +59,37 @@ pub struct RankCost {
     pub exchange_bytes: u64,
     /// Why the depth cannot run, if it cannot.
     pub rejected: Option<String>,
+}
+
+impl RankCost {
+    /// A depth that cannot run, and why.
+    pub(super) fn rejected(block_steps: usize, why: String) -> RankCost {
+        RankCost {
+            block_steps,
+            seconds: f64::INFINITY,
+            choice: None,
+            exchange_bytes: 0,
+            rejected: Some(why),
+        }
+    }
+}
+
+/// Rank `rank`'s slab of a `ranks`-way split of `global` at depth `k`.
+pub(super) fn slab_at(
+    program: &Program,
+    global: &[usize],
+    steps: usize,
+    (ranks, rank): (usize, usize),
+    k: usize,
+) -> Result<Slab, crate::error::Error> {
+    let o = Options::new().block_steps(k);
+    Ok(split(program, global, steps, ranks, &o)?.swap_remove(rank))
+}
+
+/// Point statements' planes before the call: the middle plane, as the single-node tuner
+/// assumes.
+pub(super) fn middle_points(program: &Program, global: &[usize]) -> Vec<Vec<i64>> {
+    vec![vec![(global[0] / 2) as i64; global.len()]; program.points.len()]
 }
 
 /// The depth the ranks agreed on, with what each candidate cost its slowest rank.
@@ -144,27 +175,14 @@ struct Question<'a> {
 
 impl Question<'_> {
     fn cost(&self, k: usize) -> RankCost {
-        let rejected = |why: String| RankCost {
-            block_steps: k,
-            seconds: f64::INFINITY,
-            choice: None,
-            exchange_bytes: 0,
-            rejected: Some(why),
-        };
-        let o = Options {
-            block_steps: Some(k),
-            ..self.opts.clone()
-        };
-        let slabs = match split(self.program, self.global, self.steps, self.ranks, &o) {
+        let rejected = |why: String| RankCost::rejected(k, why);
+        let at = (self.ranks, self.rank);
+        let slab = match slab_at(self.program, self.global, self.steps, at, k) {
             Ok(s) => s,
             Err(e) => return rejected(e.to_string()),
         };
-        let slab = &slabs[self.rank];
-        // Point statements' planes are not known before the call: the middle plane, as the
-        // single-node tuner assumes.
-        let mid =
-            vec![vec![(self.global[0] / 2) as i64; self.global.len()]; self.program.points.len()];
-        let (lprog, inside) = local::program(self.program, slab, &mid);
+        let mid = middle_points(self.program, self.global);
+        let (lprog, inside) = local::program(self.program, &slab, &mid);
         let shape = slab.local_shape();
         let kk = k.min(self.steps).max(1);
         let t = TuneInputs {
@@ -189,13 +207,7 @@ impl Question<'_> {
             Ok(c) => c,
             Err(e) => return rejected(e.to_string()),
         };
-        let plane: usize = self.global[1..].iter().product();
-        let written: usize = (0..self.program.arrays.len())
-            .filter(|&a| crate::binding::written_physically(self.program, a))
-            .map(|a| self.program.arrays[a].elem.size() * plane)
-            .sum();
-        let halo_planes = slab.window.len() - slab.owned.len();
-        let exchange_bytes = (halo_planes * written) as u64;
+        let exchange_bytes = slab.exchange_bytes(self.program);
         let exchange = self.rates.exchange_latency + exchange_bytes as f64 / self.rates.exchange;
         let (blocks, full, rem) = (self.steps.div_ceil(kk), self.steps / kk, self.steps % kk);
         let block = choice.predicted_seconds + self.rates.call_overhead;
@@ -231,14 +243,14 @@ pub fn shared_inputs(inputs: &TuneInputs, sharing: usize) -> TuneInputs {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::plan::Scheme;
     use crate::program::*;
     use crate::tune::LinkRates;
 
     /// The sponge's structure: prev = f(cur +-4, prev, vel, damp); swap; four f32 arrays.
-    fn sponge() -> Program {
+    pub(in crate::dist) fn sponge() -> Program {
         let arrays = [
             ("prev", Role::InOut),
             ("cur", Role::InOut),
@@ -249,7 +261,7 @@ mod tests {
     }
 
     /// H100 figures: 54 / 55 / 80 GB/s link, 100 Gpt/s kernels, 78 GB of device memory.
-    fn h100() -> TuneInputs {
+    pub(in crate::dist) fn h100() -> TuneInputs {
         let link = LinkRates {
             htod: 54e9,
             dtoh: 55e9,

@@ -61,12 +61,13 @@ impl Executor for NoCuda {
         "cuda"
     }
 
-    fn execute(
+    fn execute_with(
         &self,
         _: &Program,
         _: &Plan,
         _: &Invocation<'_>,
         _: &Options,
+        _: Option<&dyn crate::exec::Peers>,
     ) -> Result<crate::exec::Executed, Error> {
         Err(Error::no_cuda(
             "pacc was built without the `cuda` feature",

@@ -55,30 +55,7 @@ impl Executor for CpuExecutor {
         }
     }
 
-    fn execute(
-        &self,
-        program: &Program,
-        plan: &Plan,
-        inv: &Invocation<'_>,
-        opts: &Options,
-    ) -> Result<Executed> {
-        self.run(program, plan, inv, opts, None)
-    }
-
-    fn execute_exchanging(
-        &self,
-        program: &Program,
-        plan: &Plan,
-        inv: &Invocation<'_>,
-        opts: &Options,
-        peers: &dyn Peers,
-    ) -> Result<Executed> {
-        self.run(program, plan, inv, opts, Some(peers))
-    }
-}
-
-impl CpuExecutor {
-    fn run(
+    fn execute_with(
         &self,
         program: &Program,
         plan: &Plan,

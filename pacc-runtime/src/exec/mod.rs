@@ -45,28 +45,25 @@ pub trait Executor {
     fn name(&self) -> &'static str;
 
     /// Runs `plan` for `program`; the invocation's host arrays are read and written in place.
+    /// A plan with halo exchanges ([`crate::plan::exchange`]) needs `peers` to carry them out;
+    /// without, its first exchange is an error.
+    fn execute_with(
+        &self,
+        program: &Program,
+        plan: &Plan,
+        inv: &Invocation<'_>,
+        opts: &Options,
+        peers: Option<&dyn Peers>,
+    ) -> Result<Executed>;
+
+    /// [`Executor::execute_with`] for a plan without halo exchanges.
     fn execute(
         &self,
         program: &Program,
         plan: &Plan,
         inv: &Invocation<'_>,
         opts: &Options,
-    ) -> Result<Executed>;
-
-    /// [`Executor::execute`] for a plan with halo exchanges ([`crate::plan::exchange`]),
-    /// which `peers` carries out. Backends that cannot exchange say so.
-    fn execute_exchanging(
-        &self,
-        program: &Program,
-        plan: &Plan,
-        inv: &Invocation<'_>,
-        opts: &Options,
-        peers: &dyn Peers,
     ) -> Result<Executed> {
-        let _ = (program, plan, inv, opts, peers);
-        Err(crate::error::Error::Internal(format!(
-            "the {} backend does not run plans with halo exchanges",
-            self.name()
-        )))
+        self.execute_with(program, plan, inv, opts, None)
     }
 }

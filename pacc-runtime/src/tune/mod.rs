@@ -187,35 +187,32 @@ pub fn codec_speeds(
     popts: &PlanOptions,
 ) -> Result<Vec<compression::CodecSpeed>, crate::error::Error> {
     let mut timed: Vec<((crate::program::Elem, u64), compression::CodecSpeed)> = Vec::new();
-    let mut per_array = Vec::with_capacity(program.arrays.len());
-    for (a, rate) in popts.compress.iter().enumerate() {
-        let Some(rate) = *rate else {
-            per_array.push(None);
+    let mut speeds = Vec::with_capacity(program.arrays.len());
+    for (a, array) in program.arrays.iter().enumerate() {
+        let Some(rate) = popts.compress.get(a).copied().flatten() else {
+            speeds.push(None);
             continue;
         };
-        let key = (program.arrays[a].elem, rate.to_bits());
+        let key = (array.elem, rate.to_bits());
         let speed = match timed.iter().find(|(k, _)| *k == key) {
             Some((_, s)) => *s,
             None => {
-                let s = probe.codec_rates(popts.codec, key.0, rate)?;
+                let s = probe.codec_rates(popts.codec, array.elem, rate)?;
                 timed.push((key, s));
                 s
             }
         };
-        per_array.push(Some(speed));
+        speeds.push(Some(speed));
     }
-    let any = timed.first().map(|(_, s)| *s);
-    Ok(per_array
-        .into_iter()
-        .chain(std::iter::repeat(None))
-        .take(program.arrays.len())
-        .map(|s| {
-            s.or(any).unwrap_or(compression::CodecSpeed {
-                encode: 1.0,
-                decode: 1.0,
-            })
-        })
-        .collect())
+    // Arrays that are not compressed are never coded: any speed stands in for theirs.
+    let any = timed.first().map_or(
+        compression::CodecSpeed {
+            encode: 1.0,
+            decode: 1.0,
+        },
+        |t| t.1,
+    );
+    Ok(speeds.into_iter().map(|s| s.unwrap_or(any)).collect())
 }
 
 /// The model's choice for a call of `steps` steps of `program` with measured inputs `t`: the

@@ -118,29 +118,15 @@ impl crate::exec::Executor for CudaExecutor {
         "cuda"
     }
 
-    fn execute(
+    fn execute_with(
         &self,
         program: &Program,
         plan: &Plan,
         inv: &Invocation<'_>,
         opts: &Options,
+        peers: Option<&dyn Peers>,
     ) -> Result<crate::exec::Executed, Error> {
-        let o = execute(program, plan, inv, opts)?;
-        Ok(crate::exec::Executed {
-            reductions: o.reductions,
-            report: o.report,
-        })
-    }
-
-    fn execute_exchanging(
-        &self,
-        program: &Program,
-        plan: &Plan,
-        inv: &Invocation<'_>,
-        opts: &Options,
-        peers: &dyn Peers,
-    ) -> Result<crate::exec::Executed, Error> {
-        let o = execute_with_peers(program, plan, inv, opts, Some(peers))?;
+        let o = execute_with_peers(program, plan, inv, opts, peers)?;
         Ok(crate::exec::Executed {
             reductions: o.reductions,
             report: o.report,
