@@ -623,6 +623,28 @@ mod tests {
     }
 
     #[test]
+    fn halo_parses_and_names_what_it_takes() {
+        for (text, mode) in [
+            ("auto", HaloMode::Auto),
+            ("device", HaloMode::Device),
+            ("host", HaloMode::Host),
+        ] {
+            assert_eq!(text.parse::<HaloMode>().unwrap(), mode);
+        }
+        assert_eq!(HaloMode::default(), HaloMode::Auto);
+        assert_eq!(Options::new().halo(HaloMode::Host).halo, HaloMode::Host);
+        for bad in ["", "nccl", "Device", "1"] {
+            let e = bad.parse::<HaloMode>().unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("PACC_HALO={bad}:"))
+                    && e.contains("auto")
+                    && e.contains("device or host"),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
     fn compress_when_parses_and_names_what_it_takes() {
         assert_eq!("auto".parse::<CompressWhen>().unwrap(), CompressWhen::Auto);
         assert_eq!(
