@@ -281,3 +281,51 @@ fn never_panics_on_mutilated_programs() {
         }
     }
 }
+
+/// An index offset past any stencil's reach is a compile error naming the offset and the
+/// limit; the largest allowed one translates.
+#[test]
+fn an_offset_too_large_is_refused_saying_the_limit() {
+    let m = err(
+        quote!(),
+        quote! {
+            fn f(a: &mut Array2<f32>, b: &Array2<f32>, n: usize) {
+                let (ny, nx) = a.dim();
+                for _ in 0..n {
+                    for y in 1..ny - 1 { for x in 1..nx - 1 { a[[y, x]] = b[[y + 65537, x]]; } }
+                }
+            }
+        },
+    );
+    assert!(
+        m.contains("the offset 65537 from `y` is too large") && m.contains("at most 65536 points"),
+        "{m}"
+    );
+    let m = err(
+        quote!(),
+        quote! {
+            fn f(a: &mut Array2<f32>, b: &Array2<f32>, n: usize) {
+                let (ny, nx) = a.dim();
+                for _ in 0..n {
+                    for y in 1..ny - 1 { for x in 1..nx - 1 { a[[y, x]] = b[[y, x - 9223372036854775807]]; } }
+                }
+            }
+        },
+    );
+    assert!(
+        m.contains("the offset -9223372036854775807 from `x`"),
+        "{m}"
+    );
+    let ok = pacc_translate::translate(
+        quote!(),
+        quote! {
+            fn f(a: &mut Array2<f32>, b: &Array2<f32>, n: usize) {
+                let (ny, nx) = a.dim();
+                for _ in 0..n {
+                    for y in 1..ny - 1 { for x in 1..nx - 1 { a[[y, x]] = b[[y + 65536, x]]; } }
+                }
+            }
+        },
+    );
+    assert!(ok.is_ok(), "{:?}", ok.err());
+}

@@ -1040,6 +1040,21 @@ const REGRESSIONS: &[(&str, &str, bool)] = &[
          a[[y, x]] = b[[y, x]]; } } } }",
         false,
     ),
+    // A read offset of i64::MAX: the staged form's `dhi + 1` overflowed (codegen/stage.rs).
+    (
+        "",
+        "fn f(a: &mut Array2<f32>, b: &mut Array2<f32>, n: usize) { let (ny, nx) = a.dim(); \
+         for t in 0..n { for y in 1..ny - 1 { for x in 1..nx - 1 { \
+         a[[y, x]] = b[[y + 9223372036854775807, x + 1]]; } } } }",
+        false,
+    ),
+    (
+        "",
+        "fn f(a: &mut Array3<f32>, b: &Array3<f32>, n: usize) { let (nz, ny, nx) = a.dim(); \
+         for t in 0..n { for z in 1..nz - 1 { for y in 1..ny - 1 { for x in 1..nx - 1 { \
+         a[[z, y, x]] = b[[z - 9223372036854775807, y, x]]; } } } } }",
+        false,
+    ),
     // Raw identifiers: the kernel names were `pacc_r#fn_k0`, not C identifiers.
     (
         "",

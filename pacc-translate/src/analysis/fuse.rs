@@ -601,8 +601,9 @@ mod tests {
 
     #[test]
     fn a_group_reaching_further_than_the_chip_holds_is_refused_before_sizing_its_rings() {
-        // Reads 4294967295 planes away (a fuzzed offset): no ring of that depth is built.
-        let far = LEAP.replace("cur[[z + 4, y, x]]", "cur[[z + 4294967295, y, x]]");
+        // Reads 65536 planes away (the largest offset lowering takes; a fuzzed 4294967295 is
+        // refused there): no ring of that depth is built.
+        let far = LEAP.replace("cur[[z + 4, y, x]]", "cur[[z + 65536, y, x]]");
         let why = plan(&far, 2).unwrap_err();
         assert!(why.contains("keeps at most 64 on chip"), "{why}");
         let at = |r: &str| {

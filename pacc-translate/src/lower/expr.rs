@@ -10,6 +10,10 @@ use quote::ToTokens;
 use syn::spanned::Spanned;
 use syn::{Expr, Ident, Lit, Stmt};
 
+/// The largest offset an index may add to its loop variable: far beyond any stencil's reach,
+/// and far from where sums of reaches could overflow.
+pub const MAX_OFFSET: u64 = 1 << 16;
+
 /// A literal in a kernel: float, integer (with its suffix's type, if any) or bool.
 pub(super) fn lit(l: &syn::ExprLit) -> syn::Result<KExprKind> {
     let ty = |suf: &str| {
@@ -103,6 +107,7 @@ impl Ctx<'_> {
         })
     }
 
+    /// Reads `a[[var + c, ..]]` with `|c|` at most [`MAX_OFFSET`]; larger is a compile error.
     pub(super) fn offset(&self, e: &Expr, axis: usize, sc: &Scope) -> syn::Result<i64> {
         let var = &sc.loop_vars[axis];
         let msg = || {
@@ -118,16 +123,27 @@ impl Ctx<'_> {
                 _ => Err(err(x, msg())),
             }
         };
+        // Reaches add up over a step's nests and a block's steps, and the kernels index planes
+        // around them: an offset past any stencil's must stop here, not overflow downstream.
+        let bounded = |c: i64, lit: &Expr| -> syn::Result<i64> {
+            if c.unsigned_abs() > MAX_OFFSET {
+                return Err(err(
+                    lit,
+                    format!("the offset {c} from `{var}` is too large: an index reaches at most {MAX_OFFSET} points from its loop variable"),
+                ));
+            }
+            Ok(c)
+        };
         match strip(e) {
             Expr::Binary(b) if matches!(b.op, syn::BinOp::Add(_) | syn::BinOp::Sub(_)) => {
                 let neg = matches!(b.op, syn::BinOp::Sub(_));
                 if let (Some(c), false) = (int_lit(&b.left), neg) {
                     check_var(&b.right)?;
-                    return Ok(c);
+                    return bounded(c, &b.left);
                 }
                 check_var(&b.left)?;
                 match int_lit(&b.right) {
-                    Some(c) => Ok(if neg { -c } else { c }),
+                    Some(c) => bounded(if neg { -c } else { c }, &b.right),
                     None => Err(err(
                         &b.right,
                         format!("non-constant offset: the offset from `{var}` must be an integer literal so the halo can be known at compile time (`{var} + 1`)"),
