@@ -90,7 +90,8 @@ pub use invocation::{HostArray, HostSlice, Invocation, RunOutput, ScalarValue};
 pub use march::MarchTuning;
 #[cfg(feature = "runtime")]
 pub use options::{
-    BackendChoice, Checkpointing, CompressWhen, HaloMode, KernelForm, Options, Origin, Resume,
+    BackendChoice, Checkpointing, CompressWhen, HaloMode, HostPath, KernelForm, Options, Origin,
+    Resume,
 };
 #[cfg(feature = "runtime")]
 pub use plan::{Compression, Plan, PlanOptions, Scheme};

@@ -2,7 +2,7 @@
 
 mod cuda;
 
-pub use cuda::{CudaOptions, KernelForm};
+pub use cuda::{CudaOptions, HostPath, KernelForm};
 
 use crate::error::Error;
 use crate::march::MarchTuning;
@@ -436,6 +436,16 @@ impl Options {
     pub fn page_locking(mut self, threads: usize, overlap: bool) -> Self {
         self.cuda.pin_threads = Some(threads.max(1));
         self.cuda.pin_upfront = !overlap;
+        self
+    }
+
+    /// How the CUDA backend's transfers reach arrays that are not page-locked already:
+    /// [`HostPath::Register`] page-locks them for the call, [`HostPath::Bounce`] copies
+    /// through a few small pinned buffers of pacc's own, and [`HostPath::Auto`] (the default,
+    /// `PACC_HOST_PATH`) takes the cheaper by the tuner's prices. The report says which ran
+    /// and why.
+    pub fn host_path(mut self, path: HostPath) -> Self {
+        self.cuda.host_path = path;
         self
     }
 

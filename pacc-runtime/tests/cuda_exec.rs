@@ -10,7 +10,7 @@ use pacc_runtime::exec::CpuKernels;
 use pacc_runtime::host::{host_array, host_array_mut};
 use pacc_runtime::plan::{self, Scheme};
 use pacc_runtime::program::*;
-use pacc_runtime::{Error, Invocation, Options};
+use pacc_runtime::{Error, HostPath, Invocation, Options};
 
 #[macro_use]
 mod cuda_heat;
@@ -65,6 +65,49 @@ fn heat3d_all_schemes_equal_serial() {
         }
     }
     println!("heat3d: {n} configurations equal the serial function bit for bit");
+}
+
+/// Transfers bounced through pacc's pinned rings (nothing of the caller's page-locked) give
+/// the serial function's bits in every scheme that copies straight from the arrays.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn heat3d_bounced_transfers_equal_serial() {
+    need_device!();
+    let prog = heat_program();
+    let (shape, steps, pt) = ((24, 13, 37), 7, [11, 6, 20]);
+    let mut want = heat_inputs(shape);
+    let want_s = heat_serial(&mut want, steps, pt);
+    let opts = Options::default().host_path(HostPath::Bounce);
+    for scheme in [Scheme::DirectMap, Scheme::RegionSharing, Scheme::Wavefront] {
+        for (d, k) in [(1, 7), (3, 3), (5, 2)] {
+            let plan = plan_for(&prog, &[24, 13, 37], steps, &[pt[0]], d, k, scheme);
+            let mut got = heat_inputs(shape);
+            let [a, b, kk] = &mut got;
+            let arrays = vec![
+                host_array_mut(a, "a").unwrap(),
+                host_array_mut(b, "b").unwrap(),
+                host_array(&*kk, "k").unwrap(),
+            ];
+            let inv = heat_invocation(arrays, pt, steps);
+            let what = format!("{scheme} d={d} k={k}");
+            let out =
+                cuda::execute(&prog, &plan, &inv, &opts).unwrap_or_else(|e| panic!("{what}: {e}"));
+            drop(inv);
+            for i in 0..3 {
+                assert_bits_eq3(&got[i], &want[i], &format!("{what} array {i}"));
+            }
+            assert!(close(out.reductions[0], want_s as f64, 1e-4), "{what}");
+            let notes = &out.report.adjustments;
+            assert!(
+                notes.iter().any(|n| n.contains("bounced")),
+                "{what}: {notes:?}"
+            );
+            assert!(
+                out.report.stages.register < 1e-3,
+                "{what}: nothing to unregister"
+            );
+        }
+    }
 }
 
 /// Device memory: a cap below the plan's need makes the run re-plan with more chunks (noted),

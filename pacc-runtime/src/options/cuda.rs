@@ -32,6 +32,10 @@ pub struct CudaOptions {
     /// Page-lock every piece of the user's arrays before the first operation
     /// (`PACC_PIN_OVERLAP=0`) instead of beside the run's first transfers and kernels.
     pub pin_upfront: bool,
+    /// How transfers reach the caller's arrays that are not page-locked already
+    /// (`PACC_HOST_PATH`): registered, bounced through pacc's pinned rings, or the cheaper of
+    /// the two by the tuner's prices (the default).
+    pub host_path: HostPath,
     /// How the codec kernels' grid is sized beside the stencil (`PACC_CODEC_GRID`; see
     /// [`crate::cosched`]).
     pub codec_grid: crate::cosched::CoSchedule,
@@ -42,7 +46,7 @@ pub struct CudaOptions {
 
 impl CudaOptions {
     /// Reads `PACC_FMA`, `PACC_TRACE`, `PACC_KERNELS`, `PACC_PAD_ROWS`, `PACC_PIN_THREADS`,
-    /// `PACC_PIN_OVERLAP`, `PACC_CODEC_GRID` and `PACC_SERIAL_STREAM` into `self` (variables
+    /// `PACC_PIN_OVERLAP`, `PACC_HOST_PATH`, `PACC_CODEC_GRID` and `PACC_SERIAL_STREAM` into `self` (variables
     /// that are unset leave their field alone, except `PACC_TRACE`, whose absence means no
     /// trace).
     pub(super) fn read_env(&mut self) -> Result<(), Error> {
@@ -60,6 +64,9 @@ impl CudaOptions {
         if let Ok(v) = std::env::var("PACC_PIN_OVERLAP") {
             let on = "page-lock the arrays beside the run's first transfers, the default";
             self.pin_upfront = !switch("PACC_PIN_OVERLAP", &v, on)?;
+        }
+        if let Ok(v) = std::env::var("PACC_HOST_PATH") {
+            self.host_path = v.parse()?;
         }
         if let Ok(v) = std::env::var("PACC_CODEC_GRID") {
             self.codec_grid = v.parse()?;
@@ -93,6 +100,40 @@ impl std::str::FromStr for KernelForm {
                 "unknown kernel form `{s}`; expected marching or plain"
             ))),
         }
+    }
+}
+
+/// How a run's transfers reach the caller's arrays when they are not page-locked already.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum HostPath {
+    /// The cheaper of the two below, priced by the tuner from the host's copy rate, the link
+    /// and the registration rate (`tune::host_path`).
+    #[default]
+    Auto,
+    /// Page-lock (register) the arrays piece by piece beside the run.
+    Register,
+    /// Copy through a few small pinned buffers of pacc's own, in parallel on the host,
+    /// overlapped with the link: nothing of the caller's is page-locked.
+    Bounce,
+}
+
+impl HostPath {
+    /// Every form with its name, in the order messages list them.
+    pub const ALL: [(HostPath, &'static str); 3] = [
+        (HostPath::Auto, "auto"),
+        (HostPath::Register, "register"),
+        (HostPath::Bounce, "bounce"),
+    ];
+}
+
+impl std::str::FromStr for HostPath {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Error> {
+        let found = HostPath::ALL.iter().find(|(_, n)| *n == s);
+        found.map(|(p, _)| *p).ok_or_else(|| {
+            let names: Vec<&str> = HostPath::ALL.iter().map(|(_, n)| *n).collect();
+            Error::Option(format!("PACC_HOST_PATH={s}: expected {}", names.join(", ")))
+        })
     }
 }
 

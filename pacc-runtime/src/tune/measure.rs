@@ -26,6 +26,12 @@ pub fn measure_host_copy_rate(bytes: usize) -> f64 {
     bytes as f64 / best.max(1e-9)
 }
 
+/// This host's memcpy rate, measured once per process on 64 MiB ([`measure_host_copy_rate`]).
+pub fn host_copy_rate() -> f64 {
+    static RATE: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
+    *RATE.get_or_init(|| measure_host_copy_rate(64 << 20))
+}
+
 /// The slab planes kernels reaching `halo` planes need for their rate: four reaches and
 /// eight planes, so that most of the slab is computed in full.
 pub fn reach_planes(halo: usize) -> usize {

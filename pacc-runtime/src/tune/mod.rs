@@ -15,7 +15,8 @@
 //! [`AUTO_SCHEMES`].
 //!
 //! [`compression`] decides whether compressing pays (the codec's speed against the link it
-//! saves).
+//! saves); [`host_path`] whether a call page-locks the caller's arrays or bounces through
+//! pinned rings.
 //!
 //! On long runs, [`fusion`] weighs the translator's fused kernels (several steps per launch)
 //! against single steps, each form timed on the same slab and predicted by the model.
@@ -25,12 +26,13 @@
 
 pub mod compression;
 pub mod fusion;
+pub mod host_path;
 pub mod measure;
 pub mod model;
 mod probe;
 pub mod search;
 
-pub use measure::{measure_host_copy_rate, slab_planes};
+pub use measure::{host_copy_rate, measure_host_copy_rate, slab_planes};
 pub use model::{
     fastest_kernels, plane_points, plane_rate, predict, roofline_rates, useful_points, Candidate,
     LinkRates, Prediction, Rates, TuneChoice, TuneInputs, KERNEL_BANDWIDTH_SHARE,

@@ -45,6 +45,7 @@
 //! benchmarks' baselines (`extra.rs`, `resident.rs`) are built only with the `bench` feature;
 //! `codec_rate.rs` times the codec for the benchmark and for the tuner's compression decision.
 
+mod bounce;
 mod codec_rate;
 mod collect;
 mod compression;
@@ -361,7 +362,10 @@ impl Run<'_, '_> {
         )?;
         let allocated = t_alloc.elapsed().as_secs_f64();
         let mut notes = notes;
-        res.pinning = prepare::start_pinning(self.ctx, program, &plan, inv, placed.pin, &mut notes);
+        let wanted = self.opts.cuda.host_path;
+        (res.pinning, res.bounce) = prepare::reach_host(
+            self.ctx, program, &plan, inv, placed.pin, wanted, &mut notes,
+        )?;
         let setup_s = self.t_start.elapsed().as_secs_f64();
         let mut tracker = Tracker::new(&plan);
         let submitted = submit::submit(
@@ -400,6 +404,13 @@ impl Run<'_, '_> {
         if let Some(p) = &res.pinning {
             stages.register = p.pinner.waited;
             notes.push(pinning_note(p));
+        }
+        if let Some(b) = &res.bounce {
+            notes.push(format!(
+                "bounced {:.1} GB to the device and {:.1} GB back through the pinned rings",
+                b.bytes[0] as f64 / 1e9,
+                b.bytes[1] as f64 / 1e9
+            ));
         }
         stages.setup = setup_s;
         let vals = collect::read_slots(self.ctx, &res).map_err(fail)?;

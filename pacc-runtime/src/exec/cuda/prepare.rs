@@ -2,6 +2,7 @@
 //! fit the plan to device memory (re-planning with more chunks if needed), page-lock the user's
 //! arrays (falling back to staged-copy if that fails), and allocate everything the run uses.
 
+use super::bounce::Bounce;
 use super::compression::DeviceCodec;
 use super::device::{self, Module};
 use super::driver::{self, range_page_locked, Event, Function};
@@ -15,9 +16,10 @@ use crate::cosched::CoSchedule;
 use crate::error::Error;
 use crate::fault::{self, Site};
 use crate::invocation::Invocation;
-use crate::options::Options;
+use crate::options::{HostPath, Options};
 use crate::plan::{HostSide, OpKind, Plan, PlanOptions, Scheme};
 use crate::program::{Elem, Program, ReduceOp};
+use crate::tune::host_path::HostTraffic;
 use cudarc::driver::CudaContext;
 use std::sync::Arc;
 
@@ -343,6 +345,91 @@ impl Registrar for CudaRegistrar {
     }
 }
 
+/// How a run that copies straight from the user's arrays reaches them: page-locked pieces
+/// ([`start_pinning`]) or the bounce rings, as the options ask or the tuner's prices say
+/// ([`crate::tune::host_path`]); the report's note says which and why.
+pub(super) fn reach_host(
+    ctx: &Arc<CudaContext>,
+    program: &Program,
+    plan: &Plan,
+    inv: &Invocation<'_>,
+    pin: PinSettings,
+    wanted: HostPath,
+    notes: &mut Vec<String>,
+) -> Result<(Option<Pinning>, Option<Bounce>), Error> {
+    if !plan.scheme.transfers().pins_user_arrays() {
+        return Ok((None, None));
+    }
+    let traffic = user_traffic(plan, inv);
+    let rates = host_rates();
+    let choice = crate::tune::host_path::choose(wanted, traffic, &rates);
+    if choice.path == HostPath::Bounce {
+        let elem = plan.elem_sizes.iter().copied().max().unwrap_or(1);
+        let b = Bounce::new(ctx, Rows::flat(&plan.shape).len * elem)?;
+        notes.push(format!(
+            "the arrays were not page-locked: transfers bounced through {} MiB of pinned \
+             rings ({})",
+            b.pinned_bytes() >> 20,
+            choice.why
+        ));
+        return Ok((None, Some(b)));
+    }
+    if traffic.unlocked > 0 && wanted == HostPath::Auto {
+        notes.push(format!(
+            "the arrays were page-locked for the call ({})",
+            choice.why
+        ));
+    }
+    Ok((start_pinning(ctx, program, plan, inv, pin, notes), None))
+}
+
+/// The rates [`reach_host`] prices with: the link as measured (or the H100's when it cannot
+/// be), this host's copy rate.
+fn host_rates() -> crate::tune::Rates {
+    let link = super::measure::link_rates().unwrap_or(crate::tune::LinkRates {
+        htod: 54e9,
+        dtoh: 54e9,
+        both: 85e9,
+        bytes: 0,
+    });
+    let mut r = crate::tune::Rates::new(link, Vec::new());
+    r.host_copy_rate = crate::tune::host_copy_rate();
+    r
+}
+
+/// Bytes the plan copies between the user's arrays and the device, and the arrays' bytes
+/// not page-locked yet.
+fn user_traffic(plan: &Plan, inv: &Invocation<'_>) -> HostTraffic {
+    let pb = |a: usize| (plan.elem_sizes[a] * plan.plane_len) as u64;
+    let (mut htod, mut dtoh) = (0, 0);
+    for op in &plan.ops {
+        match op.kind {
+            OpKind::HtoD {
+                array,
+                ref planes,
+                from: HostSide::User,
+                ..
+            } => htod += planes.len() as u64 * pb(array),
+            OpKind::DtoH {
+                array,
+                ref planes,
+                to: HostSide::User,
+                ..
+            } => dtoh += planes.len() as u64 * pb(array),
+            _ => {}
+        }
+    }
+    let unlocked = (inv.arrays.iter())
+        .filter(|a| !range_page_locked(a.ptr, a.bytes()))
+        .map(|a| a.bytes() as u64)
+        .sum();
+    HostTraffic {
+        unlocked,
+        htod,
+        dtoh,
+    }
+}
+
 /// Starts page-locking the user's arrays for `plan` (direct and shared transfers), skipping
 /// arrays that are page-locked already, and says so in `notes`.
 pub(super) fn start_pinning(
@@ -473,6 +560,8 @@ pub(super) struct Resources {
     /// The user's arrays being page-locked (dropped after the synchronization above, so no
     /// copy still touches a piece it unregisters).
     pub pinning: Option<Pinning>,
+    /// Or the rings the transfers bounce through instead (`bounce.rs`).
+    pub bounce: Option<Bounce>,
     /// Payloads of the enqueued host-function copies (read by the driver's thread). Boxed: the
     /// driver holds pointers to them while the vector grows.
     #[allow(clippy::vec_box)]
@@ -572,6 +661,7 @@ pub(super) fn allocate(
     Ok(Resources {
         _sync: SyncOnDrop(ctx.clone()),
         pinning: None,
+        bounce: None,
         host_copies: Vec::new(),
         events,
         streams,

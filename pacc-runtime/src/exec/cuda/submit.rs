@@ -3,12 +3,13 @@
 //! never blocks while submitting; at the end it waits for every stream. On an error, whatever
 //! was enqueued is drained before returning, so nothing writes the user's arrays afterwards.
 
+use super::bounce::Bounce;
 use super::defer::Deferral;
 use super::driver::{self, Stream};
 use super::launch::{self, Args, KernelArgs};
 use super::prepare::{Compiled, Resources};
 use super::rows::Segment;
-use super::stream::{host_copy, HostCopy};
+use super::stream::{host_copy, HostCopy, STAGE_PIECE};
 use crate::error::Error;
 use crate::exec::{Peers, Tracker};
 use crate::fault::{self, Site};
@@ -250,7 +251,8 @@ impl Submit<'_, '_> {
     /// # Safety
     /// See [`submit`].
     unsafe fn drain(&self, tracker: &mut Tracker, count: bool) {
-        for &s in &self.res.streams.0 {
+        let rings = self.res.bounce.as_ref().map_or(&[][..], |b| b.streams());
+        for &s in rings.iter().chain(&self.res.streams.0) {
             let _ = driver::stream_sync(s, "draining");
         }
         if count {
@@ -405,10 +407,11 @@ impl Submit<'_, '_> {
 
     /// `planes` of `array` between `host` and `dev`: one flat copy when the device rows are
     /// the host's, else one strided copy of every row, cut where the host side crosses from
-    /// one page-locked piece of a user's array to the next (`user`).
+    /// one page-locked piece of a user's array to the next (`user`). A user's array the run
+    /// does not page-lock goes through the bounce rings (`bounce.rs`).
     #[allow(clippy::too_many_arguments)]
     unsafe fn transfer(
-        &self,
+        &mut self,
         array: usize,
         dev: u64,
         host: *mut u8,
@@ -427,33 +430,33 @@ impl Submit<'_, '_> {
         };
         let rows = self.res.rows;
         let elem = self.plan.elem_sizes[array];
-        for seg in rows.segments(n, elem, &cuts) {
-            match seg {
-                Segment::Flat {
-                    host: h,
-                    dev: d,
-                    len,
-                } => {
-                    let (h, d) = (host.add(h), dev + d as u64);
-                    if to_device {
-                        driver::copy_htod_async(d, h, len, st, "cuMemcpyHtoDAsync")?;
-                    } else {
-                        driver::copy_dtoh_async(h, d, len, st, "cuMemcpyDtoHAsync")?;
-                    }
+        let bounce = self.res.bounce.as_mut().filter(|_| user);
+        match bounce {
+            None => {
+                for seg in rows.segments(n, elem, &cuts) {
+                    segment(
+                        seg,
+                        dev,
+                        host,
+                        to_device,
+                        rows.len * elem,
+                        rows.pitch * elem,
+                        st,
+                    )?;
                 }
-                Segment::Rows {
-                    host: h,
-                    dev: d,
-                    rows: k,
-                } => {
-                    let shape = driver::Strided {
-                        width: rows.len * elem,
-                        rows: k,
-                        host: rows.len * elem,
-                        device: rows.pitch * elem,
-                    };
-                    let (h, d) = (host.add(h), dev + d as u64);
-                    driver::copy_strided_async(d, h, shape, to_device, st, "cuMemcpy2DAsync")?;
+            }
+            Some(b) => {
+                for seg in rows.segments(n, elem, &[]) {
+                    bounced(
+                        b,
+                        seg,
+                        dev,
+                        host,
+                        to_device,
+                        rows.len * elem,
+                        rows.pitch * elem,
+                        st,
+                    )?;
                 }
             }
         }
@@ -461,7 +464,7 @@ impl Submit<'_, '_> {
     }
 
     unsafe fn htod(
-        &self,
+        &mut self,
         array: usize,
         set: usize,
         base: usize,
@@ -476,7 +479,7 @@ impl Submit<'_, '_> {
     }
 
     unsafe fn dtoh(
-        &self,
+        &mut self,
         array: usize,
         set: usize,
         base: usize,
@@ -532,7 +535,12 @@ impl Submit<'_, '_> {
             (stg as *const u8, user)
         };
         if n > 0 {
-            let c = Box::new(HostCopy { src, dst, len: n });
+            let c = Box::new(HostCopy {
+                src,
+                dst,
+                len: n,
+                piece: STAGE_PIECE,
+            });
             let p = &*c as *const HostCopy as *mut c_void;
             self.res.host_copies.push(c);
             driver::launch_host_func(st, host_copy, p)?;
@@ -658,6 +666,105 @@ impl Submit<'_, '_> {
             &ka,
             st,
         )
+    }
+}
+
+/// Enqueues one segment of a transfer between `host` and `dev` on `st`: `row` host bytes per
+/// row, `pitch` device bytes per row.
+///
+/// # Safety
+/// The segment lies within the transfer's host and device ranges, which stay valid and
+/// untouched by unordered work until `st` has passed it.
+unsafe fn segment(
+    seg: Segment,
+    dev: u64,
+    host: *mut u8,
+    to_device: bool,
+    row: usize,
+    pitch: usize,
+    st: Stream,
+) -> Result<(), Error> {
+    match seg {
+        Segment::Flat {
+            host: h,
+            dev: d,
+            len,
+        } => {
+            let (h, d) = (host.add(h), dev + d as u64);
+            if to_device {
+                driver::copy_htod_async(d, h, len, st, "cuMemcpyHtoDAsync")
+            } else {
+                driver::copy_dtoh_async(h, d, len, st, "cuMemcpyDtoHAsync")
+            }
+        }
+        Segment::Rows {
+            host: h,
+            dev: d,
+            rows: k,
+        } => {
+            let shape = driver::Strided {
+                width: row,
+                rows: k,
+                host: row,
+                device: pitch,
+            };
+            let (h, d) = (host.add(h), dev + d as u64);
+            driver::copy_strided_async(d, h, shape, to_device, st, "cuMemcpy2DAsync")
+        }
+    }
+}
+
+/// [`segment`] through the bounce rings: the host side in slot-sized pieces of whole rows,
+/// each piece's device side a [`segment`] of its own from the slot.
+///
+/// # Safety
+/// As [`segment`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn bounced(
+    b: &mut Bounce,
+    seg: Segment,
+    dev: u64,
+    host: *mut u8,
+    to_device: bool,
+    row: usize,
+    pitch: usize,
+    st: Stream,
+) -> Result<(), Error> {
+    // Host offset, device offset, bytes on the host, and the unit pieces keep whole.
+    let (h, d, len, unit) = match seg {
+        Segment::Flat { host, dev, len } => (host, dev, len, 1),
+        Segment::Rows { host, dev, rows } => (host, dev, rows * row, row),
+    };
+    // The piece at host offset `off` (bytes `n`) of the segment, as a segment from the slot.
+    let piece = move |off: usize, n: usize| match seg {
+        Segment::Flat { .. } => (
+            Segment::Flat {
+                host: 0,
+                dev: 0,
+                len: n,
+            },
+            d + off,
+        ),
+        Segment::Rows { .. } => (
+            Segment::Rows {
+                host: 0,
+                dev: 0,
+                rows: n / row,
+            },
+            d + off / row * pitch,
+        ),
+    };
+    let (host, dev) = (host.add(h), dev);
+    if to_device {
+        b.upload(host, len, unit, st, |slot, off, n| {
+            let (s, at) = piece(off, n);
+            segment(s, dev + at as u64, slot as *mut u8, true, row, pitch, st)
+        })
+    } else {
+        b.download(host, len, unit, st, |slot, off, n| {
+            let (s, at) = piece(off, n);
+            segment(s, dev + at as u64, slot, false, row, pitch, st)
+        })
     }
 }
 

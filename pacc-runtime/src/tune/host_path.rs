@@ -1,0 +1,124 @@
+//! Registering the caller's arrays against bouncing through pacc's pinned rings: which costs
+//! the call less, from the rates the model knows.
+//!
+//! Registering costs the driver's time on every byte of the arrays not locked yet, once per
+//! call, and as much again to unregister before the call returns (89.4 GiB took 1.67 s on an
+//! H200). Bouncing costs a host copy of every byte that crosses the link, which hides behind
+//! the link while the host copies at least as fast. So a call that moves its arrays once or
+//! twice bounces, and one that streams them through the GPU many times on a host that copies
+//! slowly registers once.
+
+use super::model::Rates;
+use crate::options::HostPath;
+
+/// Unregistering rate assumed (bytes per second): 89.4 GiB in 1.67 s on an H200's host,
+/// 2026-11-28 (`benches/results/2026-11-28-h200-oneshot/`).
+pub const UNREGISTER_RATE: f64 = 57e9;
+
+/// What a call moves between the caller's arrays and the device.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HostTraffic {
+    /// Bytes of the arrays not page-locked yet.
+    pub unlocked: u64,
+    /// Bytes copied from the arrays to the device, and back, over the whole call.
+    pub htod: u64,
+    pub dtoh: u64,
+}
+
+/// The path a call takes, with the prices behind it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostPathChoice {
+    pub path: HostPath,
+    /// Seconds registering and unregistering would cost.
+    pub register_seconds: f64,
+    /// Seconds of host copies the link would not hide.
+    pub bounce_seconds: f64,
+    /// The report's sentence.
+    pub why: String,
+}
+
+/// Register or bounce: `wanted` unless it is [`HostPath::Auto`], else the cheaper.
+pub fn choose(wanted: HostPath, t: HostTraffic, rates: &Rates) -> HostPathChoice {
+    let gb = |b: u64| b as f64 / 1e9;
+    let register_seconds =
+        t.unlocked as f64 / rates.register_rate + t.unlocked as f64 / UNREGISTER_RATE;
+    let copies = (t.htod + t.dtoh) as f64 / rates.host_copy_rate;
+    let bounce_seconds = (copies - rates.link.seconds(t.htod, t.dtoh)).max(0.0);
+    let priced = format!(
+        "registering {:.1} GB costs about {register_seconds:.2} s; bouncing {:.1} GB through \
+         pinned rings, {bounce_seconds:.2} s the link does not hide (host copies at {:.0} GB/s)",
+        gb(t.unlocked),
+        gb(t.htod + t.dtoh),
+        rates.host_copy_rate / 1e9
+    );
+    let (path, why) = match wanted {
+        HostPath::Auto if t.unlocked == 0 => (
+            HostPath::Register,
+            "the arrays are page-locked already".to_string(),
+        ),
+        HostPath::Auto if bounce_seconds < register_seconds => (HostPath::Bounce, priced),
+        HostPath::Auto => (HostPath::Register, priced),
+        w => (w, "as the options ask (PACC_HOST_PATH)".to_string()),
+    };
+    HostPathChoice {
+        path,
+        register_seconds,
+        bounce_seconds,
+        why,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tune::model::LinkRates;
+
+    fn rates(host_copy: f64) -> Rates {
+        let link = LinkRates {
+            htod: 54e9,
+            dtoh: 54e9,
+            both: 85e9,
+            bytes: 1 << 28,
+        };
+        let mut r = Rates::new(link, vec![1e11]);
+        r.host_copy_rate = host_copy;
+        r
+    }
+
+    fn traffic(gb: u64, passes: u64) -> HostTraffic {
+        HostTraffic {
+            unlocked: gb * 1_000_000_000,
+            htod: passes * gb * 1_000_000_000,
+            dtoh: passes * gb * 1_000_000_000,
+        }
+    }
+
+    #[test]
+    fn a_one_shot_call_bounces_and_many_passes_on_a_slow_host_register() {
+        // 96 GB once in, once out, host copies at 40 GB/s: 4.8 s of copies against 2.3 s of
+        // link, 2.5 s exposed, against 6.5 s to register and unregister.
+        let c = choose(HostPath::Auto, traffic(96, 1), &rates(40e9));
+        assert_eq!(c.path, HostPath::Bounce, "{}", c.why);
+        assert!((c.bounce_seconds - 2.54).abs() < 0.05, "{c:?}");
+        assert!((c.register_seconds - 6.48).abs() < 0.05, "{c:?}");
+        // Three passes of 93 GB each way with copies at 25 GB/s: registering is cheaper.
+        let c = choose(HostPath::Auto, traffic(93, 3), &rates(25e9));
+        assert_eq!(c.path, HostPath::Register, "{}", c.why);
+        // A host that copies faster than the link hides every copy.
+        let c = choose(HostPath::Auto, traffic(93, 3), &rates(120e9));
+        assert_eq!((c.path, c.bounce_seconds), (HostPath::Bounce, 0.0));
+    }
+
+    #[test]
+    fn locked_arrays_and_explicit_choices_are_kept() {
+        let mut t = traffic(10, 1);
+        t.unlocked = 0;
+        let c = choose(HostPath::Auto, t, &rates(1e9));
+        assert_eq!(c.path, HostPath::Register);
+        assert!(c.why.contains("page-locked already"));
+        let c = choose(HostPath::Bounce, traffic(93, 3), &rates(1e9));
+        assert_eq!(c.path, HostPath::Bounce);
+        let c = choose(HostPath::Register, traffic(1, 1), &rates(1e12));
+        assert_eq!(c.path, HostPath::Register);
+    }
+}
