@@ -16,7 +16,11 @@
 #   beyond  one domain larger than one GPU's memory, within two (1800^3 on 80 GB cards,
 #           2100^3 on 141 GB ones): the single process runs it out of core;
 #   weak    1200 x 1600 x 1600 planes per GPU;
-#   host    the fit domain with PACC_HALO=host: the host exchange between blocks, as before.
+#   host    the fit domain with PACC_HALO=host: the host exchange between blocks, as before;
+#   ooc     out of core on every rank: the fit domain with every process planning as if its GPU
+#           had DEVMEM GB (default 6; `--device-memory`), so no slab stays on its GPU and the
+#           halos between blocks are relayed GPU to GPU through NCCL;
+#   ooc-host  the same with PACC_HALO=host (halos through host MPI), as before.
 # "stepping" is the time of the steps on the device (the report's stepping span: first kernel
 # to last; for ranks the slowest rank's; for the host path pipeline + exchange); "wall" is the
 # call's wall (the slowest rank's).
@@ -24,6 +28,7 @@ set -euo pipefail
 exe=${1:-target/release/examples/acoustic}
 out=${2:-benches/results/scaling-$(date -u +%F)}
 steps=${STEPS:-144}
+devmem=${DEVMEM:-6}
 cases=${CASES:-fit beyond weak host}
 ranks_list=${RANKS:-1 2 4}
 gpus=$(nvidia-smi -L | wc -l)
@@ -46,6 +51,7 @@ one() { # kind ranks(0: single process) shape [halo]
     log="$out/logs/$kind-$n-${shape//,/x}.log"
     echo "== $kind: ${n/#0/1p} shape $shape, $steps steps, PACC_HALO=$halo" | tee -a "$out/scaling.txt"
     local cmd=("$exe" --shape "$shape" --steps "$steps" --sponge 20 --backend cuda --json)
+    [[ $kind == ooc* ]] && cmd+=(--device-memory "$devmem")
     if (( n == 0 )); then
         PACC_HALO=$halo "${cmd[@]}" > "$log" 2>&1 || { echo "failed: see $log"; return 0; }
     else
@@ -63,20 +69,20 @@ one() { # kind ranks(0: single process) shape [halo]
 
 for kind in $cases; do
     case $kind in
-        fit|host) shape=1200,1200,1200 ;;
+        fit|host|ooc|ooc-host) shape=1200,1200,1200 ;;
         beyond) shape=$beyond,$beyond,$beyond ;;
         weak) shape="" ;;
     esac
     halo=auto
-    [[ $kind == host ]] && halo=host
-    if [[ $kind != host && $kind != weak ]]; then
+    [[ $kind == host || $kind == ooc-host ]] && halo=host
+    if [[ $kind != host && $kind != ooc-host && $kind != weak ]]; then
         # The single process tunes its kernels' shape for this shape on its first run: warm it.
         one "$kind-warm" 0 "$shape" "$halo"
         one "$kind" 0 "$shape" "$halo"
     fi
     for n in $ranks_list; do
         (( n <= gpus )) || { echo "skipping $n ranks: only $gpus GPUs" | tee -a "$out/scaling.txt"; continue; }
-        [[ $kind == host && $n == 1 ]] && continue
+        [[ ( $kind == host || $kind == ooc* ) && $n == 1 ]] && continue
         # One GPU cannot hold the beyond domain: its one-GPU run is the single process.
         [[ $kind == beyond && $n == 1 ]] && continue
         [[ $kind == weak ]] && shape="$((1200 * n)),1600,1600"

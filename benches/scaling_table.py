@@ -36,13 +36,18 @@ def times(r):
     return step, wall, exch, exposed
 
 
+def case(r):
+    """The case whose one-GPU run a row compares with: the host variants share theirs."""
+    return {"host": "fit", "ooc-host": "ooc"}.get(r["kind"], r["kind"])
+
+
 def main():
     rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
     steps, card = int(sys.argv[2]), sys.argv[3]
     base = {}
     rows = [r for r in rows if not r["kind"].endswith("-warm")]
     for r in rows:
-        key = "fit" if r["kind"] == "host" else r["kind"]
+        key = case(r)
         if r["ranks"] in (0, 1) and key not in base:
             base[key] = times(r)
     print(f"\ncard: {card}; stepping and wall against one GPU of the same case, same machine")
@@ -54,8 +59,7 @@ def main():
         pts = 1
         for n in r["shape"]:
             pts *= n - 8
-        key = "fit" if r["kind"] == "host" else r["kind"]
-        b = base.get(key)
+        b = base.get(case(r))
         gpus = max(r["ranks"], 1)
         if r["kind"] == "weak" and b:
             # Weak: the same work per GPU, so time(1) / time(n) is the efficiency.

@@ -64,6 +64,10 @@ pub struct PipelineArgs {
     /// and the report says why; PACC_COMPRESS_WHEN=always compresses regardless.
     #[arg(long, value_name = "RATE")]
     pub compress_all: Option<f64>,
+    /// Plan as if the GPU had only this many GB free (CUDA): tries out-of-core runs, and ranks
+    /// whose slabs do not fit their GPUs, on a GPU that would hold the whole domain.
+    #[arg(long, value_name = "GB")]
+    pub device_memory: Option<f64>,
 }
 
 impl PipelineArgs {
@@ -108,6 +112,15 @@ impl PipelineArgs {
         }
         if let Some(r) = self.compress_all {
             o = o.compress_all(r);
+        }
+        if let Some(gb) = self.device_memory {
+            if gb.is_nan() || gb <= 0.0 {
+                return Err(format!(
+                    "--device-memory {gb}: expected a positive number of GB"
+                ));
+            }
+            #[cfg(feature = "cuda")]
+            pacc::runtime::exec::cuda::set_device_memory_limit(Some((gb * 1e9) as u64));
         }
         // A progress bar where a person watches (not with --json, not into a file or pipe).
         if !self.json && std::io::stderr().is_terminal() {

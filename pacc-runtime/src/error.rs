@@ -372,6 +372,10 @@ pub enum DistError {
         carrier: &'static str,
         message: String,
     },
-    #[error("PACC_HALO=device needs {needs}, but {why}. Hint: leave PACC_HALO unset (auto) to fall back to the host exchange")]
-    DeviceHalo { needs: &'static str, why: String },
+    #[error("PACC_HALO={mode} needs {needs}, but {why}. Hint: leave PACC_HALO unset (auto) to fall back to the host exchange")]
+    DeviceHalo {
+        mode: &'static str,
+        needs: &'static str,
+        why: String,
+    },
 }

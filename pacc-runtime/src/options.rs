@@ -111,7 +111,7 @@ pub enum CompressWhen {
 }
 
 /// How the ranks of a distributed run (`crate::dist`) keep their slabs and exchange halos
-/// (`PACC_HALO=auto|device|host`).
+/// (`PACC_HALO=auto|device|relay|host`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum HaloMode {
     /// Each rank's slab stays on its GPU for the whole run and the halos go GPU to GPU through
@@ -124,6 +124,11 @@ pub enum HaloMode {
     /// CPU backend; an error where that cannot be done.
     Device,
     /// Every block runs the single-node pipeline on the rank's host arrays, with the halos
+    /// relayed between blocks through the ranks' GPUs (host to device, NCCL, device to host):
+    /// what `Auto` does when a slab does not fit its GPU; an error where NCCL cannot carry
+    /// them (no library, ranks sharing a GPU, the CPU backend).
+    Relay,
+    /// Every block runs the single-node pipeline on the rank's host arrays, with the halos
     /// exchanged through host MPI between blocks.
     Host,
 }
@@ -134,10 +139,11 @@ impl std::str::FromStr for HaloMode {
         match s {
             "auto" => Ok(HaloMode::Auto),
             "device" => Ok(HaloMode::Device),
+            "relay" => Ok(HaloMode::Relay),
             "host" => Ok(HaloMode::Host),
             _ => Err(Error::Option(format!(
                 "PACC_HALO={s}: expected auto (slabs stay on their GPUs where they can, the \
-                 default), device or host"
+                 default), device, relay or host"
             ))),
         }
     }
@@ -268,7 +274,7 @@ impl Options {
     /// `PACC_COMPRESS=off` (ignore the directive's `compress(..)` clause), `PACC_CODEC=zfp`
     /// or `f16` (the codec of the compressed arrays), `PACC_COMPRESS_WHEN=auto|always` and
     /// `PACC_COMPRESS_INPUTS=1` (see [`Options::compress_when`], [`Options::compress_inputs`]),
-    /// and `PACC_HALO=auto|device|host` for distributed runs (see [`HaloMode`]).
+    /// and `PACC_HALO=auto|device|relay|host` for distributed runs (see [`HaloMode`]).
     pub fn from_env() -> Result<Self, Error> {
         let mut o = Options::default();
         for key in [
@@ -637,6 +643,7 @@ mod tests {
         for (text, mode) in [
             ("auto", HaloMode::Auto),
             ("device", HaloMode::Device),
+            ("relay", HaloMode::Relay),
             ("host", HaloMode::Host),
         ] {
             assert_eq!(text.parse::<HaloMode>().unwrap(), mode);
@@ -648,7 +655,7 @@ mod tests {
             assert!(
                 e.contains(&format!("PACC_HALO={bad}:"))
                     && e.contains("auto")
-                    && e.contains("device or host"),
+                    && e.contains("device, relay or host"),
                 "{e}"
             );
         }

@@ -414,6 +414,23 @@ fn errors(w: &Communicator) {
         DistError::SlabThinnerThanHalo { planes, halo, .. } => assert!(planes < halo),
         other => panic!("expected SlabThinnerThanHalo, got {other}"),
     }
+    // Relaying halos through the GPUs needs them: on the CPU backend a typed error on every
+    // rank, which names the mode and why.
+    let e = dist::slab(
+        w,
+        program,
+        &[nz, 12, 12],
+        6,
+        &cpu(1, 1).halo(HaloMode::Relay),
+    )
+    .unwrap_err();
+    match dist_err(&e) {
+        DistError::DeviceHalo { mode, why, .. } => {
+            assert_eq!(*mode, "relay");
+            assert!(why.contains("CPU backend"), "{e}");
+        }
+        other => panic!("expected DeviceHalo, got {other}"),
+    }
     // One block step fits: the same domain splits.
     let slabs = dist::split(program, &[nz, 12, 12], 6, n, &cpu(1, 1)).unwrap();
     assert_eq!(slabs.iter().map(|s| s.owned.len()).sum::<usize>(), nz);

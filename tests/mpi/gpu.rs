@@ -32,7 +32,11 @@ fn placed(slab: &Slab, halo: HaloMode, ranks: usize) {
     let note = slab.tuner.clone().unwrap_or_default();
     let own_gpu = ranks <= devices();
     match halo {
-        HaloMode::Host => assert!(!slab.resident, "{note}"),
+        HaloMode::Host => assert!(!slab.resident && !slab.relay, "{note}"),
+        HaloMode::Relay => {
+            assert!(!slab.resident && slab.relay, "{note}");
+            assert!(note.contains("relayed GPU to GPU through NCCL"), "{note}");
+        }
         _ if own_gpu => {
             assert!(slab.resident, "{note}");
             assert!(note.contains("GPU to GPU through NCCL"), "{note}");
@@ -46,19 +50,27 @@ fn placed(slab: &Slab, halo: HaloMode, ranks: usize) {
 
 pub fn equal(w: &Communicator) {
     let n = size(w);
-    for halo in [HaloMode::Auto, HaloMode::Host] {
+    let own_gpu = n <= devices();
+    for halo in [HaloMode::Auto, HaloMode::Relay, HaloMode::Host] {
         for k in [1, 3] {
             let opts = cuda(k, halo);
             let program = acoustic::propagate::program();
             let nz = 29 * n + 12;
-            let slab = dist::slab(w, program, &[nz, 13, 12], 9, &opts).unwrap();
+            let slab = dist::slab(w, program, &[nz, 13, 12], 9, &opts);
+            if halo == HaloMode::Relay && !own_gpu {
+                // NCCL cannot relay between ranks sharing a GPU: a typed error on every rank.
+                let e = slab.unwrap_err();
+                assert!(e.to_string().contains("PACC_HALO=relay needs"), "{e}");
+                continue;
+            }
+            let slab = slab.unwrap();
             placed(&slab, halo, n);
             acoustic_equal(w, nz, &opts);
             sponge_equal(w, 31 * n + 7, &opts, halo);
             himeno_equal(w, 17 * n + 5, &opts);
             laplace_equal(w, 23 * n + 3, &opts);
             // Out of core on every rank (host path): the window in three chunks.
-            if halo == HaloMode::Host {
+            if halo != HaloMode::Auto {
                 let chunked = Options {
                     chunks: Some(3),
                     ..opts.clone()
@@ -105,9 +117,12 @@ fn sponge_equal(w: &Communicator, nz: usize, opts: &Options, halo: HaloMode) {
     )
     .unwrap();
     assert_eq!(report.backend, "cuda");
+    let notes = report.adjustments.join("\n");
     if slab.resident {
-        let notes = report.adjustments.join("\n");
         assert!(notes.contains("stepping on the device"), "{notes}");
+    }
+    if slab.relay {
+        assert!(notes.contains("relayed GPU to GPU through NCCL"), "{notes}");
     }
     for (name, l, s) in [("prev", &lp, &sp), ("cur", &lc, &sc)] {
         if let Some(got) = dist::gather(w, &slab, l) {

@@ -79,17 +79,19 @@ pub fn slab(
         .block_steps
         .is_some();
     let inputs = inputs.filter(|_| !fixed);
-    let mut slab = slab_tuned(
-        comm,
-        program,
-        global,
-        steps,
-        opts,
-        inputs.as_ref(),
-        &tune::DistRates::default(),
-    )?;
-    if let placement::Placement::Host(why) = placement {
-        let note = format!("halos through host memory between blocks: {why}");
+    let relay = matches!(placement, placement::Placement::Host(_, true));
+    let rates = match relay {
+        true => tune::DistRates::relayed(),
+        false => tune::DistRates::default(),
+    };
+    let mut slab = slab_tuned(comm, program, global, steps, opts, inputs.as_ref(), &rates)?;
+    slab.relay = relay;
+    if let placement::Placement::Host(why, _) = placement {
+        let how = match relay {
+            true => "relayed GPU to GPU through NCCL",
+            false => "through host MPI",
+        };
+        let note = format!("halos in host memory between blocks, {how}: {why}");
         slab.tuner = Some(slab.tuner.map_or(note.clone(), |t| format!("{t}; {note}")));
     }
     Ok(slab)

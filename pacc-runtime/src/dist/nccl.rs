@@ -141,12 +141,23 @@ impl Peers for NcclPeers {
         "NCCL"
     }
 
-    unsafe fn exchange_host(&self, _transfers: &[Transfer]) -> Result<(), Error> {
-        Err(DistError::Exchange {
-            carrier: self.carrier(),
-            message: "NCCL moves device memory only".into(),
+    /// Relayed through this rank's GPU (`exec::cuda::relay_host`): host to device, NCCL,
+    /// device to host, in pieces that overlap.
+    unsafe fn exchange_host(&self, transfers: &[Transfer]) -> Result<(), Error> {
+        let exchange = |t: &[Transfer], st: *mut std::ffi::c_void| {
+            // SAFETY: `relay_host` gives device pieces it owns, on its stream.
+            unsafe { self.exchange_device(t, st) }
+        };
+        let r = crate::exec::cuda::relay_host(
+            transfers,
+            crate::exec::cuda::RELAY_PIECE,
+            &exchange,
+            &|| self.check(),
+        );
+        if let Err(e) = &r {
+            self.fail(e);
         }
-        .into())
+        r
     }
 
     unsafe fn exchange_device(
@@ -167,10 +178,17 @@ impl Peers for NcclPeers {
         let mut r = Ok(());
         for t in transfers {
             let peer = t.peer as i32;
+            // Empty halves are left out on both ends of the pair alike.
             // SAFETY: the caller's contract (`Peers::exchange_device`).
             let sent = unsafe {
-                result::send(t.send as _, t.send_bytes, u8t, peer, self.comm, st)
-                    .and_then(|_| result::recv(t.recv as _, t.recv_bytes, u8t, peer, self.comm, st))
+                let send = (t.send_bytes > 0)
+                    .then(|| result::send(t.send as _, t.send_bytes, u8t, peer, self.comm, st))
+                    .transpose();
+                send.and_then(|_| {
+                    (t.recv_bytes > 0)
+                        .then(|| result::recv(t.recv as _, t.recv_bytes, u8t, peer, self.comm, st))
+                        .transpose()
+                })
             };
             if let Err(e) = sent {
                 r = Err(err("ncclSend/ncclRecv", e));

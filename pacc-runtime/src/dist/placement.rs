@@ -18,8 +18,9 @@ use mpi::traits::*;
 pub(super) enum Placement {
     /// Every rank keeps its slab where it computes: this rank's slab, its depth chosen.
     Resident(Slab),
-    /// The host exchange, although resident runs were allowed: why.
-    Host(String),
+    /// The host exchange, although resident runs were allowed: why, and whether every rank
+    /// could relay it through NCCL (each has a GPU of its own and the library).
+    Host(String, bool),
     /// The host exchange, as asked (`PACC_HALO=host`, or the CPU backend by default).
     Asked,
 }
@@ -48,7 +49,11 @@ pub(super) fn decide(
     let (mut lo, mut hi) = (0i32, 0i32);
     comm.all_reduce_into(&code, &mut lo, SystemOperation::min());
     comm.all_reduce_into(&code, &mut hi, SystemOperation::max());
-    let forced = opts.halo == HaloMode::Device;
+    let forced = matches!(opts.halo, HaloMode::Device | HaloMode::Relay);
+    // Every rank has NCCL and a GPU of its own (the codes agree): relay as asked.
+    if opts.halo == HaloMode::Relay && lo == hi && here == Ok(Carrier::Nccl) {
+        return Ok(Placement::Host("PACC_HALO=relay asks for it".into(), true));
+    }
     if lo == 0 || lo != hi {
         let why = match (&here, lo == hi) {
             (Err(w), _) => w.clone(),
@@ -57,7 +62,11 @@ pub(super) fn decide(
         };
         if forced {
             let mine = Err(DistError::DeviceHalo {
-                needs: "every rank to keep its slab where it computes",
+                mode: mode_name(opts.halo),
+                needs: match opts.halo {
+                    HaloMode::Relay => "every rank to have a GPU of its own and NCCL",
+                    _ => "every rank to keep its slab where it computes",
+                },
                 why: why.clone(),
             });
             agree(comm, mine.map_err(Error::from))?;
@@ -65,7 +74,7 @@ pub(super) fn decide(
         return Ok(match here {
             Err(_) if !forced && opts.halo == HaloMode::Host => Placement::Asked,
             Err(_) if !forced && !matches!(chosen(opts), Ok(Backend::Cuda)) => Placement::Asked,
-            _ => Placement::Host(why),
+            _ => Placement::Host(why, false),
         });
     }
     let (rank, ranks) = (comm.rank() as usize, comm.size() as usize);
@@ -92,12 +101,13 @@ pub(super) fn decide(
         let why = "a rank's window does not fit its GPU at any halo depth".to_string();
         if forced {
             let mine = Err(DistError::DeviceHalo {
+                mode: "device",
                 needs: "every rank's window to fit its GPU",
                 why: why.clone(),
             });
             agree(comm, mine.map_err(Error::from))?;
         }
-        return Ok(Placement::Host(why));
+        return Ok(Placement::Host(why, here == Ok(Carrier::Nccl)));
     };
     let o = Options {
         block_steps: Some(k),
@@ -112,6 +122,14 @@ pub(super) fn decide(
         fixed.is_some(),
     ));
     Ok(Placement::Resident(slab))
+}
+
+/// The name `PACC_HALO` takes for a forcing mode.
+fn mode_name(m: HaloMode) -> &'static str {
+    match m {
+        HaloMode::Relay => "relay",
+        _ => "device",
+    }
 }
 
 /// The report's line on the placement.

@@ -48,6 +48,17 @@ pub fn run(
         (true, backend) => carrier(comm, backend, opts, &mut s.report)?,
         (false, _) => None,
     };
+    // The host exchange between blocks: the resident run's carrier (at checkpoints), else
+    // relayed through the GPUs where the ranks agreed on it, else host MPI.
+    let relayed = match slab.relay {
+        true => relay(comm, &mut s.report)?,
+        false => None,
+    };
+    let mpi_peers = MpiPeers { comm };
+    let host: &dyn Peers = match (&peers, &relayed) {
+        (Some(p), _) | (None, Some(p)) => p.as_ref(),
+        (None, None) => &mpi_peers,
+    };
     // Resume: the committed step of every rank's checkpoint, verified before anything loads.
     let found = match (&opts.resume, inv.steps > 0) {
         (Some(r), true) => match &s.fp {
@@ -78,6 +89,7 @@ pub fn run(
         user,
         opts,
         peers: peers.as_deref(),
+        host,
         plans: Vec::new(),
         resets: inv.reset_values.clone(),
         t0: inv.t0,
@@ -94,7 +106,15 @@ pub fn run(
     let mut report = s.report;
     report.steps = seg.steps;
     report.wall_seconds = start.elapsed().as_secs_f64();
-    rank_notes(comm, slab, &mut report, &state.times, peers.is_some());
+    let resident = peers.is_some();
+    rank_notes(
+        comm,
+        slab,
+        &mut report,
+        &state.times,
+        resident,
+        host.carrier(),
+    );
     Ok(RunOutput {
         reductions: state.value,
         swap_replays: crate::binding::swap_replays(program, seg.steps),
@@ -137,6 +157,8 @@ struct Segments<'a, 'c, 'h> {
     user: Vec<HostArray<'h>>,
     opts: &'a Options,
     peers: Option<&'a (dyn Peers + 'c)>,
+    /// What carries the host exchange between segments.
+    host: &'a (dyn Peers + 'c),
     /// Resident plans made so far, by their steps.
     plans: Vec<Plan>,
     resets: Vec<f64>,
@@ -193,9 +215,7 @@ impl<'h> Segments<'_, '_, 'h> {
         };
         if st.done > 0 {
             let t = Instant::now();
-            let arrays = super::slab::exchanged(self.program);
-            let halo: Vec<HostArray> = arrays.iter().map(|&p| self.user[p]).collect();
-            comm::exchange_halos(comm, self.slabs, me, &halo);
+            agree(comm, self.exchange_host())?;
             st.times.host_exchange += t.elapsed().as_secs_f64();
         }
         let binding = checkpoint::binding_at(self.program, st.done);
@@ -241,6 +261,22 @@ impl<'h> Segments<'_, '_, 'h> {
         self.checkpoint(s, st)
     }
 
+    /// The halo planes of the arrays the run writes, between this rank's host arrays and its
+    /// neighbours'.
+    fn exchange_host(&self) -> Result<(), Error> {
+        let arrays = super::slab::exchanged(self.program);
+        let links = super::slab::links(self.slabs, self.me);
+        let at = |a: usize, plane: usize| {
+            let h = &self.user[a];
+            let pb = h.bytes() / h.shape()[0].max(1);
+            (h.ptr as u64 + (plane * pb) as u64, pb)
+        };
+        let transfers = crate::exec::halo_transfers(&arrays, &links, at);
+        // SAFETY: the halo planes received and the owned planes sent are disjoint ranges of
+        // the rank's arrays, borrowed for the call, which nothing else touches meanwhile.
+        unsafe { self.host.exchange_host(&transfers) }
+    }
+
     /// Writes a checkpoint when one is due after the segment that just ended.
     fn checkpoint(&self, s: &Session, st: &mut State) -> Result<(), Error> {
         let (Some(c), Some(fp)) = (&self.opts.checkpoint, &s.fp) else {
@@ -266,8 +302,15 @@ impl<'h> Segments<'_, '_, 'h> {
     }
 }
 
-/// The report's line per rank: its planes, wall, executor time and exchanges.
-fn rank_notes(comm: &Communicator, slab: &Slab, report: &mut Report, t: &Times, resident: bool) {
+/// The report's line per rank: its planes, wall, executor time and exchanges; `host` names what carried the host exchanges.
+fn rank_notes(
+    comm: &Communicator,
+    slab: &Slab,
+    report: &mut Report,
+    t: &Times,
+    resident: bool,
+    host: &str,
+) {
     let mine = [
         slab.owned.len() as f64,
         report.wall_seconds,
@@ -287,11 +330,32 @@ fn rank_notes(comm: &Communicator, slab: &Slab, report: &mut Report, t: &Times, 
             )
         } else {
             format!(
-                "rank {r}: {} planes, {:.3} s wall, {:.3} s pipeline, {:.3} s halo exchange",
+                "rank {r}: {} planes, {:.3} s wall, {:.3} s pipeline, {:.3} s halo exchange \
+                 ({host})",
                 f[0], f[1], f[2], f[3]
             )
         });
     }
+}
+
+/// NCCL for the host exchange between blocks, relayed through this rank's GPU (the ranks
+/// agreed on it in `dist::slab`); when it cannot start on some rank, host MPI, with a note.
+fn relay<'c>(
+    comm: &'c Communicator,
+    report: &mut Report,
+) -> Result<Option<Box<dyn Peers + 'c>>, Error> {
+    #[cfg(feature = "cuda")]
+    {
+        match agree(comm, super::nccl::NcclPeers::new(comm)) {
+            Ok(p) => return Ok(Some(Box::new(p))),
+            Err(e) => report.adjustments.push(format!(
+                "NCCL could not start ({e}); halos between blocks through host MPI"
+            )),
+        }
+    }
+    #[cfg(not(feature = "cuda"))]
+    let _ = (comm, report);
+    Ok(None)
 }
 
 /// What carries a resident run's exchanges: MPI for the CPU backend's buffers, NCCL on the
@@ -353,6 +417,7 @@ fn check_slab(
     let untuned = Slab {
         tuner: None,
         resident: false,
+        relay: false,
         ..slab.clone()
     };
     if slabs[rank] != untuned {

@@ -34,6 +34,11 @@ pub struct Slab {
     /// decides). [`split`] leaves it off: the host exchange between blocks.
     #[serde(default)]
     pub resident: bool,
+    /// Whether the host exchange between blocks is relayed GPU to GPU (NCCL through each
+    /// rank's device) rather than carried by host MPI: every rank has a GPU of its own and
+    /// NCCL, but a slab that does not stay on it (`dist::slab` decides).
+    #[serde(default)]
+    pub relay: bool,
 }
 
 impl Slab {
@@ -143,6 +148,7 @@ pub fn split(
             halo,
             tuner: None,
             resident: false,
+            relay: false,
         });
     }
     Ok(slabs)

@@ -47,6 +47,20 @@ impl Default for DistRates {
     }
 }
 
+impl DistRates {
+    /// The host exchange relayed through each rank's GPU (`exec::cuda::relay_host`): the
+    /// halos cross the host link twice, each direction at about 54 GB/s on an H100 or H200
+    /// and both at once at 77-89 GB/s, NVLink between; assumed 40 GB/s received, 200 us per
+    /// exchange (NCCL's group and the first piece's round trip).
+    pub fn relayed() -> Self {
+        DistRates {
+            exchange: 40e9,
+            exchange_latency: 200e-6,
+            ..DistRates::default()
+        }
+    }
+}
+
 /// One rank's prediction for one block depth.
 #[derive(Clone, Debug, Serialize)]
 pub struct RankCost {
