@@ -108,17 +108,19 @@ fn padded_rows_equal_serial_in_every_scheme() {
 
 /// Arrays larger than two of the bounce rings' slots (40 MB each, 32 MiB slots), rows padded
 /// from 517 to 544 elements, no chunk count dividing the 45 planes: bouncing through pacc's
-/// pinned rings and page-locking the arrays both give the serial function's bits, and the
-/// report says which ran.
+/// pinned rings and page-locking the arrays both give the serial function's bits, the same
+/// sum (the serial f32 sum of 9.6 million points rounds differently from any parallel one),
+/// and the report says which ran.
 #[test]
 #[ignore = "needs a CUDA device"]
 fn bounced_transfers_equal_registered_ones_on_padded_rows() {
     let n = (45, 431, 517);
     let k = Array3::from_elem(n, 0.05f32);
     let (mut a1, mut b1) = (field3(n, 0.0), Array3::<f32>::zeros(n));
-    let want = heat3d::serial(&mut a1, &mut b1, &k, 3);
+    heat3d::serial(&mut a1, &mut b1, &k, 3);
     for scheme in [Scheme::DirectMap, Scheme::RegionSharing, Scheme::Wavefront] {
         for (chunks, steps) in [(1, 3), (4, 2)] {
+            let mut sums = Vec::new();
             for path in [HostPath::Bounce, HostPath::Register] {
                 let o = Options::new()
                     .backend(BackendChoice::Cuda)
@@ -130,10 +132,6 @@ fn bounced_transfers_equal_registered_ones_on_padded_rows() {
                 let (got, r) = on_cuda(|| heat3d::run(&mut a2, &mut b2, &k, 3, &o));
                 let what = format!("{scheme:?} d{chunks} k{steps} {path:?}");
                 assert!(a1 == a2 && b1 == b2, "{what}: arrays differ from serial");
-                assert!(
-                    ((got - want) / want).abs() < 1e-4,
-                    "{what}: {got} vs {want}"
-                );
                 let bounced = r.adjustments.iter().any(|a| a.contains("bounced"));
                 assert_eq!(
                     bounced,
@@ -141,7 +139,14 @@ fn bounced_transfers_equal_registered_ones_on_padded_rows() {
                     "{what}: {:?}",
                     r.adjustments
                 );
+                sums.push(got);
             }
+            let what = format!("{scheme:?} d{chunks} k{steps}");
+            assert_eq!(
+                sums[0].to_bits(),
+                sums[1].to_bits(),
+                "{what}: sums {sums:?}"
+            );
         }
     }
 }

@@ -10,7 +10,7 @@
 //! stream does the host copies in submission order; a slot is `filled` once its bytes are in
 //! place for the next stage and `free` once the stage after it has read them.
 
-use super::driver::{self, Stream};
+use super::driver::{self, Event, Stream};
 use super::memory::PinnedHost;
 use super::stream::{host_copy, Events, HostCopy, Streams};
 use crate::error::Error;
@@ -122,6 +122,17 @@ impl Bounce {
         // SAFETY: the payload lives in `copies` until the streams drain; the caller vouches
         // for the ranges.
         unsafe { driver::launch_host_func(st, host_copy, p) }
+    }
+
+    /// Makes the host copies of the uploads enqueued after this wait for `events`.
+    ///
+    /// # Safety
+    /// The events are live.
+    pub unsafe fn inbound_after(&self, events: &[Event]) -> Result<(), Error> {
+        for &e in events {
+            driver::stream_wait(self.inbound.host, e)?;
+        }
+        Ok(())
     }
 
     /// Enqueues the upload of `len` bytes at `host` in pieces of whole `unit`s: each piece is

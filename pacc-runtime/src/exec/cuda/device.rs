@@ -4,7 +4,7 @@ use super::driver::{self, cuda_err, Function};
 use crate::disk_cache::{self, Kind};
 use crate::error::Error;
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -31,7 +31,8 @@ impl std::fmt::Display for DeviceInfo {
     }
 }
 
-static AVAILABLE: OnceLock<Result<DeviceInfo, String>> = OnceLock::new();
+/// The probe's answer per preferred device.
+static AVAILABLE: Mutex<BTreeMap<usize, Result<DeviceInfo, String>>> = Mutex::new(BTreeMap::new());
 
 /// The device a process asks for, modulo the device count (a distributed run's local rank).
 static PREFERRED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
@@ -44,12 +45,18 @@ pub fn prefer_device(index: usize) {
 
 /// Whether the CUDA backend can run here: the driver and NVRTC libraries load and a device is
 /// present. Never panics (cudarc panics on a missing library, so the libraries are probed first).
-/// The answer is computed once per process.
+/// The answer is computed once per process and preferred device.
 pub fn available() -> Result<DeviceInfo, String> {
-    AVAILABLE.get_or_init(probe).clone()
+    // Per preferred device: a rank that asks before it states its preference (`prefer_device`)
+    // must not keep device 0 for the rest of the process.
+    let preferred = PREFERRED.load(std::sync::atomic::Ordering::Relaxed);
+    let mut m = AVAILABLE.lock().unwrap_or_else(|e| e.into_inner());
+    m.entry(preferred)
+        .or_insert_with(|| probe(preferred))
+        .clone()
 }
 
-fn probe() -> Result<DeviceInfo, String> {
+fn probe(preferred: usize) -> Result<DeviceInfo, String> {
     driver::libraries_present()?;
     let r = std::panic::catch_unwind(|| -> Result<DeviceInfo, String> {
         driver::init()?;
@@ -58,7 +65,7 @@ fn probe() -> Result<DeviceInfo, String> {
         if count < 1 {
             return Err("no CUDA device found".into());
         }
-        let ordinal = PREFERRED.load(std::sync::atomic::Ordering::Relaxed) % count as usize;
+        let ordinal = preferred % count as usize;
         let ctx = context(ordinal).map_err(|e| e.to_string())?;
         Ok(DeviceInfo {
             ordinal,

@@ -54,6 +54,7 @@ pub(super) fn submit(
         recorded: vec![false; plan.ops.len()],
         counter: StepCounter::new(plan, on_progress),
         peers,
+        user_writes: vec![None; plan.streams.max(1)],
     };
     // SAFETY: raw driver calls on buffers we allocated with the sizes the plan gives; host
     // pointers are the caller's arrays (borrowed for the call) or our staging buffers;
@@ -112,6 +113,8 @@ struct Submit<'a, 'i> {
     counter: StepCounter,
     /// What carries the plan's halo exchanges, if it has any.
     peers: Option<&'a dyn Peers>,
+    /// Per stream, the last operation enqueued on it that wrote the user's arrays.
+    user_writes: Vec<Option<usize>>,
 }
 
 impl Submit<'_, '_> {
@@ -204,12 +207,41 @@ impl Submit<'_, '_> {
             }
         }
         driver::event_record(self.res.start(i), st)?;
+        let my_lane = lane(i);
+        self.order_bounced_read(i, my_lane)?;
         // From here on the operation may execute.
         tracker.started(plan, i);
         self.op(i, op, st)?;
         driver::event_record(self.res.end(i), st)?;
         self.recorded[i] = true;
+        if writes_user(&op.kind) {
+            self.user_writes[my_lane] = Some(i);
+        }
         Ok(())
+    }
+
+    /// A bounced upload's host copies run on the rings' own stream, which the waits above do
+    /// not order: they must follow whatever the operation waits for that wrote the user's
+    /// arrays, so the inbound stream waits for the operation's dependencies and for the last
+    /// write to user memory on its own stream (stream order counts as a dependency).
+    ///
+    /// # Safety
+    /// See [`submit`].
+    unsafe fn order_bounced_read(&self, i: usize, lane: usize) -> Result<(), Error> {
+        let op = &self.plan.ops[i];
+        let reads_user = matches!(
+            op.kind,
+            OpKind::HtoD {
+                from: HostSide::User,
+                ..
+            }
+        );
+        let Some(b) = self.res.bounce.as_ref().filter(|_| reads_user) else {
+            return Ok(());
+        };
+        let before = op.deps.iter().copied().chain(self.user_writes[lane]);
+        let events: Vec<_> = before.map(|d| self.res.end(d)).collect();
+        b.inbound_after(&events)
     }
 
     /// While the device works: reports progress as each watched kernel ends, and unregisters
@@ -667,6 +699,17 @@ impl Submit<'_, '_> {
             st,
         )
     }
+}
+
+/// Whether an operation writes the user's arrays.
+fn writes_user(kind: &OpKind) -> bool {
+    matches!(
+        kind,
+        OpKind::DtoH {
+            to: HostSide::User,
+            ..
+        } | OpKind::StageOut { .. }
+    )
 }
 
 /// Enqueues one segment of a transfer between `host` and `dev` on `st`: `row` host bytes per
