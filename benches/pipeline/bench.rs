@@ -102,7 +102,8 @@ impl Gpu {
         println!("kernel rates (slab): {}", shown.join(", "));
         let budget = gpu::budget().unwrap_or(0);
         let mut inputs = TuneInputs::new(*link, rates, budget);
-        inputs.rates.host_copy_rate = tune::measure_host_copy_rate(1 << 30);
+        inputs.rates.host_copy_rate =
+            tune::measure_host_copy_rate(1 << 30, pacc::runtime::memcopy::STAGE_PIECE);
         b.res.host_copy_gbps = inputs.rates.host_copy_rate / 1e9;
         println!(
             "host memcpy (parallel, 4 MiB pieces): {:.1} GB/s",

@@ -62,6 +62,8 @@ pub mod invocation;
 #[cfg(feature = "runtime")]
 pub mod march;
 #[cfg(feature = "runtime")]
+pub mod memcopy;
+#[cfg(feature = "runtime")]
 pub mod options;
 #[cfg(feature = "runtime")]
 pub mod pages;

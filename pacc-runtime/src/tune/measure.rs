@@ -6,30 +6,29 @@
 use super::model::LinkRates;
 use crate::program::{Bound, Program};
 
-/// Host memcpy rate in bytes per second, as the staged-copy executor copies (4 MiB pieces in
-/// parallel on rayon's pool): the best of 3 copies of `bytes` bytes between two fresh buffers.
-pub fn measure_host_copy_rate(bytes: usize) -> f64 {
-    use rayon::prelude::*;
-    const PIECE: usize = 4 << 20;
-    let bytes = bytes.max(PIECE);
+/// Host memcpy rate in bytes per second, as the staged-copy executor and the bounce rings copy
+/// (pieces of `piece` bytes in parallel on the same pool): the best of 3 copies of `bytes` bytes
+/// between two fresh buffers.
+pub fn measure_host_copy_rate(bytes: usize, piece: usize) -> f64 {
+    let bytes = bytes.max(4 * piece);
     let src = vec![1u8; bytes];
     let mut dst = vec![0u8; bytes];
     let mut best = f64::INFINITY;
     for _ in 0..3 {
         let t = std::time::Instant::now();
-        dst.par_chunks_mut(PIECE)
-            .zip(src.par_chunks(PIECE))
-            .for_each(|(d, s)| d.copy_from_slice(s));
+        // SAFETY: two live buffers of `bytes` bytes.
+        unsafe { crate::memcopy::copy(src.as_ptr(), dst.as_mut_ptr(), bytes, piece) };
         best = best.min(t.elapsed().as_secs_f64());
     }
     std::hint::black_box(&dst);
     bytes as f64 / best.max(1e-9)
 }
 
-/// This host's memcpy rate, measured once per process on 64 MiB ([`measure_host_copy_rate`]).
+/// This host's memcpy rate in the bounce rings' pieces, measured once per
+/// process on 64 MiB ([`measure_host_copy_rate`]).
 pub fn host_copy_rate() -> f64 {
     static RATE: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
-    *RATE.get_or_init(|| measure_host_copy_rate(64 << 20))
+    *RATE.get_or_init(|| measure_host_copy_rate(64 << 20, crate::memcopy::BOUNCE_PIECE))
 }
 
 /// The slab planes kernels reaching `halo` planes need for their rate: four reaches and

@@ -233,7 +233,8 @@ pub(crate) fn tuned_choice(
     t.scheme = base.scheme;
     if base.scheme.transfers().stages_through_pinned_buffers() {
         static HOST: OnceLock<f64> = OnceLock::new();
-        t.rates.host_copy_rate = *HOST.get_or_init(|| measure_host_copy_rate(256 << 20));
+        t.rates.host_copy_rate =
+            *HOST.get_or_init(|| measure_host_copy_rate(256 << 20, crate::memcopy::STAGE_PIECE));
     }
     t.chunks = fixed.chunks;
     t.block_steps = fixed.block_steps;

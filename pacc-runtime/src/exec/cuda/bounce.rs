@@ -22,8 +22,6 @@ use std::sync::Arc;
 pub(super) const SLOTS: usize = 4;
 /// Bytes of one slot: 0.6 ms of the H100's link, and 32 pieces for the host copy's threads.
 pub(super) const SLOT_BYTES: usize = 32 << 20;
-/// Host copy pieces (one per rayon task).
-const COPY_PIECE: usize = 1 << 20;
 
 /// One direction's ring.
 struct Lane {
@@ -115,7 +113,7 @@ impl Bounce {
             src,
             dst,
             len,
-            piece: COPY_PIECE,
+            piece: crate::memcopy::BOUNCE_PIECE,
         });
         let p = &*c as *const HostCopy as *mut c_void;
         self.copies.push(c);

@@ -84,42 +84,12 @@ pub(super) struct HostCopy {
     pub piece: usize,
 }
 
-/// The piece of a staged-copy scheme's host copies.
-pub(super) const STAGE_PIECE: usize = 4 << 20;
-
 /// The host function of a [`HostCopy`] (runs on the driver's thread; large copies in pieces on
-/// rayon's pool).
+/// `memcopy`'s pool).
 ///
 /// # Safety
 /// `user` must point at a live `HostCopy` whose ranges are valid and do not overlap.
 pub(super) unsafe extern "C" fn host_copy(user: *mut c_void) {
     let c = &*(user as *const HostCopy);
-    let piece = c.piece.max(1);
-    if c.len >= 4 * piece {
-        use rayon::prelude::*;
-        // A pool of its own: the caller's threads may fill rayon's global pool with calls
-        // waiting for this very run, and this function blocks the driver's thread.
-        static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
-        let pool = POOL.get_or_init(|| {
-            let n = std::thread::available_parallelism().map_or(4, |n| n.get().min(16));
-            rayon::ThreadPoolBuilder::new().num_threads(n).build().ok()
-        });
-        let (src, dst, len) = (c.src as usize, c.dst as usize, c.len);
-        let copy = || {
-            (0..len.div_ceil(piece)).into_par_iter().for_each(|i| {
-                let o = i * piece;
-                let n = piece.min(len - o);
-                // SAFETY: disjoint pieces of the two non-overlapping ranges given by the plan.
-                unsafe {
-                    std::ptr::copy_nonoverlapping((src + o) as *const u8, (dst + o) as *mut u8, n)
-                };
-            })
-        };
-        match pool {
-            Some(p) => p.install(copy),
-            None => copy(),
-        }
-    } else {
-        std::ptr::copy_nonoverlapping(c.src, c.dst, c.len);
-    }
+    crate::memcopy::copy(c.src, c.dst, c.len, c.piece);
 }
