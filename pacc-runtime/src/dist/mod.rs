@@ -13,6 +13,8 @@
 
 #[cfg(feature = "mpi")]
 mod arrays;
+#[cfg(all(feature = "mpi", feature = "cuda"))]
+mod beside;
 #[cfg(feature = "mpi")]
 mod checkpoint;
 #[cfg(feature = "mpi")]

@@ -119,6 +119,37 @@ impl NcclPeers {
         })
     }
 
+    /// Starts relaying host memory through this rank's GPU and returns without waiting
+    /// (`exec::cuda::Relay`).
+    ///
+    /// # Safety
+    /// As [`crate::exec::cuda::Relay::start`].
+    pub unsafe fn begin_host(
+        &self,
+        transfers: &[Transfer],
+    ) -> Result<crate::exec::cuda::Relay, Error> {
+        let exchange = |t: &[Transfer], st: *mut std::ffi::c_void| {
+            // SAFETY: the relay gives device pieces it owns, on its stream.
+            unsafe { self.exchange_device(t, st) }
+        };
+        let r =
+            crate::exec::cuda::Relay::start(transfers, crate::exec::cuda::RELAY_PIECE, &exchange);
+        if let Err(e) = &r {
+            self.fail(e);
+        }
+        r
+    }
+
+    /// Waits for a relay started by [`NcclPeers::begin_host`]; on a failure, tells the other
+    /// ranks (or learns theirs) and aborts, so that the relay's streams drain.
+    pub fn end_host(&self, relay: crate::exec::cuda::Relay) -> Result<(), Error> {
+        let r = relay.finish(&|| self.check());
+        if let Err(e) = &r {
+            self.fail(e);
+        }
+        r
+    }
+
     fn abort(&self) {
         if !self.aborted.replace(true) {
             // SAFETY: our communicator, not used again once aborted.
@@ -144,20 +175,8 @@ impl Peers for NcclPeers {
     /// Relayed through this rank's GPU (`exec::cuda::relay_host`): host to device, NCCL,
     /// device to host, in pieces that overlap.
     unsafe fn exchange_host(&self, transfers: &[Transfer]) -> Result<(), Error> {
-        let exchange = |t: &[Transfer], st: *mut std::ffi::c_void| {
-            // SAFETY: `relay_host` gives device pieces it owns, on its stream.
-            unsafe { self.exchange_device(t, st) }
-        };
-        let r = crate::exec::cuda::relay_host(
-            transfers,
-            crate::exec::cuda::RELAY_PIECE,
-            &exchange,
-            &|| self.check(),
-        );
-        if let Err(e) = &r {
-            self.fail(e);
-        }
-        r
+        let relay = self.begin_host(transfers)?;
+        self.end_host(relay)
     }
 
     unsafe fn exchange_device(

@@ -56,7 +56,8 @@ pub fn run(
     };
     let mpi_peers = MpiPeers { comm };
     let host: &dyn Peers = match (&peers, &relayed) {
-        (Some(p), _) | (None, Some(p)) => p.as_ref(),
+        (Some(p), _) => p.as_ref(),
+        (None, Some(r)) => r,
         (None, None) => &mpi_peers,
     };
     // Resume: the committed step of every rank's checkpoint, verified before anything loads.
@@ -90,6 +91,7 @@ pub fn run(
         opts,
         peers: peers.as_deref(),
         host,
+        relay: relayed.as_ref(),
         plans: Vec::new(),
         resets: inv.reset_values.clone(),
         t0: inv.t0,
@@ -134,8 +136,10 @@ struct State {
 /// Seconds this rank spent, for the report.
 #[derive(Default)]
 struct Times {
-    /// Host exchanges between segments.
+    /// Host exchanges between segments (the part before the block).
     host_exchange: f64,
+    /// Waiting after a block for the part of the host exchange that ran beside it.
+    beside: f64,
     /// Executor calls (pipeline, or resident stepping with its exchanges).
     compute: f64,
     /// Resident runs: the steps themselves, the exchanges' own time, and the kernel stream's
@@ -159,6 +163,10 @@ struct Segments<'a, 'c, 'h> {
     peers: Option<&'a (dyn Peers + 'c)>,
     /// What carries the host exchange between segments.
     host: &'a (dyn Peers + 'c),
+    /// The relay, when the host exchange goes through the GPUs: most of it then runs beside
+    /// the next block (`beside.rs`).
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    relay: Option<&'a Relayer>,
     /// Resident plans made so far, by their steps.
     plans: Vec<Plan>,
     resets: Vec<f64>,
@@ -166,7 +174,7 @@ struct Segments<'a, 'c, 'h> {
     steps: usize,
 }
 
-impl<'h> Segments<'_, '_, 'h> {
+impl<'a, 'h> Segments<'a, '_, 'h> {
     /// Steps of the segment that starts at `done`.
     fn len(&self, s: &Session, done: usize) -> usize {
         let left = self.steps - done;
@@ -213,11 +221,15 @@ impl<'h> Segments<'_, '_, 'h> {
             Some(_) => Some(agree(comm, self.resident_plan(me, len, inv))?),
             None => None,
         };
-        if st.done > 0 {
-            let t = Instant::now();
-            agree(comm, self.exchange_host())?;
-            st.times.host_exchange += t.elapsed().as_secs_f64();
-        }
+        let t = Instant::now();
+        let beside = match st.done > 0 {
+            true => {
+                let binding = checkpoint::binding_at(self.program, st.done);
+                agree(comm, self.exchange_host(&binding))?
+            }
+            false => None,
+        };
+        st.times.host_exchange += t.elapsed().as_secs_f64();
         let binding = checkpoint::binding_at(self.program, st.done);
         inv.arrays = binding.iter().map(|&p| self.user[p]).collect();
         inv.t0 = self.t0 + st.done as i64;
@@ -239,9 +251,14 @@ impl<'h> Segments<'_, '_, 'h> {
                 } else {
                     s.tail.as_ref().unwrap_or(&s.full)
                 };
-                execute(s.backend, self.lprog, plan, inv, self.opts)
+                let beside_peers = beside.as_ref().map(|b| b as &dyn Peers);
+                execute(s.backend, self.lprog, plan, inv, self.opts, beside_peers)
             }
         };
+        let waited = Instant::now();
+        let ended = beside.map_or(Ok(()), Beside::end);
+        st.times.beside += waited.elapsed().as_secs_f64();
+        let out = out.and_then(|o| ended.map(|_| o));
         let (partial, seg) = agree(comm, out)?;
         st.times.compute += t.elapsed().as_secs_f64();
         if resident.is_some() {
@@ -262,8 +279,10 @@ impl<'h> Segments<'_, '_, 'h> {
     }
 
     /// The halo planes of the arrays the run writes, between this rank's host arrays and its
-    /// neighbours'.
-    fn exchange_host(&self) -> Result<(), Error> {
+    /// neighbours'. When they are relayed through the GPUs, only the half the block needs at
+    /// once is exchanged here; the other half is returned under way (`beside.rs`), the block
+    /// binding the arrays as `binding` says.
+    fn exchange_host(&self, binding: &[usize]) -> Result<Option<Beside<'a>>, Error> {
         let arrays = super::slab::exchanged(self.program);
         let links = super::slab::links(self.slabs, self.me);
         let at = |a: usize, plane: usize| {
@@ -271,10 +290,26 @@ impl<'h> Segments<'_, '_, 'h> {
             let pb = h.bytes() / h.shape()[0].max(1);
             (h.ptr as u64 + (plane * pb) as u64, pb)
         };
+        #[cfg(feature = "cuda")]
+        if let Some(r) = self.relay {
+            // Each array as the block's run indexes it.
+            let run: Vec<(usize, u64, usize)> = (arrays.iter())
+                .filter_map(|&p| {
+                    let i = binding.iter().position(|&b| b == p)?;
+                    let (base, pb) = at(p, 0);
+                    Some((i, base, pb))
+                })
+                .collect();
+            let h = super::beside::halves(self.me, &links, &run);
+            // SAFETY: the halo planes received and the owned planes sent are disjoint ranges
+            // of the rank's arrays, borrowed for the call; the block's run honours the gates.
+            return unsafe { super::beside::Beside::start(r, &h, self.me) }.map(Some);
+        }
+        let _ = binding;
         let transfers = crate::exec::halo_transfers(&arrays, &links, at);
         // SAFETY: the halo planes received and the owned planes sent are disjoint ranges of
         // the rank's arrays, borrowed for the call, which nothing else touches meanwhile.
-        unsafe { self.host.exchange_host(&transfers) }
+        unsafe { self.host.exchange_host(&transfers) }.map(|_| None)
     }
 
     /// Writes a checkpoint when one is due after the segment that just ended.
@@ -319,6 +354,7 @@ fn rank_notes(
         t.exchange,
         t.exposed,
         t.stepping,
+        t.beside,
     ];
     for (r, f) in comm::gather(comm, &mine).iter().enumerate() {
         report.adjustments.push(if resident {
@@ -331,8 +367,19 @@ fn rank_notes(
         } else {
             format!(
                 "rank {r}: {} planes, {:.3} s wall, {:.3} s pipeline, {:.3} s halo exchange \
-                 ({host})",
-                f[0], f[1], f[2], f[3]
+                 ({host}){}",
+                f[0],
+                f[1],
+                f[2],
+                f[3],
+                match f[7] > 0.0 {
+                    true => format!(
+                        "; the pipeline includes {:.3} s waiting for the part of the exchanges \
+                         that ran beside the blocks",
+                        f[7]
+                    ),
+                    false => String::new(),
+                }
             )
         });
     }
@@ -340,14 +387,11 @@ fn rank_notes(
 
 /// NCCL for the host exchange between blocks, relayed through this rank's GPU (the ranks
 /// agreed on it in `dist::slab`); when it cannot start on some rank, host MPI, with a note.
-fn relay<'c>(
-    comm: &'c Communicator,
-    report: &mut Report,
-) -> Result<Option<Box<dyn Peers + 'c>>, Error> {
+fn relay(comm: &Communicator, report: &mut Report) -> Result<Option<Relayer>, Error> {
     #[cfg(feature = "cuda")]
     {
         match agree(comm, super::nccl::NcclPeers::new(comm)) {
-            Ok(p) => return Ok(Some(Box::new(p))),
+            Ok(p) => return Ok(Some(p)),
             Err(e) => report.adjustments.push(format!(
                 "NCCL could not start ({e}); halos between blocks through host MPI"
             )),
@@ -356,6 +400,52 @@ fn relay<'c>(
     #[cfg(not(feature = "cuda"))]
     let _ = (comm, report);
     Ok(None)
+}
+
+/// What relays the host exchange through the GPUs, and its half running beside a block.
+#[cfg(feature = "cuda")]
+type Relayer = super::nccl::NcclPeers;
+#[cfg(feature = "cuda")]
+use super::beside::Beside;
+/// (Nothing without CUDA: `dist::slab` never asks for a relay there.)
+#[cfg(not(feature = "cuda"))]
+type Relayer = MpiPeers<'static>;
+#[cfg(not(feature = "cuda"))]
+enum Beside<'a> {
+    #[allow(dead_code)]
+    Never(std::convert::Infallible, std::marker::PhantomData<&'a ()>),
+}
+
+#[cfg(not(feature = "cuda"))]
+impl Beside<'_> {
+    fn end(self) -> Result<(), Error> {
+        match self {
+            Beside::Never(n, _) => match n {},
+        }
+    }
+}
+
+#[cfg(not(feature = "cuda"))]
+impl Peers for Beside<'_> {
+    fn carrier(&self) -> &'static str {
+        match *self {
+            Beside::Never(n, _) => match n {},
+        }
+    }
+    unsafe fn exchange_host(&self, _: &[crate::exec::Transfer]) -> Result<(), Error> {
+        match *self {
+            Beside::Never(n, _) => match n {},
+        }
+    }
+    unsafe fn exchange_device(
+        &self,
+        _: &[crate::exec::Transfer],
+        _: *mut std::ffi::c_void,
+    ) -> Result<(), Error> {
+        match *self {
+            Beside::Never(n, _) => match n {},
+        }
+    }
 }
 
 /// What carries a resident run's exchanges: MPI for the CPU backend's buffers, NCCL on the
@@ -624,7 +714,10 @@ fn execute(
     plan: &Plan,
     inv: &Invocation<'_>,
     opts: &Options,
+    peers: Option<&dyn Peers>,
 ) -> Result<(Vec<f64>, Report), Error> {
-    let out = backend.executor().execute(program, plan, inv, opts)?;
+    let out = backend
+        .executor()
+        .execute_with(program, plan, inv, opts, peers)?;
     Ok((out.reductions, out.report))
 }

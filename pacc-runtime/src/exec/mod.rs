@@ -15,7 +15,7 @@ pub use crate::frame::{
     reduction_identity, BufView, CpuKernelFn, CpuKernels, CpuPointFn, Grid, GridElem, KernelFrame,
 };
 pub(crate) use peers::transfers as halo_transfers;
-pub use peers::{Peers, Transfer};
+pub use peers::{Gate, Peers, Transfer};
 pub use tracker::{writes_user_array, Tracker};
 
 use crate::error::Result;

@@ -17,6 +17,17 @@ pub struct Transfer {
     pub recv_bytes: usize,
 }
 
+/// Planes of a user's array that a run may not touch (or, with `writes_only`, not write)
+/// before `event` (a `CUevent` of the run's device) completes: a halo exchange running beside
+/// the run still reads or fills them. Only the CUDA executor takes gates.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Gate {
+    pub array: usize,
+    pub planes: std::ops::Range<usize>,
+    pub event: u64,
+    pub writes_only: bool,
+}
+
 /// Moves halo planes between this rank and its neighbours. Every rank issues its exchanges in
 /// the same order (the plans of one run have them at the same steps), and each call pairs with
 /// the neighbours' calls of the same position.
@@ -42,6 +53,11 @@ pub trait Peers {
         transfers: &[Transfer],
         stream: *mut std::ffi::c_void,
     ) -> Result<(), Error>;
+
+    /// Host planes the run must wait for (an exchange running beside it).
+    fn gates(&self) -> Vec<Gate> {
+        Vec::new()
+    }
 
     /// Called while the executor waits for the device: an error when another rank has failed
     /// (its exchanges will never come). The executor then calls [`Peers::fail`].

@@ -11,7 +11,7 @@ use super::prepare::{Compiled, Resources};
 use super::rows::Segment;
 use super::stream::{host_copy, HostCopy};
 use crate::error::Error;
-use crate::exec::{Peers, Tracker};
+use crate::exec::{Gate, Peers, Tracker};
 use crate::fault::{self, Site};
 use crate::invocation::Invocation;
 use crate::memcopy::STAGE_PIECE;
@@ -56,6 +56,7 @@ pub(super) fn submit(
         counter: StepCounter::new(plan, on_progress),
         peers,
         user_writes: vec![None; plan.streams.max(1)],
+        gates: peers.map(|p| p.gates()).unwrap_or_default(),
     };
     // SAFETY: raw driver calls on buffers we allocated with the sizes the plan gives; host
     // pointers are the caller's arrays (borrowed for the call) or our staging buffers;
@@ -116,6 +117,8 @@ struct Submit<'a, 'i> {
     peers: Option<&'a dyn Peers>,
     /// Per stream, the last operation enqueued on it that wrote the user's arrays.
     user_writes: Vec<Option<usize>>,
+    /// Host planes an exchange beside the run still reads or fills.
+    gates: Vec<Gate>,
 }
 
 impl Submit<'_, '_> {
@@ -207,6 +210,9 @@ impl Submit<'_, '_> {
                 driver::stream_wait(st, self.res.end(d))?;
             }
         }
+        for e in self.gate_events(op) {
+            driver::stream_wait(st, e)?;
+        }
         driver::event_record(self.res.start(i), st)?;
         let my_lane = lane(i);
         self.order_bounced_read(i, my_lane)?;
@@ -241,8 +247,40 @@ impl Submit<'_, '_> {
             return Ok(());
         };
         let before = op.deps.iter().copied().chain(self.user_writes[lane]);
-        let events: Vec<_> = before.map(|d| self.res.end(d)).collect();
+        let mut events: Vec<_> = before.map(|d| self.res.end(d)).collect();
+        events.extend(self.gate_events(op));
         b.inbound_after(&events)
+    }
+
+    /// The events of the gates (`exec::Gate`) operation `op` must wait for: those on the
+    /// user's planes it reads or writes.
+    fn gate_events(&self, op: &Op) -> Vec<driver::Event> {
+        let (array, planes, writes) = match op.kind {
+            OpKind::HtoD {
+                array,
+                ref planes,
+                from: HostSide::User,
+                ..
+            }
+            | OpKind::StageIn {
+                array, ref planes, ..
+            } => (array, planes, false),
+            OpKind::DtoH {
+                array,
+                ref planes,
+                to: HostSide::User,
+                ..
+            }
+            | OpKind::StageOut {
+                array, ref planes, ..
+            } => (array, planes, true),
+            _ => return Vec::new(),
+        };
+        (self.gates.iter())
+            .filter(|g| g.array == array && (writes || !g.writes_only))
+            .filter(|g| g.planes.start < planes.end && planes.start < g.planes.end)
+            .map(|g| g.event as driver::Event)
+            .collect()
     }
 
     /// While the device works: reports progress as each watched kernel ends, and unregisters
