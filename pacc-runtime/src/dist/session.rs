@@ -390,8 +390,12 @@ fn rank_notes(
 fn relay(comm: &Communicator, report: &mut Report) -> Result<Option<Relayer>, Error> {
     #[cfg(feature = "cuda")]
     {
+        let t = Instant::now();
         match agree(comm, super::nccl::NcclPeers::new(comm)) {
-            Ok(p) => return Ok(Some(p)),
+            Ok(p) => {
+                report.adjustments.push(nccl_started(t));
+                return Ok(Some(p));
+            }
             Err(e) => report.adjustments.push(format!(
                 "NCCL could not start ({e}); halos between blocks through host MPI"
             )),
@@ -400,6 +404,15 @@ fn relay(comm: &Communicator, report: &mut Report) -> Result<Option<Relayer>, Er
     #[cfg(not(feature = "cuda"))]
     let _ = (comm, report);
     Ok(None)
+}
+
+/// The report's line on starting NCCL (the library, the communicator, the first round).
+#[cfg(feature = "cuda")]
+fn nccl_started(t: Instant) -> String {
+    format!(
+        "NCCL started in {:.3} s (library, communicator, first exchange)",
+        t.elapsed().as_secs_f64()
+    )
 }
 
 /// What relays the host exchange through the GPUs, and its half running beside a block.
@@ -461,9 +474,13 @@ fn carrier<'c>(
         Backend::Cpu(_) => Ok(Some(Box::new(MpiPeers { comm }))),
         #[cfg(feature = "cuda")]
         Backend::Cuda => {
+            let t = Instant::now();
             let started = super::nccl::NcclPeers::new(comm);
             match agree(comm, started) {
-                Ok(p) => Ok(Some(Box::new(p))),
+                Ok(p) => {
+                    report.adjustments.push(nccl_started(t));
+                    Ok(Some(Box::new(p)))
+                }
                 Err(e) if opts.halo == crate::options::HaloMode::Device => Err(e),
                 Err(e) => {
                     report.adjustments.push(format!(
