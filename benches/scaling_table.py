@@ -9,7 +9,7 @@ import re
 import sys
 
 RANK = re.compile(
-    r"rank (\d+): .*?([\d.]+) s wall, (?:([\d.]+) s on the device .*?([\d.]+) s stepping on "
+    r"rank (\d+): .*?([\d.]+) s wall(?: \([\d.]+ s before the first block\))?, (?:([\d.]+) s on the device .*?([\d.]+) s stepping on "
     r"the device, ([\d.]+) s of halo exchanges of which ([\d.]+) s not hidden|([\d.]+) s "
     r"pipeline, ([\d.]+) s halo exchange)"
 )

@@ -102,6 +102,7 @@ pub fn run(
         .iter()
         .map(|r| reduction_identity(lprog.reductions[r.reduction].op))
         .collect();
+    state.times.setup = start.elapsed().as_secs_f64();
     while state.done < seg.steps {
         seg.next(&mut s, &mut inv, &mut state)?;
     }
@@ -142,6 +143,8 @@ struct Times {
     beside: f64,
     /// Executor calls (pipeline, or resident stepping with its exchanges).
     compute: f64,
+    /// From the call to the first block: checks, set-up, page-locking, NCCL.
+    setup: f64,
     /// Resident runs: the steps themselves, the exchanges' own time, and the kernel stream's
     /// idle time.
     stepping: f64,
@@ -355,6 +358,7 @@ fn rank_notes(
         t.exposed,
         t.stepping,
         t.beside,
+        t.setup,
     ];
     for (r, f) in comm::gather(comm, &mine).iter().enumerate() {
         report.adjustments.push(if resident {
@@ -366,10 +370,11 @@ fn rank_notes(
             )
         } else {
             format!(
-                "rank {r}: {} planes, {:.3} s wall, {:.3} s pipeline, {:.3} s halo exchange \
-                 ({host}){}",
+                "rank {r}: {} planes, {:.3} s wall ({:.3} s before the first block), {:.3} s \
+                 pipeline, {:.3} s halo exchange ({host}){}",
                 f[0],
                 f[1],
+                f[8],
                 f[2],
                 f[3],
                 match f[7] > 0.0 {
