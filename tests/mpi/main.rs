@@ -208,6 +208,19 @@ fn run_launch(exe: &PathBuf, l: &Launch) -> bool {
         .stderr(Stdio::piped())
         .spawn()
         .expect("starting mpirun");
+    // Read both pipes while the launch runs: a child writing more than a pipe holds would
+    // otherwise block forever and look like a hang.
+    let drain = |r: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut v = Vec::new();
+            if let Some(mut r) = r {
+                let _ = r.read_to_end(&mut v);
+            }
+            v
+        })
+    };
+    let stdout = drain(child.stdout.take().map(|p| Box::new(p) as _));
+    let stderr = drain(child.stderr.take().map(|p| Box::new(p) as _));
     let start = Instant::now();
     let status = loop {
         if let Some(s) = child.try_wait().expect("waiting for mpirun") {
@@ -219,11 +232,12 @@ fn run_launch(exe: &PathBuf, l: &Launch) -> bool {
         }
         std::thread::sleep(Duration::from_millis(50));
     };
-    let out = child.wait_with_output().expect("mpirun's output");
+    let _ = child.wait();
+    let (out, err) = (stdout.join(), stderr.join());
     let text = format!(
         "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+        String::from_utf8_lossy(&out.unwrap_or_default()),
+        String::from_utf8_lossy(&err.unwrap_or_default())
     );
     let ok = match status {
         None => {
