@@ -14,6 +14,7 @@ mod tracker;
 pub use crate::frame::{
     reduction_identity, BufView, CpuKernelFn, CpuKernels, CpuPointFn, Grid, GridElem, KernelFrame,
 };
+#[cfg(feature = "mpi")]
 pub(crate) use peers::transfers as halo_transfers;
 pub use peers::{Gate, Peers, Transfer};
 pub use tracker::{writes_user_array, Tracker};
