@@ -12,6 +12,7 @@ mod gpu;
 
 use common::fused::{self, Combo, Shapes, Suite, Target};
 use pacc::runtime::{BackendChoice, Scheme};
+use pacc_translate::codegen::fuse::FUSE_STEPS;
 
 /// In core, region sharing, the wavefront; and chunks of one or two planes, thinner than what
 /// one launch reads beyond its output planes (a block of one launch and of two), with region
@@ -20,13 +21,13 @@ fn suite() -> Suite {
     gpu::device();
     let cuda = BackendChoice::Cuda;
     let mut combos = Vec::new();
-    for s in [2, 3] {
+    for s in FUSE_STEPS {
         combos.push(Combo::new(cuda, 1, 12, Scheme::RegionSharing, s));
         combos.push(Combo::new(cuda, 3, 6, Scheme::RegionSharing, s));
         combos.push(Combo::new(cuda, 3, 6, Scheme::Wavefront, s));
     }
     let mut thin = Vec::new();
-    for s in [2, 3] {
+    for s in FUSE_STEPS {
         for scheme in [Scheme::RegionSharing, Scheme::Wavefront] {
             thin.push(Combo::new(cuda, 30, s, scheme, s));
             thin.push(Combo::new(cuda, 30, 2 * s, scheme, s));

@@ -14,6 +14,7 @@ use common::{asym3d, differing, field3, rot3};
 use ndarray::{Array2, Array3};
 use pacc::models::laplace2d;
 use pacc::{BackendChoice, Error, Options, Scheme};
+use pacc_translate::codegen::fuse::FUSE_STEPS;
 
 /// The CPU backend and the shuffled executor: every scheme, several chunk counts and blocking
 /// depths; chunks of one or two planes, fewer than a fused launch reads beyond its output planes
@@ -25,7 +26,7 @@ fn suite() -> Suite {
     let mut combos = Vec::new();
     for scheme in [Scheme::RegionSharing, Scheme::Wavefront, Scheme::DirectMap] {
         for (d, k) in [(1, 12), (3, 4), (4, 6)] {
-            for s in [2, 3] {
+            for s in FUSE_STEPS {
                 combos.push(Combo::new(cpu, d, k, scheme, s));
             }
         }
@@ -45,7 +46,7 @@ fn suite() -> Suite {
         3,
     ));
     let mut thin = Vec::new();
-    for s in [2, 3] {
+    for s in FUSE_STEPS {
         for scheme in [Scheme::RegionSharing, Scheme::Wavefront] {
             thin.push(Combo::new(cpu, 30, s, scheme, s));
             thin.push(Combo::new(cpu, 30, 2 * s, scheme, s));
@@ -194,7 +195,7 @@ fn a_program_reading_a_point_it_wrote_has_no_fused_form_and_says_why() {
     let why = "reads an array at its point after writing it";
     let n = (13, 11, 17);
     let c: Array3<f32> = field3(n, 0.5);
-    for s in [2, 3] {
+    for s in FUSE_STEPS {
         let e = asym3d::program().fusion.get(s).unwrap_err();
         assert!(e.contains(why), "{e}");
         assert!(!asym3d::CUDA_SOURCE.contains(&format!("pacc_asym3d_f{s}")));

@@ -72,9 +72,8 @@ pub struct Args {
     /// keeps the host's rows, to show what padding does.
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     pub pad_rows: bool,
-    /// Steps per kernel launch in every GPU configuration: the translator's fused kernel
-    /// (`Options::fuse`; 2 or 3; the steps must be a multiple); 1 is the single-step kernels.
-    #[arg(long, default_value_t = 1)]
+    // Help from `fuse_help` (the step counts the translator fuses).
+    #[arg(long, default_value_t = 1, help = fuse_help())]
     pub fuse: usize,
     /// Compare the final arrays of every configuration (re-initialising before each); default
     /// on for sizes under 20 GB of arrays.
@@ -128,4 +127,13 @@ impl Args {
             .parse()
             .map_err(|e| format!("--kernel-form: {e}"))
     }
+}
+
+/// `--fuse`'s help, with the step counts the translator fuses.
+fn fuse_help() -> String {
+    format!(
+        "Steps per kernel launch in every GPU configuration: the translator's fused kernel \
+         (`Options::fuse`; {}; the steps must be a multiple); 1 is the single-step kernels",
+        pacc_translate::codegen::fuse::fuse_steps_text()
+    )
 }

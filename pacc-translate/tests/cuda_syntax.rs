@@ -1,6 +1,8 @@
 //! The generated CUDA C parses as C++ (with a shim for the CUDA built-ins): catches syntax
 //! slips without a CUDA toolkit. Skipped, saying why, when `g++` is absent.
 
+use pacc_translate::codegen::fuse::FUSE_STEPS;
+
 mod programs;
 mod shim;
 
@@ -67,7 +69,7 @@ fn fused_forms_compile_at_their_default_block() {
         ("himeno", programs::himeno()),
     ] {
         for e in pacc_translate::expand_file(src, None).unwrap() {
-            for s in [2, 3] {
+            for s in FUSE_STEPS {
                 let marker = format!("_f{s}(");
                 if !e.cuda.contains(&marker) {
                     continue;
@@ -113,7 +115,7 @@ fn generated_cuda_parses() {
                 );
             }
             // The fused forms, compiled only when asked for (blocks wide enough for 3 steps).
-            for s in [2, 3] {
+            for s in FUSE_STEPS {
                 assert!(
                     e.cuda.contains(&format!("_f{s}(")),
                     "{name}: no fused form of {s} steps"

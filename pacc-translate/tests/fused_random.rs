@@ -19,6 +19,7 @@ mod shim;
 use pacc_runtime::program::{
     Bound, Launch, Program, ReduceEvent, ReduceOp, ScalarType, Stage, PLAIN_SUFFIX,
 };
+use pacc_translate::codegen::fuse::FUSE_STEPS;
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
@@ -430,7 +431,7 @@ fn jobs(case: &Case, rng: &mut TestRng, label: &str) -> (Vec<Job>, Unrun) {
     let p = &case.program;
     let mut out = Vec::new();
     let mut unrun = Unrun::default();
-    for s in [2, 3] {
+    for s in FUSE_STEPS {
         let Ok(decl) = p.fusion.get(s) else {
             let why = (p.fusion.refused.iter()).find(|(k, _)| *k == s);
             assert!(
@@ -825,7 +826,7 @@ fn regenerate_gpu_cases() {
         if !(2..=3).contains(&case.program.ndim) || !src.contains("fn f(") {
             continue;
         }
-        let Some(s) = [2, 3]
+        let Some(s) = FUSE_STEPS
             .into_iter()
             .find(|&s| case.program.fusion.get(s).is_ok())
         else {

@@ -10,6 +10,7 @@
 use clap::{Args, Parser, Subcommand};
 use pacc_runtime::config;
 use pacc_runtime::plan::{self, PlanOptions, Scheme};
+use pacc_translate::codegen::fuse::fuse_steps_text;
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -58,6 +59,16 @@ fn scheme_help() -> String {
     Scheme::names_where(|_| true)
 }
 
+/// `--fuse`'s help.
+fn fuse_help() -> String {
+    format!(
+        "Time steps per launch of the translator's fused kernel ({}), as `PACC_FUSE` runs them: \
+         the plan counts groups of S steps; the steps must be a multiple of S (unset or 1: the \
+         single-step kernels)",
+        fuse_steps_text()
+    )
+}
+
 /// `--buffer-sets`' help, with each scheme's default.
 fn buffer_sets_help() -> String {
     format!(
@@ -102,10 +113,8 @@ struct PlanArgs {
     /// of keeping them in the read-only ring (as `PACC_RING=0` does for a run).
     #[arg(long)]
     no_ring: bool,
-    /// Time steps per launch of the translator's fused kernel (2 or 3), as `PACC_FUSE` runs
-    /// them: the plan counts groups of S steps; the steps must be a multiple of S (unset or 1:
-    /// the single-step kernels).
-    #[arg(long, value_name = "S")]
+    // Help from `fuse_help` (the step counts the translator fuses).
+    #[arg(long, value_name = "S", help = fuse_help())]
     fuse: Option<usize>,
     /// Print the plan as JSON (every operation) instead of the summary.
     #[arg(long)]

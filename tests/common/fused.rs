@@ -6,6 +6,7 @@ use super::{asym3d, diag3d, differing, field3, fused_reach, kick3d, noise, rot3,
 use ndarray::{Array2, Array3};
 use pacc::models::{acoustic, himeno, laplace2d};
 use pacc::runtime::{BackendChoice, Error, Options, Report, Scheme};
+use pacc_translate::codegen::fuse::FUSE_STEPS;
 
 /// Which backend a suite runs, and so how its report shows a fused run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -264,7 +265,7 @@ pub fn asymmetric_reaches_and_sums(suite: &Suite) {
         }
     }
     let (mut a, mut b) = (field3::<f32>(n, 0.0), Array3::<f32>::zeros(n));
-    for s in [2, 3] {
+    for s in FUSE_STEPS {
         let o = Combo::new(suite.backend, 3, 6, Scheme::RegionSharing, s);
         match asym3d::run(&mut a, &mut b, &c, 6, &o.options()) {
             Err(
@@ -352,7 +353,7 @@ pub fn any_number_of_groups(suite: &Suite) {
         ((y * 5 + x * 11) % 23) as f32 * 0.05
     });
     let c: Array3<f32> = field3(n, 0.5);
-    for s in [2, 3] {
+    for s in FUSE_STEPS {
         for groups in 1..=5 {
             let steps = s * groups;
             let (mut ra, mut rb) = (init.clone(), Array2::<f32>::zeros(init.dim()));

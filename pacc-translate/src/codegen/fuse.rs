@@ -20,6 +20,12 @@ use std::fmt::Write;
 /// The step counts the translator fuses (a kernel each, where the step body allows it).
 pub const FUSE_STEPS: [usize; 2] = [2, 3];
 
+/// [`FUSE_STEPS`] as a sentence lists them ("2 or 3"), for help texts and messages.
+pub fn fuse_steps_text() -> String {
+    let v: Vec<String> = FUSE_STEPS.iter().map(|s| s.to_string()).collect();
+    v.join(" or ")
+}
+
 /// Thread blocks a fused kernel may take, by preference: up to 512 threads first (blocks of
 /// 1024 spilled Himeno's fused kernel on the H100 at 64 registers a thread), wider ones only
 /// where a window leaves no smaller block an output tile.
