@@ -32,8 +32,9 @@
 use crate::error::{CheckpointError, CheckpointRef, Error};
 use crate::fault::{self, Site};
 use crate::invocation::{HostArray, Invocation};
+use crate::npy::{self, parse_npy_header};
 use crate::options::{Checkpointing, Resume};
-use crate::program::{Elem, Program};
+use crate::program::Program;
 use serde::{Deserialize, Serialize};
 use std::fs::{self, File};
 use std::io::{Read, Write};
@@ -290,7 +291,8 @@ fn write_into(
             let path = tmp.join(&file);
             // SAFETY: see `host_bytes`.
             let (bytes, crc) =
-                write_npy(&path, h, unsafe { host_bytes(h) }).map_err(|e| io_err(&path, e))?;
+                npy::write(&path, h.elem, h.shape(), unsafe { host_bytes(h) }, PIECE)
+                    .map_err(|e| io_err(&path, e))?;
             SavedArray {
                 name: decl.name.clone(),
                 elem: decl.elem.rust_name().into(),
@@ -357,128 +359,6 @@ fn write_synced(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     let mut f = File::create(path).map_err(|e| io_err(path, e))?;
     f.write_all(bytes).map_err(|e| io_err(path, e))?;
     f.sync_all().map_err(|e| io_err(path, e))
-}
-
-fn descr(elem: Elem) -> &'static str {
-    match (elem, cfg!(target_endian = "little")) {
-        (Elem::F32, true) => "<f4",
-        (Elem::F64, true) => "<f8",
-        (Elem::F32, false) => ">f4",
-        (Elem::F64, false) => ">f8",
-    }
-}
-
-/// The `.npy` (format 1.0) header of an array: magic, version, header length, the header dict
-/// padded with spaces to a multiple of 64 bytes and ending in a newline.
-pub fn npy_header(elem: Elem, shape: &[usize]) -> Vec<u8> {
-    let dims = match shape {
-        [n] => format!("({n},)"),
-        s => format!(
-            "({})",
-            s.iter()
-                .map(|n| n.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    };
-    let mut dict = format!(
-        "{{'descr': '{}', 'fortran_order': False, 'shape': {dims}, }}",
-        descr(elem)
-    );
-    let unpadded = 10 + dict.len() + 1;
-    dict.push_str(&" ".repeat(unpadded.next_multiple_of(64) - unpadded));
-    dict.push('\n');
-    let mut h = Vec::with_capacity(10 + dict.len());
-    h.extend_from_slice(b"\x93NUMPY\x01\x00");
-    h.extend_from_slice(&(dict.len() as u16).to_le_bytes());
-    h.extend_from_slice(dict.as_bytes());
-    h
-}
-
-/// Writes `data` as a `.npy` file, fsynced; returns its size and CRC-32.
-fn write_npy(path: &Path, h: &HostArray, data: &[u8]) -> std::io::Result<(u64, u32)> {
-    let header = npy_header(h.elem, h.shape());
-    let mut f = File::create(path)?;
-    let mut crc = crc32fast::Hasher::new();
-    f.write_all(&header)?;
-    crc.update(&header);
-    for piece in data.chunks(PIECE) {
-        f.write_all(piece)?;
-        crc.update(piece);
-    }
-    f.sync_all()?;
-    Ok(((header.len() + data.len()) as u64, crc.finalize()))
-}
-
-/// What a `.npy` header says.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NpyHeader {
-    pub descr: String,
-    pub fortran_order: bool,
-    pub shape: Vec<usize>,
-    /// Offset of the data in the file.
-    pub data_offset: usize,
-}
-
-/// Parses the header of a `.npy` file (versions 1.0 to 3.0) from its first bytes.
-pub fn parse_npy_header(bytes: &[u8]) -> Result<NpyHeader, String> {
-    if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
-        return Err("not a .npy file (bad magic)".into());
-    }
-    let (len, start) = match bytes[6] {
-        1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
-        2 | 3 if bytes.len() >= 12 => (
-            u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
-            12,
-        ),
-        v => return Err(format!("unsupported .npy version {v}")),
-    };
-    let text = bytes
-        .get(start..start + len)
-        .ok_or("the .npy header is truncated")?;
-    let text = std::str::from_utf8(text).map_err(|_| "the .npy header is not text")?;
-    let value_after = |key: &str| -> Result<&str, String> {
-        let k = format!("'{key}':");
-        let i = text
-            .find(&k)
-            .ok_or_else(|| format!("the .npy header has no '{key}'"))?;
-        Ok(text[i + k.len()..].trim_start())
-    };
-    let d = value_after("descr")?;
-    let descr = d
-        .strip_prefix('\'')
-        .and_then(|r| r.split_once('\''))
-        .map(|(v, _)| v.to_string())
-        .ok_or("bad 'descr' in the .npy header")?;
-    let f = value_after("fortran_order")?;
-    let fortran_order = if f.starts_with("False") {
-        false
-    } else if f.starts_with("True") {
-        true
-    } else {
-        return Err("bad 'fortran_order' in the .npy header".into());
-    };
-    let s = value_after("shape")?;
-    let inner = s
-        .strip_prefix('(')
-        .and_then(|r| r.split_once(')'))
-        .map(|(v, _)| v)
-        .ok_or("bad 'shape' in the .npy header")?;
-    let shape = inner
-        .split(',')
-        .map(str::trim)
-        .filter(|t| !t.is_empty())
-        .map(|t| {
-            t.parse::<usize>()
-                .map_err(|_| format!("bad shape entry `{t}`"))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(NpyHeader {
-        descr,
-        fortran_order,
-        shape,
-        data_offset: start + len,
-    })
 }
 
 /// A checkpoint found, checked against the call and verified; nothing loaded yet.
@@ -816,7 +696,7 @@ fn open_npy(path: &Path, h: &HostArray, a: &SavedArray) -> Result<(File, Vec<u8>
             .map_err(|e| read_err(path, e))?;
     }
     let hdr = parse_npy_header(&head).map_err(|r| corrupt(path, r))?;
-    if hdr.descr != descr(h.elem) || hdr.fortran_order || hdr.shape != h.shape() {
+    if hdr.descr != npy::descr(h.elem) || hdr.fortran_order || hdr.shape != h.shape() {
         return Err(corrupt(
             path,
             format!(
@@ -828,7 +708,7 @@ fn open_npy(path: &Path, h: &HostArray, a: &SavedArray) -> Result<(File, Vec<u8>
                 } else {
                     ""
                 },
-                descr(h.elem),
+                npy::descr(h.elem),
                 h.shape()
             ),
         ));

@@ -64,6 +64,8 @@ pub mod march;
 #[cfg(feature = "runtime")]
 pub mod memcopy;
 #[cfg(feature = "runtime")]
+pub mod npy;
+#[cfg(feature = "runtime")]
 pub mod options;
 #[cfg(feature = "runtime")]
 pub mod pages;

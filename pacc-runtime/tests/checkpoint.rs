@@ -5,8 +5,9 @@
 mod common;
 mod util;
 
-use pacc_runtime::checkpoint::{binding_at, parse_npy_header, State, LATEST};
+use pacc_runtime::checkpoint::{binding_at, State, LATEST};
 use pacc_runtime::fault::{self, Site};
+use pacc_runtime::npy::parse_npy_header;
 use pacc_runtime::plan::Scheme;
 use pacc_runtime::{BackendChoice, CheckpointError, Error, Options};
 use std::path::{Path, PathBuf};
