@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the probe from the committed generated sources (tests/snapshots) and runs it.
-# Usage (on the GPU machine, from the repository root): bash benches/results/2026-11-26-h100-fusion/probe/build-and-run.sh OUTDIR [STEPS] [p512 p820 s1000 ...]
+# Usage (on the GPU machine, from the repository root): bash benches/probes/2026-11-26-fusion/probe/build-and-run.sh OUTDIR [STEPS] [p512 p820 s1000 ...]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:-/tmp/probe}; shift || true
