@@ -381,6 +381,20 @@ fn plan_shows_launches_per_block_plain_and_fused() {
     );
     assert!(fused.contains("2 time steps per launch"), "{fused}");
     assert!(fused.contains("race check: passed"), "{fused}");
+    // The same serial loop as the plain plan (in time steps, not launches), and the output
+    // buffers, which never cross the link, have no row in the link table.
+    let serial = |out: &str| -> Option<u64> {
+        let line = out.lines().find(|l| l.starts_with("kernel points:"))?;
+        let (_, rest) = line.split_once(", ")?;
+        rest.split_once(" in the serial loop")?.0.parse().ok()
+    };
+    // Two nests (the update and the copy back) over the 62 x 62 x 94 interior, 8 steps.
+    assert_eq!(serial(&plain), Some(8 * 2 * 62 * 62 * 94), "{plain}");
+    assert_eq!(serial(&fused), serial(&plain), "{fused}");
+    assert!(
+        !fused.lines().any(|l| l.trim_start().starts_with("p~0")),
+        "{fused}"
+    );
     assert!(!fused.contains("pacc_jacobi_k0"), "{fused}");
 
     // Three blocks of 4, 4 and 2 launches; the wavefront plans the fused program too.

@@ -159,6 +159,22 @@ pub fn point_coords(program: &Program, points: &[Vec<i64>]) -> Vec<i64> {
         .collect()
 }
 
+/// A call of `total` steps asked to run `steps` steps per launch, as `run` and `pacc plan` set
+/// it up: refused where it cannot ([`refuse`], naming where the request came from), else
+/// `popts`' block steps counted in launches (groups of `steps`). Returns the launches.
+pub fn in_groups(
+    program: &Program,
+    total: usize,
+    steps: usize,
+    opts: &crate::options::Options,
+    popts: &mut crate::plan::PlanOptions,
+) -> Result<usize, Error> {
+    let from = opts.source_of("fuse");
+    refuse(program, total, steps, from, opts, popts.compresses())?;
+    popts.block_steps = popts.block_steps.div_ceil(steps);
+    Ok(total / steps)
+}
+
 /// Why a call cannot run fused `steps` steps per launch: a step count that is no multiple of the
 /// group, and the features a fused run does not combine with yet. `from` names where the
 /// request came from.

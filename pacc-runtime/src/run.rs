@@ -322,9 +322,7 @@ fn fusion(
     forced: Option<usize>,
 ) -> Result<(Option<usize>, Option<String>), Error> {
     if let Some(s) = forced {
-        let from = opts.source_of("fuse");
-        crate::fuse::refuse(program, inv.steps, s, from, opts, popts.compresses())?;
-        popts.block_steps = popts.block_steps.div_ceil(s);
+        crate::fuse::in_groups(program, inv.steps, s, opts, popts)?;
         return Ok((Some(s), None));
     }
     let (picked, note) = match backend.probe() {

@@ -408,12 +408,9 @@ fn plan_run(a: PlanArgs, out: &mut String) -> Result<(), String> {
     let (program, plan_steps) = match fuse {
         None => (program, steps),
         Some(s) => {
-            let from = o.source_of("fuse");
-            pacc_runtime::fuse::refuse(&program, steps, s, from, &o, opts.compresses())
+            let groups = pacc_runtime::fuse::in_groups(&program, steps, s, &o, &mut opts)
                 .map_err(|e| e.to_string())?;
-            let fused = pacc_runtime::fuse::program(&program, s)?;
-            opts.block_steps = opts.block_steps.div_ceil(s);
-            (fused, steps / s)
+            (pacc_runtime::fuse::program(&program, s)?, groups)
         }
     };
     let plan = plan::build(&program, &shape, plan_steps, &point_planes, &opts)

@@ -88,7 +88,10 @@ impl Plan {
             let _ = write!(s, " {:>13}", format!("block {b}"));
         }
         let _ = writeln!(s);
-        for (a, decl) in program.arrays.iter().enumerate() {
+        // A fused run's output buffers live on the device only (`crate::fuse`): no rows.
+        let host_arrays =
+            program.arrays.len() - (program.fusion.active.as_ref()).map_or(0, |a| a.twins.len());
+        for (a, decl) in program.arrays.iter().enumerate().take(host_arrays) {
             let _ = write!(s, "  {:<12}", decl.name);
             for b in 0..self.blocks.len() {
                 let cell = format!("{} / {}", self.planes_htod(b, a), self.planes_dtoh(b, a));
@@ -444,7 +447,11 @@ pub struct Totals {
 
 /// Points of kernel `k`'s nest in one plane (every axis but the outermost).
 pub fn points_per_plane(program: &Program, shape: &[usize], k: usize) -> u64 {
-    let kd = &program.kernels[k];
+    nest_points_per_plane(&program.kernels[k], shape)
+}
+
+/// Points of one plane a nest computes (its inner-axis ranges over `shape`).
+fn nest_points_per_plane(kd: &crate::program::KernelDecl, shape: &[usize]) -> u64 {
     kd.ranges[1..]
         .iter()
         .zip(&shape[1..])
@@ -453,31 +460,49 @@ pub fn points_per_plane(program: &Program, shape: &[usize], k: usize) -> u64 {
 }
 
 impl Plan {
+    /// Points computed and those the serial loop computes. A fused program's plan counts
+    /// launches of several steps: each launch counts the original nests' points of the planes
+    /// it covers once per step it advances (an upper bound: a launch's later steps cover fewer
+    /// planes), and the serial loop counts every step.
     pub fn totals(&self, program: &Program) -> Totals {
+        // The step the kernels advance per launch: the original nests of a fused program.
+        let (nests, step, per) = match &program.fusion.active {
+            Some(a) => (&a.nests, &a.step, a.decl.steps as u64),
+            None => (&program.kernels, &program.step, 1),
+        };
+        let shape = &self.shape;
+        let plane_points = |k: usize| match &program.fusion.active {
+            Some(_) => (step.iter())
+                .filter_map(|st| match *st {
+                    Stage::Kernel(j) => Some(nest_points_per_plane(&nests[j], shape)),
+                    _ => None,
+                })
+                .sum::<u64>(),
+            None => points_per_plane(program, shape, k),
+        };
         let kernel_points: u64 = self
             .ops
             .iter()
             .map(|op| match &op.kind {
                 OpKind::Kernel { kernel, planes, .. } => {
-                    planes.len() as u64 * points_per_plane(program, &self.shape, *kernel)
+                    planes.len() as u64 * plane_points(*kernel) * per
                 }
                 _ => 0,
             })
             .sum();
         let n0 = self.shape[0];
-        let per_step: u64 = program
-            .step
+        let per_step: u64 = step
             .iter()
             .filter_map(|st| match *st {
                 Stage::Kernel(k) => {
-                    let r = &program.kernels[k].ranges[0];
+                    let r = &nests[k].ranges[0];
                     let planes = (r.hi.eval(n0) - r.lo.eval(n0)).max(0) as u64;
-                    Some(planes * points_per_plane(program, &self.shape, k))
+                    Some(planes * nest_points_per_plane(&nests[k], shape))
                 }
                 _ => None,
             })
             .sum();
-        let serial_points = per_step * self.steps as u64;
+        let serial_points = per_step * self.steps as u64 * per;
         Totals {
             kernel_points,
             serial_points,
