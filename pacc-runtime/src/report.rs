@@ -106,7 +106,7 @@ pub struct TraceEvent {
     pub dur_us: f64,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct Report {
     pub program: String,
     /// "cpu", "shuffled", "cuda" or "serial".
@@ -181,6 +181,17 @@ impl Report {
         }
     }
 
+    /// A report that names the program and where it ran, every figure zero: what the other
+    /// constructors start from.
+    pub fn named(program: &Program, backend: &str, device: Option<String>) -> Report {
+        Report {
+            program: program.name.clone(),
+            backend: backend.into(),
+            device,
+            ..Report::default()
+        }
+    }
+
     /// The report of running `plan` on `backend`, before any time is spent: its geometry and the
     /// bytes it moves (the executors fill in the times).
     pub fn of_plan(
@@ -190,9 +201,6 @@ impl Report {
         plan: &Plan,
     ) -> Report {
         Report {
-            program: program.name.clone(),
-            backend: backend.into(),
-            device,
             scheme: plan.scheme,
             shape: plan.shape.clone(),
             steps: plan.steps,
@@ -205,12 +213,8 @@ impl Report {
             bytes_htod_raw: plan.bytes_htod_raw(),
             bytes_dtoh_raw: plan.bytes_dtoh_raw(),
             device_bytes: plan.device_bytes(),
-            wall_seconds: 0.0,
-            stages: StageTimes::default(),
             adjustments: plan.adjustments.clone(),
-            timeline: Vec::new(),
-            kernels: Vec::new(),
-            setup_parts: Vec::new(),
+            ..Report::named(program, backend, device)
         }
     }
 
@@ -222,27 +226,13 @@ impl Report {
         wall: std::time::Duration,
     ) -> Report {
         Report {
-            program: program.name.clone(),
-            backend: "serial".into(),
-            device: None,
-            scheme: Scheme::default(),
             shape: shape.to_vec(),
             steps,
             chunks: 1,
             requested_chunks: 1,
             block_steps: steps.max(1),
-            bytes_htod: 0,
-            bytes_dtoh: 0,
-            bytes_dtod: 0,
-            bytes_htod_raw: 0,
-            bytes_dtoh_raw: 0,
-            device_bytes: 0,
             wall_seconds: wall.as_secs_f64(),
-            stages: StageTimes::default(),
-            adjustments: Vec::new(),
-            timeline: Vec::new(),
-            kernels: Vec::new(),
-            setup_parts: Vec::new(),
+            ..Report::named(program, "serial", None)
         }
     }
 

@@ -11,7 +11,7 @@ use crate::invocation::{HostArray, Invocation, RunOutput};
 use crate::options::Options;
 use crate::plan::{self, Plan, PlanOptions};
 use crate::program::Program;
-use crate::report::{Report, StageTimes};
+use crate::report::Report;
 use std::time::Instant;
 
 pub use crate::binding::swap_replays;
@@ -592,26 +592,11 @@ fn empty_report(
     popts: &PlanOptions,
 ) -> Report {
     Report {
-        program: program.name.clone(),
-        backend: backend.name().into(),
-        device: device_of(backend),
         scheme: popts.scheme,
         shape: shape.to_vec(),
-        steps: 0,
         chunks: popts.chunks,
         requested_chunks: popts.chunks,
         block_steps: popts.block_steps,
-        bytes_htod: 0,
-        bytes_dtoh: 0,
-        bytes_dtod: 0,
-        bytes_htod_raw: 0,
-        bytes_dtoh_raw: 0,
-        device_bytes: 0,
-        wall_seconds: 0.0,
-        stages: StageTimes::default(),
-        adjustments: Vec::new(),
-        timeline: Vec::new(),
-        kernels: Vec::new(),
-        setup_parts: Vec::new(),
+        ..Report::named(program, backend.name(), device_of(backend))
     }
 }
