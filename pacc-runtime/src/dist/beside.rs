@@ -63,7 +63,8 @@ pub(super) fn halves(me: usize, links: &[HaloLink], arrays: &[(usize, u64, usize
 /// The second half under way, and the carrier the block's run answers to meanwhile.
 pub(super) struct Beside<'p> {
     peers: &'p NcclPeers,
-    relay: Relay,
+    /// Taken by [`Beside::end`].
+    relay: Option<Relay>,
     gates: Vec<Gate>,
 }
 
@@ -97,14 +98,30 @@ impl<'p> Beside<'p> {
             .collect();
         Ok(Beside {
             peers,
-            relay,
+            relay: Some(relay),
             gates,
         })
     }
 
     /// Waits for the second half.
-    pub fn end(self) -> Result<(), Error> {
-        self.peers.end_host(self.relay)
+    pub fn end(mut self) -> Result<(), Error> {
+        match self.relay.take() {
+            Some(r) => self.peers.end_host(r),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Beside<'_> {
+    /// Unwinding past a relay under way: its NCCL operations may wait for a peer that will
+    /// never come, and freeing its buffers waits for them, so the communicator is aborted
+    /// first (the other ranks learn of it and return errors instead of waiting).
+    fn drop(&mut self) {
+        if self.relay.is_some() {
+            self.peers.fail(&Error::Internal(
+                "the rank stopped while relaying halos beside a block".into(),
+            ));
+        }
     }
 }
 
