@@ -6,11 +6,14 @@
 //! sets the pace, and only from the second pass on (the first pass loads raw arrays, the last
 //! writes raw results). The model prices both plans of the call, built as they would run:
 //!
-//! * uncompressed: [`predict`] (the slowest of link, kernels, device copies, host copies);
+//! * uncompressed: [`predict`];
 //! * compressed: the link moves the compressed bytes; the kernels' time grows by the codec's HBM
 //!   traffic (raw plus compressed bytes, read or written once each) at the device's memory rate,
-//!   which the stencil would otherwise have had; and the codec's own compute, encode and decode
-//!   bytes at the rates the probe measured on the whole GPU, must fit beside them.
+//!   which the stencil would otherwise have had; and the codec's own compute (encode and decode
+//!   bytes at the rates the probe measured on the whole GPU) is a term of its own.
+//!
+//! Both are combined by the model's one rule, [`block_time`](super::model::block_time), as the
+//! plan's tiling overlaps its resources.
 //!
 //! It compresses when the uncompressed run is link-bound and the compressed one is predicted at
 //! least [`MARGIN`] faster; the reason, with both predictions, goes into the report.
@@ -71,10 +74,11 @@ fn seconds(program: &Program, plan: &Plan, rates: &Rates, codec: &[CodecSpeed]) 
     }
     // A device copy reads and writes each byte: HBM moves twice the copy rate.
     let hbm = (raw_enc + raw_dec + coded) as f64 / (2.0 * rates.dtod_rate);
-    let link = p.link_seconds + p.dtod_seconds;
-    let kernels = p.kernel_seconds + hbm;
-    let total = link.max(kernels).max(compute).max(p.host_copy_seconds);
-    (total, link, kernels)
+    let mut p = p;
+    p.kernel_seconds += hbm;
+    p.codec_seconds = compute;
+    let total = super::model::block_time(&p, plan.chunks, plan.scheme, rates);
+    (total, p.link_seconds + p.dtod_seconds, p.kernel_seconds)
 }
 
 fn raw(plan: &Plan, array: usize, planes: usize) -> u64 {

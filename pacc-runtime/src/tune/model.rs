@@ -11,19 +11,23 @@
 //! * each kernel's throughput in points per second,
 //! * the device memory the buffer sets must fit in,
 //!
-//! one block is predicted to take `max(link, kernels, device copies, host copies)`, the
-//! resources running concurrently on their own streams, where
-//! `link = max(in / htod, out / dtoh, (in + out) / both)`. A run is its blocks plus one pipeline
-//! fill, `(in + kernels + out) / chunks` of the first block: the first chunk's upload before any
-//! kernel and the last chunk's download after the last. One chunk overlaps nothing: its blocks
-//! take `in + kernels + out` each, with no fill; with one chunk and every step in one block the
-//! arrays stay resident, crossing the link once. The candidate with the smallest predicted time
-//! wins; candidates whose buffer sets do not fit are skipped ([`super::search`]);
+//! the model counts the seconds each resource is busy during one block ([`BlockSeconds`]: the
+//! link, `max(in / htod, out / dtoh, (in + out) / both)`; the kernels; the device copies; the
+//! host copies; the codec's kernels in compressed runs), and [`block_time`] alone combines them:
+//! with several chunks, as the plan's tiling says the resources overlap
+//! ([`plan::TilingCost::pipelined_block_seconds`]: the overlapped tilings take
+//! `max(link + device copies, kernels, host copies, codec)`, the copy engines being shared; the
+//! wavefront `max(link, kernels + device copies, host copies, codec)`, its staircase copies
+//! lengthening the kernel chain); with one chunk, nothing overlaps and the terms add up. A run is
+//! its blocks plus the tiling's pipeline fill, and the same function prices compressed runs
+//! ([`super::compression`]). With one chunk and every step in one block the arrays stay
+//! resident, crossing the link once. The candidate with the smallest predicted time wins;
+//! candidates whose buffer sets do not fit are skipped ([`super::search`]);
 //! [`super::choose_scheme`] compares schemes too.
 //!
 //! What depends on the tiling (which candidates are worth planning, how a block's resources
-//! overlap, the pipeline fill) the tiling says, through [`plan::TilingCost`]; the model here is
-//! the same for every tiling. The wavefront is priced by the same plan counts: no redundant
+//! overlap, the pipeline fill) the tiling says, through [`plan::TilingCost`]; the counting here
+//! is the same for every tiling. The wavefront is priced by the same plan counts: no redundant
 //! points, and wider buffers (a chunk plus the block's skew plus the reach), which the device
 //! memory bounds.
 
@@ -184,7 +188,9 @@ pub struct Prediction {
     pub kernel_seconds: f64,
     pub dtod_seconds: f64,
     pub host_copy_seconds: f64,
-    /// max of the above.
+    /// The codec's kernels (set by the compression decision, zero otherwise).
+    pub codec_seconds: f64,
+    /// The plan's time: the terms above combined by [`block_time`].
     pub seconds: f64,
 }
 
@@ -196,6 +202,7 @@ impl Prediction {
             kernels: self.kernel_seconds,
             device_copies: self.dtod_seconds,
             host_copies: self.host_copy_seconds,
+            codec: self.codec_seconds,
         }
     }
 }
@@ -329,9 +336,7 @@ pub fn predict(program: &Program, plan: &Plan, rates: &Rates) -> Prediction {
     p.link_seconds = rates.link.seconds(p.bytes_htod, p.bytes_dtoh);
     p.dtod_seconds = p.bytes_dtod as f64 / rates.dtod_rate;
     p.host_copy_seconds = p.bytes_host_copy as f64 / rates.host_copy_rate;
-    p.seconds = (p.link_seconds + p.dtod_seconds)
-        .max(p.kernel_seconds)
-        .max(p.host_copy_seconds);
+    p.seconds = block_time(&p, plan.chunks, plan.scheme, rates);
     p
 }
 
@@ -376,8 +381,9 @@ pub(super) fn fill(scheme: Scheme, block: &Prediction, chunks: usize) -> f64 {
 }
 
 /// Seconds of one block: the resources overlap across chunks as the tiling says; a single chunk
-/// runs its upload, kernels and download one after the other.
-pub(super) fn block_time(p: &Prediction, chunks: usize, scheme: Scheme, rates: &Rates) -> f64 {
+/// runs its upload, kernels and download one after the other. The one place the model's terms
+/// combine (see the module documentation).
+pub fn block_time(p: &Prediction, chunks: usize, scheme: Scheme, rates: &Rates) -> f64 {
     if chunks > 1 {
         return scheme.tiling().pipelined_block_seconds(&p.busy());
     }
@@ -386,6 +392,7 @@ pub(super) fn block_time(p: &Prediction, chunks: usize, scheme: Scheme, rates: &
         + p.kernel_seconds
         + p.dtod_seconds
         + p.host_copy_seconds
+        + p.codec_seconds
 }
 
 #[cfg(test)]
@@ -749,5 +756,33 @@ mod tests {
         {
             assert!(c.predicted_seconds >= link_bound.predicted_seconds * (1.0 - 1e-9));
         }
+    }
+
+    #[test]
+    fn one_rule_combines_the_terms_as_the_tiling_overlaps_them() {
+        let r = Rates::new(link(), vec![]);
+        let b = Prediction {
+            link_seconds: 1.0,
+            kernel_seconds: 2.0,
+            dtod_seconds: 0.5,
+            host_copy_seconds: 0.1,
+            ..Default::default()
+        };
+        // Overlapped tilings share the copy engines between the link and the device copies;
+        // the wavefront's staircase copies lengthen the kernel chain.
+        assert_eq!(block_time(&b, 4, Scheme::RegionSharing, &r), 2.0);
+        assert_eq!(block_time(&b, 4, Scheme::Wavefront, &r), 2.5);
+        // The codec's kernels run beside everything else.
+        let c = Prediction {
+            codec_seconds: 3.0,
+            ..b.clone()
+        };
+        assert_eq!(block_time(&c, 4, Scheme::RegionSharing, &r), 3.0);
+        assert_eq!(block_time(&c, 4, Scheme::Wavefront, &r), 3.0);
+        // One chunk overlaps nothing (no bytes here, so no link time).
+        assert_eq!(
+            block_time(&c, 1, Scheme::Wavefront, &r),
+            2.0 + 0.5 + 0.1 + 3.0
+        );
     }
 }

@@ -17,6 +17,8 @@ pub struct BlockSeconds {
     pub device_copies: f64,
     /// Host staging copies.
     pub host_copies: f64,
+    /// The codec's kernels (compressed runs), on streams of their own beside the stencil's.
+    pub codec: f64,
 }
 
 /// The tiling's part of the tuner's cost model; see the module documentation.

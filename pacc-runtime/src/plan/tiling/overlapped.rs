@@ -106,11 +106,14 @@ impl TilingCost for Overlapped {
         fixed_chunks || chunks <= 1 || (back + fwd) * block_steps <= 2 * owned
     }
 
-    /// The link and the device copies share the copy engines; the kernels and the host copies
-    /// run beside them. Shared planes are block-start values, copied before the previous chunk
-    /// overwrites them, so the copies need not wait for kernels.
+    /// The link and the device copies share the copy engines; the kernels, the host copies and
+    /// the codec run beside them. Shared planes are block-start values, copied before the
+    /// previous chunk overwrites them, so the copies need not wait for kernels.
     fn pipelined_block_seconds(&self, b: &BlockSeconds) -> f64 {
-        (b.link + b.device_copies).max(b.kernels).max(b.host_copies)
+        (b.link + b.device_copies)
+            .max(b.kernels)
+            .max(b.host_copies)
+            .max(b.codec)
     }
 
     fn fill_seconds(&self, block: &BlockSeconds, chunks: usize) -> f64 {

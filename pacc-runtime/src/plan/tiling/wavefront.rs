@@ -253,7 +253,10 @@ impl TilingCost for Wavefront {
     /// (measured on the H100, 1800^3 at 128 chunks: 0.12 s/step against a kernels-or-link model
     /// of 0.06).
     fn pipelined_block_seconds(&self, b: &BlockSeconds) -> f64 {
-        (b.link).max(b.kernels + b.device_copies).max(b.host_copies)
+        (b.link)
+            .max(b.kernels + b.device_copies)
+            .max(b.host_copies)
+            .max(b.codec)
     }
 
     /// The sweep does not drain between blocks, so only the first chunk's upload and the last
