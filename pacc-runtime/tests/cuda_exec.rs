@@ -15,6 +15,29 @@ use pacc_runtime::{Error, HostPath, Invocation, Options};
 #[macro_use]
 mod cuda_heat;
 use cuda_heat::*;
+/// Runs `plan` of the heat program on fresh inputs of `shape`: the arrays after it and the
+/// executor's output.
+fn heat_on_cuda(
+    prog: &Program,
+    plan: &plan::Plan,
+    opts: &Options,
+    shape: (usize, usize, usize),
+    pt: [usize; 3],
+    steps: usize,
+) -> Result<([Array3<f32>; 3], cuda::CudaOutput), Error> {
+    let mut got = heat_inputs(shape);
+    let [a, b, kk] = &mut got;
+    let arrays = vec![
+        host_array_mut(a, "a").unwrap(),
+        host_array_mut(b, "b").unwrap(),
+        host_array(&*kk, "k").unwrap(),
+    ];
+    let inv = heat_invocation(arrays, pt, steps);
+    let out = cuda::execute(prog, plan, &inv, opts);
+    drop(inv);
+    out.map(|o| (got, o))
+}
+
 fn close(got: f64, want: f64, rel: f64) -> bool {
     (got - want).abs() <= rel * want.abs().max(1.0)
 }
@@ -34,17 +57,8 @@ fn heat3d_all_schemes_equal_serial() {
     for scheme in Scheme::ALL {
         for (d, k) in [(1, 1), (1, 7), (2, 2), (3, 3), (4, 1), (5, 2), (3, 7)] {
             let plan = plan_for(&prog, &[24, 13, 37], steps, &[pt[0]], d, k, scheme);
-            let mut got = heat_inputs(shape);
-            let [a, b, kk] = &mut got;
-            let arrays = vec![
-                host_array_mut(a, "a").unwrap(),
-                host_array_mut(b, "b").unwrap(),
-                host_array(&*kk, "k").unwrap(),
-            ];
-            let inv = heat_invocation(arrays, pt, steps);
-            let out = cuda::execute(&prog, &plan, &inv, &Options::default())
+            let (got, out) = heat_on_cuda(&prog, &plan, &Options::default(), shape, pt, steps)
                 .unwrap_or_else(|e| panic!("{scheme} d={d} k={k}: {e}"));
-            drop(inv);
             for i in 0..3 {
                 assert_bits_eq3(
                     &got[i],
@@ -81,18 +95,9 @@ fn heat3d_bounced_transfers_equal_serial() {
     for scheme in [Scheme::DirectMap, Scheme::RegionSharing, Scheme::Wavefront] {
         for (d, k) in [(1, 7), (3, 3), (5, 2)] {
             let plan = plan_for(&prog, &[24, 13, 37], steps, &[pt[0]], d, k, scheme);
-            let mut got = heat_inputs(shape);
-            let [a, b, kk] = &mut got;
-            let arrays = vec![
-                host_array_mut(a, "a").unwrap(),
-                host_array_mut(b, "b").unwrap(),
-                host_array(&*kk, "k").unwrap(),
-            ];
-            let inv = heat_invocation(arrays, pt, steps);
             let what = format!("{scheme} d={d} k={k}");
-            let out =
-                cuda::execute(&prog, &plan, &inv, &opts).unwrap_or_else(|e| panic!("{what}: {e}"));
-            drop(inv);
+            let (got, out) = heat_on_cuda(&prog, &plan, &opts, shape, pt, steps)
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
             for i in 0..3 {
                 assert_bits_eq3(&got[i], &want[i], &format!("{what} array {i}"));
             }

@@ -174,40 +174,19 @@ mod tests {
             },
         ];
         let h = halves(1, &links, &[(3, 1000, 10)]);
+        let t = |peer, send, send_bytes, recv, recv_bytes| Transfer {
+            peer,
+            send,
+            send_bytes,
+            recv,
+            recv_bytes,
+        };
         // Below: receive now (planes 0..4), send beside (planes 4..8).
-        assert_eq!(
-            (
-                h.first[0].recv,
-                h.first[0].recv_bytes,
-                h.first[0].send_bytes
-            ),
-            (1000, 40, 0)
-        );
-        assert_eq!(
-            (
-                h.beside[0].send,
-                h.beside[0].send_bytes,
-                h.beside[0].recv_bytes
-            ),
-            (1040, 40, 0)
-        );
+        assert_eq!(h.first[0], t(0, 0, 0, 1000, 40));
+        assert_eq!(h.beside[0], t(0, 1040, 40, 0, 0));
         // Above: send now (planes 10..14), receive beside (planes 14..18).
-        assert_eq!(
-            (
-                h.first[1].send,
-                h.first[1].send_bytes,
-                h.first[1].recv_bytes
-            ),
-            (1100, 40, 0)
-        );
-        assert_eq!(
-            (
-                h.beside[1].recv,
-                h.beside[1].recv_bytes,
-                h.beside[1].send_bytes
-            ),
-            (1140, 40, 0)
-        );
+        assert_eq!(h.first[1], t(2, 1100, 40, 0, 0));
+        assert_eq!(h.beside[1], t(2, 0, 0, 1140, 40));
         assert_eq!(h.gates.len(), 2);
         assert_eq!(h.gates[0].0, 3);
     }

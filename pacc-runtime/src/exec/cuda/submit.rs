@@ -501,33 +501,16 @@ impl Submit<'_, '_> {
         };
         let rows = self.res.rows;
         let elem = self.plan.elem_sizes[array];
-        let bounce = self.res.bounce.as_mut().filter(|_| user);
-        match bounce {
+        let (row, pitch) = (rows.len * elem, rows.pitch * elem);
+        match self.res.bounce.as_mut().filter(|_| user) {
             None => {
                 for seg in rows.segments(n, elem, &cuts) {
-                    segment(
-                        seg,
-                        dev,
-                        host,
-                        to_device,
-                        rows.len * elem,
-                        rows.pitch * elem,
-                        st,
-                    )?;
+                    segment(seg, dev, host, to_device, row, pitch, st)?;
                 }
             }
             Some(b) => {
                 for seg in rows.segments(n, elem, &[]) {
-                    bounced(
-                        b,
-                        seg,
-                        dev,
-                        host,
-                        to_device,
-                        rows.len * elem,
-                        rows.pitch * elem,
-                        st,
-                    )?;
+                    bounced(b, seg, dev, host, to_device, row, pitch, st)?;
                 }
             }
         }
