@@ -397,6 +397,21 @@ pub(crate) fn dist_err(e: &Error) -> &DistError {
     }
 }
 
+/// Relaying halos through the GPUs needs them: on the CPU backend a typed error on every rank,
+/// which names the mode and why.
+fn relay_needs_gpus(w: &Communicator, nz: usize) {
+    let program = acoustic::propagate::program();
+    let opts = cpu(1, 1).halo(HaloMode::Relay);
+    let e = dist::slab(w, program, &[nz, 12, 12], 6, &opts).unwrap_err();
+    match dist_err(&e) {
+        DistError::DeviceHalo { mode, why, .. } => {
+            assert_eq!(*mode, "relay");
+            assert!(why.contains("CPU backend"), "{e}");
+        }
+        other => panic!("expected DeviceHalo, got {other}"),
+    }
+}
+
 fn errors(w: &Communicator) {
     let n = size(w);
     let me = rank(w);
@@ -414,23 +429,7 @@ fn errors(w: &Communicator) {
         DistError::SlabThinnerThanHalo { planes, halo, .. } => assert!(planes < halo),
         other => panic!("expected SlabThinnerThanHalo, got {other}"),
     }
-    // Relaying halos through the GPUs needs them: on the CPU backend a typed error on every
-    // rank, which names the mode and why.
-    let e = dist::slab(
-        w,
-        program,
-        &[nz, 12, 12],
-        6,
-        &cpu(1, 1).halo(HaloMode::Relay),
-    )
-    .unwrap_err();
-    match dist_err(&e) {
-        DistError::DeviceHalo { mode, why, .. } => {
-            assert_eq!(*mode, "relay");
-            assert!(why.contains("CPU backend"), "{e}");
-        }
-        other => panic!("expected DeviceHalo, got {other}"),
-    }
+    relay_needs_gpus(w, nz);
     // One block step fits: the same domain splits.
     let slabs = dist::split(program, &[nz, 12, 12], 6, n, &cpu(1, 1)).unwrap();
     assert_eq!(slabs.iter().map(|s| s.owned.len()).sum::<usize>(), nz);

@@ -106,7 +106,8 @@ fn driver() {
             &["gpu"],
             &format!(
                 "-n {n} on the GPUs: acoustic, sponge, Himeno and a 2D program equal serial, \
-                 resident through NCCL (host exchange where ranks share a GPU), relayed through NCCL (an error where ranks share a GPU) and host path"
+                 resident through NCCL (host exchange where ranks share a GPU), relayed through \
+                 NCCL (an error where ranks share a GPU) and host path"
             ),
         ));
     }
