@@ -103,8 +103,42 @@ fn advise_huge(ptr: *mut u8, bytes: usize) {
     let _ = (ptr, bytes);
 }
 
+/// Host memory the kernel says it could give a process now without swapping
+/// (`MemAvailable` in `/proc/meminfo`), in bytes; `None` where that is not known.
+pub fn available() -> Option<u64> {
+    mem_available(&std::fs::read_to_string("/proc/meminfo").ok()?)
+}
+
+/// The pinned memory a run may allocate beside the caller's arrays: three quarters of what is
+/// available, leaving the rest to the process and the system. `None` where not known.
+pub fn pinned_budget() -> Option<u64> {
+    available().map(|b| b / 4 * 3)
+}
+
+/// `MemAvailable` of a `/proc/meminfo` text, in bytes.
+fn mem_available(meminfo: &str) -> Option<u64> {
+    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let mut words = line.split_whitespace().skip(1);
+    let n: u64 = words.next()?.parse().ok()?;
+    match words.next() {
+        Some("kB") => n.checked_mul(1024),
+        None => Some(n),
+        Some(_) => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn mem_available_reads_the_kernels_figure() {
+        let text = "MemTotal:       131072000 kB\nMemFree:         1000 kB\n\
+                    MemAvailable:   120000000 kB\nBuffers: 1 kB\n";
+        assert_eq!(super::mem_available(text), Some(120_000_000 * 1024));
+        assert_eq!(super::mem_available("MemFree: 1 kB\n"), None);
+        assert_eq!(super::mem_available("MemAvailable: lots kB\n"), None);
+        assert_eq!(super::mem_available("MemAvailable: 5 MB\n"), None);
+    }
+
     use super::*;
     use ndarray::{Array2, Array3};
 

@@ -391,6 +391,9 @@ pub fn measure_inputs_at(
     let rates = measure_kernel_rates_at(program, inv, opts, planes)?;
     let budget = cuda::device_memory_budget()?;
     let mut t = TuneInputs::new(link, rates, budget);
+    // Staging buffers are pinned beside the caller's arrays: a staged-copy candidate must fit
+    // what the host has left (one at 96 GB allocated past it and was killed).
+    t.host_memory = crate::pages::pinned_budget();
     t.point_planes = inv
         .points
         .iter()

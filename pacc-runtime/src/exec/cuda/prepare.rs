@@ -677,6 +677,24 @@ pub(super) fn allocate(
     })
 }
 
+/// Staging buffers must fit the pinned memory the host can give (`budget`; unknown: no check),
+/// or the run stops here, before any data is touched, instead of being killed for memory.
+fn check_staging(plan: &Plan, pbytes: &[usize], budget: Option<u64>) -> Result<(), Error> {
+    let need =
+        plan.buffer_sets as u64 * pbytes.iter().sum::<usize>() as u64 * plan.buffer_planes as u64;
+    match budget {
+        Some(b) if need > b => Err(Error::HostMemory {
+            bytes: Some(need),
+            what: format!(
+                "{} sets of pinned staging buffers of {} planes ({need} bytes; the host can \
+                 spare about {b}; more chunks make them smaller)",
+                plan.buffer_sets, plan.buffer_planes
+            ),
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// Pinned staging sets, if the plan stages anything through them.
 fn allocate_staging(
     ctx: &Arc<CudaContext>,
@@ -699,6 +717,7 @@ fn allocate_staging(
     });
     let mut staging = Vec::new();
     if uses_staging {
+        check_staging(plan, pbytes, crate::pages::pinned_budget())?;
         for s in 0..plan.buffer_sets {
             let mut v = Vec::with_capacity(pbytes.len());
             for (a, pb) in pbytes.iter().enumerate() {
@@ -752,6 +771,34 @@ mod tests {
             1,
             1,
         )
+    }
+
+    #[test]
+    fn staging_beyond_the_hosts_pinned_budget_is_a_typed_error_before_anything_is_pinned() {
+        let p = prog();
+        let opts = PlanOptions {
+            chunks: 2,
+            block_steps: 2,
+            scheme: Scheme::StagedCopy,
+            buffer_sets: 3,
+            compress: Vec::new(),
+            codec: Default::default(),
+            read_only_ring: true,
+        };
+        let plan = crate::plan::build(&p, &[256, 16, 16], 4, &[], &opts).unwrap();
+        let pbytes = vec![16 * 16 * 4; 2];
+        let need = 3 * (2 * 16 * 16 * 4) * plan.buffer_planes as u64;
+        assert!(check_staging(&plan, &pbytes, None).is_ok());
+        assert!(check_staging(&plan, &pbytes, Some(need)).is_ok());
+        let e = check_staging(&plan, &pbytes, Some(need - 1)).unwrap_err();
+        assert!(
+            matches!(e, Error::HostMemory { bytes: Some(b), .. } if b == need),
+            "{e}"
+        );
+        assert!(
+            e.to_string().contains("more chunks make them smaller"),
+            "{e}"
+        );
     }
 
     #[test]
