@@ -2,13 +2,16 @@
 //! page-locking the caller's arrays. Registering ordinary 4 KiB pages runs at 15-26 GB/s and
 //! the driver serializes it (two ranks of one host at 6-7 GB/s each), so a call that moves each
 //! byte once or twice waits for the registration rather than the link. Here every piece is
-//! copied by the host (rayon's pool, in parallel) into a pinned slot and crosses the link from
-//! there, while the next slot fills: the host copies overlap the link, and host memory stays
-//! bounded at [`SLOTS`] x [`SLOT_BYTES`] per direction.
+//! copied by the host (`crate::memcopy`'s pool, in parallel) into a pinned slot and crosses the
+//! link from there, while the next slot fills: the host copies overlap the link, and host
+//! memory stays bounded at [`SLOTS`] x [`SLOT_BYTES`] per direction. The copies and the DMA
+//! share the host's memory, so bounced bytes move at about half the measured copy rate, which
+//! the tuner's price counts (`tune::host_path`).
 //!
 //! Ordering is by events only, so submission never blocks: per direction one host-function
 //! stream does the host copies in submission order; a slot is `filled` once its bytes are in
-//! place for the next stage and `free` once the stage after it has read them.
+//! place for the next stage and `free` once the stage after it has read them. The submitter
+//! makes the upload stream wait for what an upload reads (`submit.rs`, `order_bounced_read`).
 
 use super::driver::{self, Event, Stream};
 use super::memory::PinnedHost;
