@@ -224,16 +224,13 @@ impl<'a, 'h> Segments<'a, '_, 'h> {
             Some(_) => Some(agree(comm, self.resident_plan(me, len, inv))?),
             None => None,
         };
+        let binding = checkpoint::binding_at(self.program, st.done);
         let t = Instant::now();
         let beside = match st.done > 0 {
-            true => {
-                let binding = checkpoint::binding_at(self.program, st.done);
-                agree(comm, self.exchange_host(&binding))?
-            }
+            true => agree(comm, self.exchange_host(&binding))?,
             false => None,
         };
         st.times.host_exchange += t.elapsed().as_secs_f64();
-        let binding = checkpoint::binding_at(self.program, st.done);
         inv.arrays = binding.iter().map(|&p| self.user[p]).collect();
         inv.t0 = self.t0 + st.done as i64;
         inv.steps = len;
@@ -395,12 +392,8 @@ fn rank_notes(
 fn relay(comm: &Communicator, report: &mut Report) -> Result<Option<Relayer>, Error> {
     #[cfg(feature = "cuda")]
     {
-        let t = Instant::now();
-        match agree(comm, super::nccl::NcclPeers::new(comm)) {
-            Ok(p) => {
-                report.adjustments.push(nccl_started(t));
-                return Ok(Some(p));
-            }
+        match start_nccl(comm, report) {
+            Ok(p) => return Ok(Some(p)),
             Err(e) => report.adjustments.push(format!(
                 "NCCL could not start ({e}); halos between blocks through host MPI"
             )),
@@ -411,13 +404,17 @@ fn relay(comm: &Communicator, report: &mut Report) -> Result<Option<Relayer>, Er
     Ok(None)
 }
 
-/// The report's line on starting NCCL (the library, the communicator, the first round).
+/// NCCL over `comm`, agreed by every rank; the report says how long it took to start (the
+/// library, the communicator, the first round).
 #[cfg(feature = "cuda")]
-fn nccl_started(t: Instant) -> String {
-    format!(
+fn start_nccl(comm: &Communicator, report: &mut Report) -> Result<Relayer, Error> {
+    let t = Instant::now();
+    let p = agree(comm, super::nccl::NcclPeers::new(comm))?;
+    report.adjustments.push(format!(
         "NCCL started in {:.3} s (library, communicator, first exchange)",
         t.elapsed().as_secs_f64()
-    )
+    ));
+    Ok(p)
 }
 
 /// What relays the host exchange through the GPUs, and its half running beside a block.
@@ -478,23 +475,16 @@ fn carrier<'c>(
     match backend {
         Backend::Cpu(_) => Ok(Some(Box::new(MpiPeers { comm }))),
         #[cfg(feature = "cuda")]
-        Backend::Cuda => {
-            let t = Instant::now();
-            let started = super::nccl::NcclPeers::new(comm);
-            match agree(comm, started) {
-                Ok(p) => {
-                    report.adjustments.push(nccl_started(t));
-                    Ok(Some(Box::new(p)))
-                }
-                Err(e) if opts.halo == crate::options::HaloMode::Device => Err(e),
-                Err(e) => {
-                    report.adjustments.push(format!(
-                        "NCCL could not start ({e}); halos through host memory between blocks"
-                    ));
-                    Ok(None)
-                }
+        Backend::Cuda => match start_nccl(comm, report) {
+            Ok(p) => Ok(Some(Box::new(p))),
+            Err(e) if opts.halo == crate::options::HaloMode::Device => Err(e),
+            Err(e) => {
+                report.adjustments.push(format!(
+                    "NCCL could not start ({e}); halos through host memory between blocks"
+                ));
+                Ok(None)
             }
-        }
+        },
         #[cfg(not(feature = "cuda"))]
         Backend::Cuda => {
             let _ = (opts, report);

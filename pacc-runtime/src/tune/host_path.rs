@@ -37,22 +37,55 @@ pub struct HostTraffic {
 #[derive(Clone, Debug, PartialEq)]
 pub struct HostPathChoice {
     pub path: HostPath,
-    /// Seconds registering and unregistering would cost.
+    /// Seconds registering and unregistering would cost (0 where nothing was priced: a path
+    /// the options name, or arrays page-locked already).
     pub register_seconds: f64,
-    /// Seconds of host copies the link would not hide.
+    /// Seconds of host copies the link would not hide (0 where nothing was priced).
     pub bounce_seconds: f64,
     /// The report's sentence.
     pub why: String,
 }
 
-/// Register or bounce: `wanted` unless it is [`HostPath::Auto`], else the cheaper.
-pub fn choose(wanted: HostPath, t: HostTraffic, rates: &Rates) -> HostPathChoice {
+/// Register or bounce: `wanted` unless it is [`HostPath::Auto`], else the cheaper by the
+/// prices of [`price`]. `rates` is asked for only when there is something to price, since
+/// measuring the host's copy rate costs time a call that needs no choice should not pay.
+pub fn choose(wanted: HostPath, t: HostTraffic, rates: impl FnOnce() -> Rates) -> HostPathChoice {
+    let unpriced = |path, why: &str| HostPathChoice {
+        path,
+        register_seconds: 0.0,
+        bounce_seconds: 0.0,
+        why: why.to_string(),
+    };
+    match wanted {
+        HostPath::Auto if t.unlocked == 0 => {
+            unpriced(HostPath::Register, "the arrays are page-locked already")
+        }
+        HostPath::Auto => {
+            let (register_seconds, bounce_seconds, why) = price(t, &rates());
+            let path = match bounce_seconds < register_seconds {
+                true => HostPath::Bounce,
+                false => HostPath::Register,
+            };
+            HostPathChoice {
+                path,
+                register_seconds,
+                bounce_seconds,
+                why,
+            }
+        }
+        w => unpriced(w, "as the options ask (PACC_HOST_PATH)"),
+    }
+}
+
+/// Seconds registering (and unregistering) would cost, seconds of host copies the link would
+/// not hide when bouncing, and the sentence that gives both.
+fn price(t: HostTraffic, rates: &Rates) -> (f64, f64, String) {
     let gb = |b: u64| b as f64 / 1e9;
     let register_seconds =
         t.unlocked as f64 / rates.register_rate + t.unlocked as f64 / UNREGISTER_RATE;
     let copies = (t.htod + t.dtoh) as f64 / (rates.host_copy_rate * BOUNCE_COPY_SHARE);
     let bounce_seconds = (copies - rates.link.seconds(t.htod, t.dtoh)).max(0.0);
-    let priced = format!(
+    let why = format!(
         "registering {:.1} GB costs about {register_seconds:.2} s; bouncing {:.1} GB through \
          pinned rings, {bounce_seconds:.2} s the link does not hide (host copies measured at \
          {:.0} GB/s, bounced at about {:.0})",
@@ -61,21 +94,7 @@ pub fn choose(wanted: HostPath, t: HostTraffic, rates: &Rates) -> HostPathChoice
         rates.host_copy_rate / 1e9,
         rates.host_copy_rate * BOUNCE_COPY_SHARE / 1e9
     );
-    let (path, why) = match wanted {
-        HostPath::Auto if t.unlocked == 0 => (
-            HostPath::Register,
-            "the arrays are page-locked already".to_string(),
-        ),
-        HostPath::Auto if bounce_seconds < register_seconds => (HostPath::Bounce, priced),
-        HostPath::Auto => (HostPath::Register, priced),
-        w => (w, "as the options ask (PACC_HOST_PATH)".to_string()),
-    };
-    HostPathChoice {
-        path,
-        register_seconds,
-        bounce_seconds,
-        why,
-    }
+    (register_seconds, bounce_seconds, why)
 }
 
 #[cfg(test)]
@@ -107,7 +126,7 @@ mod tests {
     fn a_one_shot_call_bounces_and_many_passes_register() {
         // 96 GB once in, once out, host copies at 64 GB/s (bounced at 32): 6.0 s of copies
         // against 2.26 s of link, 3.74 s exposed, against 6.48 s to register and unregister.
-        let c = choose(HostPath::Auto, traffic(96, 1), &rates(64e9));
+        let c = choose(HostPath::Auto, traffic(96, 1), || rates(64e9));
         assert_eq!(c.path, HostPath::Bounce, "{}", c.why);
         assert!((c.bounce_seconds - 3.74).abs() < 0.05, "{c:?}");
         assert!((c.register_seconds - 6.48).abs() < 0.05, "{c:?}");
@@ -118,10 +137,10 @@ mod tests {
             htod: 248_800_000_000,
             dtoh: 124_400_000_000,
         };
-        let c = choose(HostPath::Auto, streamed, &rates(70e9));
+        let c = choose(HostPath::Auto, streamed, || rates(70e9));
         assert_eq!(c.path, HostPath::Register, "{}", c.why);
         // A host that copies twice as fast as the link both ways hides every copy.
-        let c = choose(HostPath::Auto, traffic(93, 3), &rates(200e9));
+        let c = choose(HostPath::Auto, traffic(93, 3), || rates(200e9));
         assert_eq!((c.path, c.bounce_seconds), (HostPath::Bounce, 0.0));
     }
 
@@ -129,12 +148,17 @@ mod tests {
     fn locked_arrays_and_explicit_choices_are_kept() {
         let mut t = traffic(10, 1);
         t.unlocked = 0;
-        let c = choose(HostPath::Auto, t, &rates(1e9));
+        // Nothing to price: the rates are not even asked for.
+        let c = choose(HostPath::Auto, t, || panic!("priced locked arrays"));
         assert_eq!(c.path, HostPath::Register);
         assert!(c.why.contains("page-locked already"));
-        let c = choose(HostPath::Bounce, traffic(93, 3), &rates(1e9));
+        let c = choose(HostPath::Bounce, traffic(93, 3), || {
+            panic!("priced a named path")
+        });
         assert_eq!(c.path, HostPath::Bounce);
-        let c = choose(HostPath::Register, traffic(1, 1), &rates(1e12));
+        let c = choose(HostPath::Register, traffic(1, 1), || {
+            panic!("priced a named path")
+        });
         assert_eq!(c.path, HostPath::Register);
     }
 }

@@ -361,8 +361,7 @@ pub(super) fn reach_host(
         return Ok((None, None));
     }
     let traffic = user_traffic(plan, inv);
-    let rates = host_rates();
-    let choice = crate::tune::host_path::choose(wanted, traffic, &rates);
+    let choice = crate::tune::host_path::choose(wanted, traffic, host_rates);
     if choice.path == HostPath::Bounce {
         let elem = plan.elem_sizes.iter().copied().max().unwrap_or(1);
         let b = Bounce::new(ctx, Rows::flat(&plan.shape).len * elem)?;

@@ -210,12 +210,13 @@ impl Submit<'_, '_> {
                 driver::stream_wait(st, self.res.end(d))?;
             }
         }
-        for e in self.gate_events(op) {
+        let gates = self.gate_events(op);
+        for &e in &gates {
             driver::stream_wait(st, e)?;
         }
         driver::event_record(self.res.start(i), st)?;
         let my_lane = lane(i);
-        self.order_bounced_read(i, my_lane)?;
+        self.order_bounced_read(i, my_lane, &gates)?;
         // From here on the operation may execute.
         tracker.started(plan, i);
         self.op(i, op, st)?;
@@ -230,11 +231,17 @@ impl Submit<'_, '_> {
     /// A bounced upload's host copies run on the rings' own stream, which the waits above do
     /// not order: they must follow whatever the operation waits for that wrote the user's
     /// arrays, so the inbound stream waits for the operation's dependencies and for the last
-    /// write to user memory on its own stream (stream order counts as a dependency).
+    /// write to user memory on its own stream (stream order counts as a dependency), and for
+    /// its `gates`.
     ///
     /// # Safety
     /// See [`submit`].
-    unsafe fn order_bounced_read(&self, i: usize, lane: usize) -> Result<(), Error> {
+    unsafe fn order_bounced_read(
+        &self,
+        i: usize,
+        lane: usize,
+        gates: &[driver::Event],
+    ) -> Result<(), Error> {
         let op = &self.plan.ops[i];
         let reads_user = matches!(
             op.kind,
@@ -248,7 +255,7 @@ impl Submit<'_, '_> {
         };
         let before = op.deps.iter().copied().chain(self.user_writes[lane]);
         let mut events: Vec<_> = before.map(|d| self.res.end(d)).collect();
-        events.extend(self.gate_events(op));
+        events.extend_from_slice(gates);
         b.inbound_after(&events)
     }
 
