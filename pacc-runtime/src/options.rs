@@ -662,6 +662,24 @@ mod tests {
     }
 
     #[test]
+    fn host_path_parses_and_names_what_it_takes() {
+        for (path, name) in HostPath::ALL {
+            assert_eq!(name.parse::<HostPath>().unwrap(), path);
+        }
+        assert_eq!(HostPath::default(), HostPath::Auto);
+        let o = Options::new().host_path(HostPath::Bounce);
+        assert_eq!(o.cuda.host_path, HostPath::Bounce);
+        for bad in ["", "pinned", "Bounce", "1"] {
+            let e = bad.parse::<HostPath>().unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("PACC_HOST_PATH={bad}:"))
+                    && e.contains("auto, register, bounce"),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
     fn compress_when_parses_and_names_what_it_takes() {
         assert_eq!("auto".parse::<CompressWhen>().unwrap(), CompressWhen::Auto);
         assert_eq!(
