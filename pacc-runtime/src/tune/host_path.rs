@@ -47,7 +47,7 @@ pub struct HostPathChoice {
 }
 
 /// Register or bounce: `wanted` unless it is [`HostPath::Auto`], else the cheaper by the
-/// prices of [`price`]. `rates` is asked for only when there is something to price, since
+/// prices of `price` (below). `rates` is asked for only when there is something to price, since
 /// measuring the host's copy rate costs time a call that needs no choice should not pay.
 pub fn choose(wanted: HostPath, t: HostTraffic, rates: impl FnOnce() -> Rates) -> HostPathChoice {
     let unpriced = |path, why: &str| HostPathChoice {
