@@ -5,11 +5,11 @@
 //! slab of the call's arrays: paid again by every process, that was up to a fifth of a
 //! minute-long call (docs/internals.md §3). Three kinds of entries are kept, each in its own
 //! folder under the directory `PACC_CACHE_DIR` names (default `$XDG_CACHE_HOME/pacc`, else
-//! `~/.cache/pacc`; `PACC_CACHE_DIR=off` turns the cache off): NVRTC's PTX ([`Kind::Ptx`]),
+//! `~/.cache/pacc`; `PACC_CACHE_DIR=off` turns the cache off): NVRTC's machine code ([`Kind::Cubin`]),
 //! the kernels' measured rates ([`Kind::Rates`]) and the link's ([`Kind::Link`]: measuring it
 //! page-locks two fresh 256 MiB buffers, a few tenths of a second of every call's set-up).
 //!
-//! An entry holds its whole key (for PTX and rates, the options and the full source), so a hit
+//! An entry holds its whole key (for machine code and rates, the options and the full source), so a hit
 //! is exact and a collision of file names is a miss. It also holds a CRC-32 of key and value
 //! and both lengths: a truncated, damaged or foreign file is a miss too, and the next store
 //! overwrites it. Writers never share a file: each writes its own temporary file (named after
@@ -29,8 +29,8 @@ use std::time::Duration;
 /// The kinds of entries, each in its own folder.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Kind {
-    /// NVRTC's PTX of a source with its compile options.
-    Ptx,
+    /// NVRTC's machine code (CUBIN) of a source with its compile options.
+    Cubin,
     /// Kernel rates measured on a slab (`tune::measure`), per device.
     Rates,
     /// The link's rates, per host and device.
@@ -40,7 +40,7 @@ pub(crate) enum Kind {
 impl Kind {
     fn folder(self) -> &'static str {
         match self {
-            Kind::Ptx => "ptx",
+            Kind::Cubin => "cubin",
             Kind::Rates => "rates",
             Kind::Link => "link",
         }
@@ -69,15 +69,15 @@ fn dir(kind: Kind) -> Option<PathBuf> {
     Some(root?.join(kind.folder()))
 }
 
-/// The value stored under `key`, if an intact entry holds it.
+/// The text stored under `key`, if an intact entry holds it.
 pub(crate) fn load(kind: Kind, key: &str) -> Option<String> {
-    Entry::new(kind, key)?.load()
+    String::from_utf8(Entry::new(kind, key)?.load()?).ok()
 }
 
 /// Keeps `value` under `key` for [`load`] (see the module documentation for how).
 pub(crate) fn store(kind: Kind, key: &str, value: &str) {
     if let Some(e) = Entry::new(kind, key) {
-        e.store(value);
+        e.store(value.as_bytes());
     }
 }
 
@@ -85,8 +85,8 @@ pub(crate) fn store(kind: Kind, key: &str, value: &str) {
 pub(crate) fn load_or_build<T, E>(
     kind: Kind,
     key: &str,
-    usable: impl FnOnce(String) -> Option<T>,
-    build: impl FnOnce() -> Result<(T, String), E>,
+    usable: impl FnOnce(Vec<u8>) -> Option<T>,
+    build: impl FnOnce() -> Result<(T, Vec<u8>), E>,
 ) -> Result<T, E> {
     match Entry::new(kind, key) {
         Some(e) => e.load_or_build(usable, build),
@@ -115,27 +115,27 @@ impl<'k> Entry<'k> {
         }
     }
 
-    fn load(&self) -> Option<String> {
+    fn load(&self) -> Option<Vec<u8>> {
         decode(&std::fs::read(&self.path).ok()?, self.key)
     }
 
     /// The value if there is one and `usable` takes it; else what `build` makes, stored over
-    /// the entry for the next process. An entry that reads back but cannot be used (PTX the
-    /// driver refuses) is a miss like any other.
+    /// the entry for the next process. An entry that reads back but cannot be used (machine
+    /// code the driver refuses) is a miss like any other.
     fn load_or_build<T, E>(
         &self,
-        usable: impl FnOnce(String) -> Option<T>,
-        build: impl FnOnce() -> Result<(T, String), E>,
+        usable: impl FnOnce(Vec<u8>) -> Option<T>,
+        build: impl FnOnce() -> Result<(T, Vec<u8>), E>,
     ) -> Result<T, E> {
         if let Some(v) = self.load().and_then(usable) {
             return Ok(v);
         }
-        let (v, text) = build()?;
-        self.store(&text);
+        let (v, bytes) = build()?;
+        self.store(&bytes);
         Ok(v)
     }
 
-    fn store(&self, value: &str) {
+    fn store(&self, value: &[u8]) {
         let Some(folder) = self.path.parent() else {
             return;
         };
@@ -155,21 +155,21 @@ impl<'k> Entry<'k> {
 }
 
 /// The bytes of an entry: a header line (format, checksum, lengths), then key and value.
-fn encode(key: &str, value: &str) -> Vec<u8> {
+fn encode(key: &str, value: &[u8]) -> Vec<u8> {
     let mut h = crc32fast::Hasher::new();
     h.update(key.as_bytes());
-    h.update(value.as_bytes());
+    h.update(value);
     let head = format!(
         "{MAGIC} crc32 {:08x} key {} value {}\n",
         h.finalize(),
         key.len(),
         value.len()
     );
-    [head.as_bytes(), key.as_bytes(), value.as_bytes()].concat()
+    [head.as_bytes(), key.as_bytes(), value].concat()
 }
 
 /// The value of an entry read whole, if it is intact and holds `key`.
-fn decode(bytes: &[u8], key: &str) -> Option<String> {
+fn decode(bytes: &[u8], key: &str) -> Option<Vec<u8>> {
     let nl = bytes.iter().position(|&b| b == b'\n')?;
     let head = std::str::from_utf8(&bytes[..nl]).ok()?;
     let body = &bytes[nl + 1..];
@@ -189,7 +189,7 @@ fn decode(bytes: &[u8], key: &str) -> Option<String> {
     if stored_key != key.as_bytes() {
         return None;
     }
-    String::from_utf8(value.to_vec()).ok()
+    Some(value.to_vec())
 }
 
 /// Writes `bytes` to a new file at `path` and waits until they are on the disk, so that the

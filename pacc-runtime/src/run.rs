@@ -67,6 +67,9 @@ pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<Run
     lap.mark("tuner");
     let swap_replays = swap_replays(program, steps);
     let (fuse, fuse_note) = fusion(program, &inv, opts, &mut popts, backend, fuse)?;
+    if let Some(probe) = backend.probe() {
+        probe.release();
+    }
     lap.mark("fusion weighing");
     if let Some(s) = fuse {
         let fused = crate::fuse::program(program, s).map_err(Error::Internal)?;

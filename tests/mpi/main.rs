@@ -170,11 +170,13 @@ fn driver() {
             }
             continue;
         }
+        let start = Instant::now();
         let ok = run_launch(&exe, l);
         println!(
-            "test mpirun {} ... {}",
+            "test mpirun {} ... {} ({:.1} s)",
             l.what,
-            if ok { "ok" } else { "FAILED" }
+            if ok { "ok" } else { "FAILED" },
+            start.elapsed().as_secs_f64()
         );
         if ok {
             passed += 1;

@@ -631,6 +631,7 @@ fn prepare(
             ..opts.clone()
         };
         let (tuned, note) = crate::tune::auto_plan_options(probe, lprog, inv, &o, popts);
+        probe.release();
         popts = tuned;
         notes.extend(note);
     }

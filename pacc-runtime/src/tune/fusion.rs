@@ -7,7 +7,7 @@
 //! these wins depends on the program, the shape and the device, so the tuner measures rather
 //! than assumes. Only calls long enough for the marching kernels' shape to be tuned
 //! ([`super::MARCH_TUNE_POINTS`]) and predicted to run [`WEIGH_SECONDS`] are considered:
-//! timing a fused form costs a compile and two short runs; the forms are timed shallowest
+//! timing a fused form costs a compile and a short run; the forms are timed shallowest
 //! first, and a deeper one only while the shallower beat single steps.
 
 use crate::options::Options;
@@ -19,10 +19,15 @@ use crate::program::Program;
 pub const FUSE_MARGIN: f64 = 0.95;
 
 /// Runs predicted shorter than this (single steps) are not weighed: weighing copies a slab of
-/// up to [`SLAB_BYTES`] and runs it twice per form (Himeno at 512x512x768 on the H100: 6.2 s
-/// with the fused forms' first compiles, 2.0-2.2 s with the PTX on disk), which should stay
-/// within a few percent of the run. A later process with the rates on disk pays nothing.
+/// up to [`SLAB_BYTES`] and runs it once per form (Himeno at 512x512x768 on the H100: 6.2 s
+/// with the fused forms' first compiles, 2.0-2.2 s with the PTX on disk, before the forms were
+/// compiled side by side to machine code and timed in one run each), which should stay within
+/// a few percent of the run. A later process with the rates on disk pays nothing.
 pub const WEIGH_SECONDS: f64 = 60.0;
+
+/// How far the tuner's default slab may misjudge a run's time against the fusion slab's
+/// deeper one, when deciding that a run is too short to weigh fusion at all.
+const SLAB_SLACK: f64 = 2.0;
 
 /// Slab planes the forms are timed on: enough for the widest fused reach and for marching
 /// segments of a realistic length, without copying more than [`SLAB_BYTES`].
@@ -74,7 +79,7 @@ pub fn pick(single: f64, fused: &[(usize, f64)]) -> Option<usize> {
 pub use weigh::auto_fuse;
 
 mod weigh {
-    use super::{candidates, pick, slab_planes, FUSE_MARGIN, WEIGH_SECONDS};
+    use super::{candidates, pick, slab_planes, FUSE_MARGIN, SLAB_SLACK, WEIGH_SECONDS};
     use crate::config::Fixed;
     use crate::error::Error;
     use crate::invocation::Invocation;
@@ -112,6 +117,9 @@ mod weigh {
         if steps.is_empty() {
             return (None, None);
         }
+        if clearly_short(probe, program, inv, opts, base) {
+            return (None, None);
+        }
         let began = std::time::Instant::now();
         let planes = slab_planes(program, shape, &steps);
         let single = match form(probe, program, inv, opts, base, 1, planes) {
@@ -121,12 +129,20 @@ mod weigh {
         if single.choice.predicted_seconds < WEIGH_SECONDS {
             return (None, None);
         }
+        // Every fused form at once: the longest compile instead of their sum.
+        let fused: Vec<(usize, Result<Program, String>)> = (steps.iter())
+            .map(|&s| (s, crate::fuse::program(program, s)))
+            .collect();
+        let ahead: Vec<(&Program, &Options)> = (fused.iter())
+            .filter_map(|(_, p)| p.as_ref().ok().map(|p| (p, opts)))
+            .collect();
+        probe.compile_ahead(&ahead);
         // Deeper groups recompute more halo: time the next one only while fusing deeper pays.
         let mut forms: Vec<Form> = Vec::new();
         let mut skipped = Vec::new();
         let mut best = single.choice.predicted_seconds;
-        for (i, &s) in steps.iter().enumerate() {
-            let f = crate::fuse::program(program, s)
+        for (i, (s, fp)) in fused.into_iter().enumerate() {
+            let f = fp
                 .map_err(Error::Internal)
                 .and_then(|fp| form(probe, &fp, inv, opts, base, s, planes));
             let t = match f {
@@ -160,6 +176,23 @@ mod weigh {
             picked.map(|f| (f.steps, f.choice.plan_options(base))),
             Some(note),
         )
+    }
+
+    /// Whether the single-step run, predicted from the rates the tuner already has (its own
+    /// slab's, no new one), is far below [`WEIGH_SECONDS`]: a slab of the fusion's depth only
+    /// to find that out cost 2.3 s of a 9 s run's set-up (sponge 1600³, fresh H200).
+    fn clearly_short(
+        probe: &dyn Probe,
+        program: &Program,
+        inv: &Invocation<'_>,
+        opts: &Options,
+        base: &PlanOptions,
+    ) -> bool {
+        let shape = inv.arrays[0].shape();
+        let fixed = Fixed::of(program, opts);
+        (probe.inputs(program, inv, opts))
+            .and_then(|t| tuned_choice(program, shape, inv.steps, opts, base, fixed, t))
+            .is_ok_and(|c| c.predicted_seconds * SLAB_SLACK < WEIGH_SECONDS)
     }
 
     /// Times `program` (single step, or a fused run's program of `s` steps per launch) on the

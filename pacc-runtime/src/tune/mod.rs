@@ -45,7 +45,7 @@ use crate::plan::PlanOptions;
 use crate::program::Program;
 
 /// Kernel points of a call below which timing kernel shapes costs more than it can save: about
-/// a second of kernels on an H100, against a compile and two short runs per candidate.
+/// a second of kernels on an H100, against a compile (side by side) and a short run per candidate.
 pub const MARCH_TUNE_POINTS: u64 = 100_000_000_000;
 
 /// `run`'s hook for the marching kernels' compile-time shape: when neither the options nor
@@ -89,7 +89,15 @@ pub fn pick_march(
     let rows = MarchTuning::row_forms(&program.cuda_source);
     let vector = MarchTuning::vector_forms(&program.cuda_source);
     let candidates = MarchTuning::candidates(block, forms, rows, vector);
+    let began = std::time::Instant::now();
+    let each: Vec<crate::options::Options> = (candidates.iter())
+        .map(|&c| opts.clone().march(c))
+        .collect();
+    let pairs: Vec<_> = each.iter().map(|o| (program, o)).collect();
+    probe.compile_ahead(&pairs);
+    let compiled = began.elapsed().as_secs_f64();
     let timed = probe.march_candidates(program, inv, opts, &candidates);
+    let spent = (compiled, began.elapsed().as_secs_f64() - compiled);
     let rates: Vec<Vec<f64>> = timed.iter().map(|(_, r)| r.clone()).collect();
     let Some(best) = fastest_kernels(program, shape, &rates) else {
         let note = "kernel shape not tuned: no candidate compiled and ran; using the defaults";
@@ -111,12 +119,16 @@ pub fn pick_march(
         Some(_) => "L1 form (in-plane reads through the cache)",
     };
     let note = format!(
-        "kernel shape: {name}, {form}, {:.1} Gpt/s on a slab of the arrays{}",
+        "kernel shape: {name}, {form}, {:.1} Gpt/s on a slab of the arrays{}; {} candidates \
+         compiled in {:.2} s side by side, timed in {:.2} s",
         rate(r) / 1e9,
         default.map_or(String::new(), |(_, d)| format!(
             " (default {:.1})",
             rate(d) / 1e9
-        ))
+        )),
+        candidates.len(),
+        spent.0,
+        spent.1
     );
     (Some(*t), Some(note))
 }
@@ -242,5 +254,112 @@ pub(crate) fn tuned_choice(
     match opts.scheme {
         Some(_) => choose(program, shape, steps, &t),
         None => choose_scheme(program, shape, steps, &t, &AUTO_SCHEMES),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Error;
+    use crate::invocation::{HostArray, Invocation};
+    use crate::options::Options;
+    use crate::program::{fixtures::one_kernel, Elem, Launch, Role};
+    use std::sync::Mutex;
+
+    /// A device that records what the tuner asks of it; candidate `i` runs at `i + 1` Gpt/s.
+    #[derive(Default)]
+    struct Recording(Mutex<Vec<String>>);
+
+    impl Probe for Recording {
+        fn inputs_at(
+            &self,
+            _: &Program,
+            _: &Invocation<'_>,
+            _: &Options,
+            _: usize,
+        ) -> Result<model::TuneInputs, Error> {
+            Err(Error::Internal("not asked in this test".into()))
+        }
+
+        fn march_candidates(
+            &self,
+            _: &Program,
+            _: &Invocation<'_>,
+            _: &Options,
+            candidates: &[MarchTuning],
+        ) -> Vec<(MarchTuning, Vec<f64>)> {
+            let mut calls = self.0.lock().unwrap();
+            calls.push(format!("time {}", candidates.len()));
+            (candidates.iter().enumerate())
+                .map(|(i, &c)| (c, vec![1e9 * (i + 1) as f64]))
+                .collect()
+        }
+
+        fn codec_rates(
+            &self,
+            _: crate::codec::CodecKind,
+            _: Elem,
+            _: f64,
+        ) -> Result<compression::CodecSpeed, Error> {
+            Err(Error::Internal("not asked in this test".into()))
+        }
+
+        fn compile_ahead(&self, forms: &[(&Program, &Options)]) {
+            let marches: Vec<_> = forms.iter().map(|(_, o)| o.cuda.march).collect();
+            self.0.lock().unwrap().push(format!("compile {marches:?}"));
+        }
+    }
+
+    #[test]
+    fn every_march_candidate_is_compiled_at_once_before_any_is_timed() {
+        let mut program = one_kernel(
+            "p",
+            &[("a", Role::InOut), ("b", Role::InOut)],
+            &[(1, 1)],
+            0,
+            1,
+        );
+        program.kernels[0].launch = Launch::Marching { block: [32, 8] };
+        let mut data = vec![0f32; 2 * 16 * 8 * 8];
+        let (a, b) = data.split_at_mut(16 * 8 * 8);
+        // SAFETY: two live, disjoint buffers of 16 x 8 x 8 f32, untouched while the test runs.
+        let arrays = unsafe {
+            [a, b].map(|x| {
+                HostArray::from_raw_parts(x.as_mut_ptr().cast(), Elem::F32, &[16, 8, 8], true)
+                    .unwrap()
+            })
+        };
+        let inv = Invocation {
+            arrays: arrays.to_vec(),
+            scalars: vec![],
+            slices: vec![],
+            points: vec![],
+            t0: 0,
+            steps: 10,
+            reduction_init: vec![],
+            reset_values: vec![],
+            cpu: crate::frame::CpuKernels {
+                kernels: vec![],
+                points: vec![],
+            },
+        };
+        let probe = Recording::default();
+        let (chosen, note) = pick_march(&probe, &program, &inv, &Options::default());
+        let candidates = MarchTuning::candidates([32, 8], None, false, false);
+        assert!(candidates.len() > 1);
+        let each: Vec<_> = candidates.iter().map(|&c| Some(c)).collect();
+        assert_eq!(
+            *probe.0.lock().unwrap(),
+            [
+                format!("compile {each:?}"),
+                format!("time {}", candidates.len())
+            ]
+        );
+        assert_eq!(chosen, candidates.last().copied());
+        let note = note.unwrap();
+        assert!(
+            note.contains(&format!("{} candidates compiled in", candidates.len())),
+            "{note}"
+        );
     }
 }

@@ -37,6 +37,15 @@ pub trait Probe: Sync {
         candidates: &[MarchTuning],
     ) -> Vec<(MarchTuning, Vec<f64>)>;
 
+    /// Compiles ahead, side by side, what timing each `(program, options)` pair will compile
+    /// one by one (the march candidates, the fused forms), so the tuner pays for the longest
+    /// compile instead of their sum. A backend that compiles nothing does nothing.
+    fn compile_ahead(&self, _forms: &[(&Program, &Options)]) {}
+
+    /// Frees what the measurements keep for the next one (the CUDA probe's page-locked slab
+    /// buffers); called once the tuner is done with a call.
+    fn release(&self) {}
+
     /// A codec's encode and decode rates on the whole device at `rate` for `elem` arrays
     /// (uncompressed bytes per second), for the compression decision.
     fn codec_rates(&self, codec: CodecKind, elem: Elem, rate: f64) -> Result<CodecSpeed, Error>;

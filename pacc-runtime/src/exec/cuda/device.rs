@@ -131,71 +131,98 @@ impl Module {
     }
 }
 
-fn arch(cc: (i32, i32)) -> &'static str {
-    static ARCH: OnceLock<Mutex<HashMap<(i32, i32), &'static str>>> = OnceLock::new();
-    let mut m = ARCH
-        .get_or_init(Default::default)
+/// The real architecture NVRTC compiles for: machine code (CUBIN) the driver loads as it is.
+/// PTX instead would leave the driver to compile every module again at load time, one module
+/// at a time under the context (seconds for a program's forms on a fresh machine), where
+/// NVRTC runs on any thread.
+fn arch(cc: (i32, i32)) -> String {
+    format!("sm_{}{}", cc.0, cc.1)
+}
+
+/// The process's loaded modules, by device, program name, source hash and FMA setting.
+type ModuleKey = (usize, String, u64, bool);
+
+fn loaded() -> std::sync::MutexGuard<'static, HashMap<ModuleKey, Arc<Module>>> {
+    static MODS: OnceLock<Mutex<HashMap<ModuleKey, Arc<Module>>>> = OnceLock::new();
+    MODS.get_or_init(Default::default)
         .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    m.entry(cc)
-        .or_insert_with(|| Box::leak(format!("compute_{}{}", cc.0, cc.1).into_boxed_str()))
+        .unwrap_or_else(|e| e.into_inner())
 }
 
 /// Compiles `source` with NVRTC for the context's device (once per process, device, program
-/// name, source hash and FMA setting; the PTX also once per machine, `disk_cache`) and loads
-/// it. `kernel` names the program in errors.
+/// name, source hash and FMA setting; the machine code also once per machine, `disk_cache`)
+/// and loads it. `program` names it in errors. The cache is not held while compiling, so
+/// [`compile_ahead`]'s threads compile side by side.
 pub(crate) fn module(
     ctx: &Arc<CudaContext>,
     program: &str,
     source: &str,
     fma: bool,
 ) -> Result<Arc<Module>, Error> {
-    type Key = (usize, String, u64, bool);
-    static MODS: OnceLock<Mutex<HashMap<Key, Arc<Module>>>> = OnceLock::new();
     let mut h = std::collections::hash_map::DefaultHasher::new();
     source.hash(&mut h);
     let key_of = (ctx.ordinal(), program.to_string(), h.finish(), fma);
-    let mut m = MODS
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    if let Some(x) = m.get(&key_of) {
+    if let Some(x) = loaded().get(&key_of) {
         return Ok(x.clone());
     }
+    let md = Arc::new(Module {
+        module: build(ctx, program, source, fma)?,
+        funcs: Mutex::new(HashMap::new()),
+    });
+    Ok(loaded().entry(key_of).or_insert(md).clone())
+}
+
+/// Compiles and loads every `(program, source, fma)` of `forms` on up to one thread per core,
+/// into the cache [`module`] reads: the tuner's candidates, each a whole NVRTC compile, cost
+/// the longest one instead of their sum. Forms that fail are left for [`module`] to report
+/// when a run asks for them.
+pub(crate) fn compile_ahead(ctx: &Arc<CudaContext>, forms: &[(String, String, bool)]) {
+    let threads = std::thread::available_parallelism().map_or(4, |n| n.get());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..threads.min(forms.len()) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some((program, source, fma)) = forms.get(i) else {
+                    break;
+                };
+                let _ = module(ctx, program, source, *fma);
+            });
+        }
+    });
+}
+
+/// The module of `source` from the disk cache, else compiled by NVRTC and stored there.
+fn build(
+    ctx: &Arc<CudaContext>,
+    program: &str,
+    source: &str,
+    fma: bool,
+) -> Result<Arc<CudaModule>, Error> {
     let cc = ctx
         .compute_capability()
         .map_err(cuda_err("querying the compute capability"))?;
-    let opts = cudarc::nvrtc::CompileOptions {
-        fmad: Some(fma),
-        arch: Some(arch(cc)),
-        name: Some(format!("{program}.cu")),
-        ..Default::default()
-    };
+    let options = vec![
+        format!("--gpu-architecture={}", arch(cc)),
+        format!("--fmad={fma}"),
+    ];
     let key = format!(
-        "pacc {} {} fmad={fma} nvrtc {:?}",
+        "pacc {} cubin {} nvrtc {:?}\n{source}",
         env!("CARGO_PKG_VERSION"),
-        arch(cc),
+        options.join(" "),
         nvrtc_version()
     );
-    let key = format!("{key}\n{source}");
-    // Cached PTX the driver refuses (a damaged file whose checksum still matched, a driver
-    // older than the one that compiled it) is a miss: compiled again, the entry overwritten.
-    let cached = |ptx: String| ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx)).ok();
+    // Cached machine code the driver refuses (a damaged file whose checksum still matched, a
+    // driver older than the compiler) is a miss: compiled again, the entry overwritten.
+    let load = |cubin: Vec<u8>| ctx.load_module(cudarc::nvrtc::Ptx::from_binary(cubin));
     let fresh = || {
-        let ptx = compile(program, source, opts)?;
-        let text = ptx.to_src();
-        let module = ctx.load_module(ptx).map_err(cuda_err(format!(
+        let cubin = compile(program, source, &options)?;
+        let module = load(cubin.clone()).map_err(cuda_err(format!(
             "loading the compiled module of `{program}`"
         )))?;
-        Ok::<_, Error>((module, text))
+        Ok::<_, Error>((module, cubin))
     };
-    let module = disk_cache::load_or_build(Kind::Ptx, &key, cached, fresh)?;
-    let md = Arc::new(Module {
-        module,
-        funcs: Mutex::new(HashMap::new()),
-    });
-    m.insert(key_of, md.clone());
-    Ok(md)
+    disk_cache::load_or_build(Kind::Cubin, &key, |c| load(c).ok(), fresh)
 }
 
 /// NVRTC's (major, minor) version.
@@ -206,27 +233,48 @@ fn nvrtc_version() -> (i32, i32) {
     (major, minor)
 }
 
-/// NVRTC's PTX of `source`, or its log as an error naming `program`.
-fn compile(
-    program: &str,
-    source: &str,
-    opts: cudarc::nvrtc::CompileOptions,
-) -> Result<cudarc::nvrtc::Ptx, Error> {
-    cudarc::nvrtc::compile_ptx_with_opts(source, opts).map_err(|e| Error::Nvrtc {
+/// NVRTC's machine code of `source`, or its log as an error naming `program`.
+fn compile(program: &str, source: &str, options: &[String]) -> Result<Vec<u8>, Error> {
+    use cudarc::nvrtc::{result, sys};
+    let failed = |log: String| Error::Nvrtc {
         kernel: program.to_string(),
-        log: match e {
-            cudarc::nvrtc::CompileError::CompileError {
-                log,
-                options,
-                nvrtc,
-            } => format!(
-                "{}\n(nvrtc: {nvrtc:?}; options: {})",
-                log.to_string_lossy().trim_end(),
-                options.join(" ")
-            ),
-            other => format!("{other:?}"),
-        },
-    })
+        log,
+    };
+    let src = std::ffi::CString::new(source)
+        .map_err(|_| failed("the generated source holds a NUL byte".into()))?;
+    let name = std::ffi::CString::new(format!("{program}.cu"))
+        .map_err(|_| failed("the program's name holds a NUL byte".into()))?;
+    let prog = result::create_program(&src, Some(&name)).map_err(|e| failed(format!("{e:?}")))?;
+    // SAFETY: `prog` was created above and is destroyed once, below; the out-buffers are as
+    // long as NVRTC says.
+    let out = unsafe {
+        match result::compile_program(prog, options) {
+            Err(e) => {
+                let log = result::get_program_log(prog).unwrap_or_default();
+                let log = std::ffi::CStr::from_ptr(log.as_ptr()).to_string_lossy();
+                Err(failed(format!(
+                    "{}\n(nvrtc: {e:?}; options: {})",
+                    log.trim_end(),
+                    options.join(" ")
+                )))
+            }
+            Ok(()) => {
+                let mut size = 0usize;
+                let mut cubin = Vec::new();
+                let r = sys::nvrtcGetCUBINSize(prog, &mut size)
+                    .result()
+                    .and_then(|()| {
+                        cubin = vec![0u8; size];
+                        sys::nvrtcGetCUBIN(prog, cubin.as_mut_ptr().cast()).result()
+                    });
+                r.map(|()| cubin)
+                    .map_err(|e| failed(format!("reading the machine code: {e:?}")))
+            }
+        }
+    };
+    // SAFETY: `prog` is live and not used after this.
+    let _ = unsafe { result::destroy_program(prog) };
+    out
 }
 
 /// The executor's own kernels: combine a buffer of per-block reduction partials into one value

@@ -3,6 +3,7 @@
 //! Link and kernel measurements are cached per process (kernel rates also on disk), so a run
 //! pays for them once.
 
+use super::memory::PinnedHost;
 use crate::disk_cache::{self, Kind};
 use crate::error::Error;
 use crate::exec::cuda::{self, CudaOutput};
@@ -103,7 +104,8 @@ fn rate_cache() -> std::sync::MutexGuard<'static, HashMap<Key, Vec<f64>>> {
 /// Points per second of each kernel of `program`, measured by running it (2 steps, in core)
 /// on a copy of the first planes of the call's arrays: a slab of the real plane size, as
 /// deep as the program's reach needs ([`slab_planes`]). Cached per process, program,
-/// plane shape and the options the kernels depend on.
+/// plane shape and the options the kernels depend on. The slab's page-locked buffers stay held
+/// for the next measurement until [`release_slabs`].
 pub fn measure_kernel_rates(
     program: &Program,
     inv: &Invocation<'_>,
@@ -149,7 +151,8 @@ pub fn measure_kernel_rates_at(
     }
     let slab = Slab::copy(program, inv, planes);
     let program = &crate::tune::measure::slab_program(program, slab.shape[0]);
-    let steps = 2;
+    // The first step warms up (first launches, cold caches) and is not counted (`rates_from`).
+    let steps = 3;
     let plan = plan::build(
         program,
         &slab.shape,
@@ -166,8 +169,6 @@ pub fn measure_kernel_rates_at(
         },
     )?;
     let o = kernel_options(opts);
-    // The first run compiles and warms up; the second is timed.
-    cuda::execute(program, &plan, &slab.invocation(program, inv, steps)?, &o)?;
     let out = cuda::execute(program, &plan, &slab.invocation(program, inv, steps)?, &o)?;
     let rates = rates_from(program, &out);
     rate_cache().insert(key, rates.clone());
@@ -239,29 +240,29 @@ pub fn measure_march_candidates(
         .collect()
 }
 
-/// Each kernel's points per second in a run's timeline (1e10 where it computed nothing).
+/// Each kernel's points per second in a run's timeline (1e10 where it computed nothing),
+/// leaving out its first launch, which warms up (when it has later ones).
 fn rates_from(program: &Program, out: &CudaOutput) -> Vec<f64> {
     (0..program.kernels.len())
         .map(|k| {
             let prefix = format!("{} ", program.kernels[k].name);
-            let secs: f64 = out
-                .report
-                .timeline
-                .iter()
+            let mut secs: Vec<(f64, f64)> = (out.report.timeline.iter())
                 .filter(|e| e.name.starts_with(&prefix))
-                .map(|e| e.dur_us * 1e-6)
-                .sum();
-            let pts: u64 = out
-                .plan
-                .ops
-                .iter()
+                .map(|e| (e.start_us, e.dur_us * 1e-6))
+                .collect();
+            secs.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let pts: Vec<u64> = (out.plan.ops.iter())
                 .filter_map(|op| match op.kind.kernel_planes() {
                     Some((kernel, planes)) if kernel == k => {
                         Some(planes.len() as u64 * plane_points(program, &out.plan.shape, k))
                     }
                     _ => None,
                 })
-                .sum();
+                .collect();
+            // Launches and operations pair up in order; drop the first of each.
+            let skip = usize::from(secs.len() == pts.len() && pts.len() > 1);
+            let secs: f64 = secs[skip.min(secs.len())..].iter().map(|e| e.1).sum();
+            let pts: u64 = pts[skip.min(pts.len())..].iter().sum();
             if secs > 0.0 && pts > 0 {
                 pts as f64 / secs
             } else {
@@ -271,11 +272,61 @@ fn rates_from(program: &Program, out: &CudaOutput) -> Vec<f64> {
         .collect()
 }
 
+/// Page-locked buffers the tuner's slabs are copied into, kept from one measurement to the
+/// next: a fresh slab of ordinary memory costs its page faults, its registration for the
+/// transfers and its unregistration at every timing run (most of a second per kernel form at
+/// 1600² planes on a fresh machine), where the copy into a held buffer costs a few tens of
+/// milliseconds. [`release_slabs`] frees them once the tuner is done.
+static SLAB_BUFFERS: Mutex<Vec<PinnedHost>> = Mutex::new(Vec::new());
+
+/// Frees the tuner's page-locked slab buffers ([`SLAB_BUFFERS`]).
+pub fn release_slabs() {
+    SLAB_BUFFERS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clear();
+}
+
+/// Room for `bytes` bytes of a slab: a held page-locked buffer, else a new one, else (no
+/// page-locked memory to be had) ordinary memory.
+fn slab_buffer(bytes: usize) -> SlabBuffer {
+    let mut held = SLAB_BUFFERS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(i) = held.iter().position(|b| b.bytes >= bytes) {
+        return SlabBuffer::Pinned(held.swap_remove(i));
+    }
+    drop(held);
+    let pinned = cuda::available()
+        .map_err(|reason| Error::no_cuda(reason, None))
+        .and_then(|d| super::device::context(d.ordinal))
+        .and_then(|ctx| PinnedHost::for_tuning(&ctx, bytes));
+    match pinned {
+        Ok(p) => SlabBuffer::Pinned(p),
+        Err(_) => SlabBuffer::Plain(vec![0u64; bytes.div_ceil(8)]),
+    }
+}
+
+/// One array of a slab.
+enum SlabBuffer {
+    Pinned(PinnedHost),
+    /// u64 storage for alignment.
+    Plain(Vec<u64>),
+}
+
+impl SlabBuffer {
+    fn ptr(&mut self) -> *mut u8 {
+        match self {
+            SlabBuffer::Pinned(p) => p.ptr,
+            SlabBuffer::Plain(v) => v.as_mut_ptr().cast(),
+        }
+    }
+}
+
 /// Copies of the first planes of a call's arrays, with the call's point statements moved
 /// into them.
 struct Slab {
-    /// u64 storage for alignment; `ptrs` point into it.
-    _store: Vec<Vec<u64>>,
+    /// The arrays' storage; `ptrs` point into it. Page-locked buffers go back to
+    /// [`SLAB_BUFFERS`] when the slab is dropped.
+    store: Vec<SlabBuffer>,
     /// Each array's first byte and element type.
     ptrs: Vec<(*mut u8, Elem)>,
     points: Vec<Vec<i64>>,
@@ -288,14 +339,15 @@ impl Slab {
     fn copy(program: &Program, inv: &Invocation<'_>, slab: usize) -> Slab {
         let shape = inv.arrays[0].shape().to_vec();
         let plane_elems: usize = shape[1..].iter().product();
-        let mut store: Vec<Vec<u64>> = Vec::new();
+        let mut store = Vec::new();
         let mut ptrs = Vec::new();
         for a in (0..program.arrays.len()).map(|a| &inv.arrays[program.host_array(a)]) {
             let bytes = slab * plane_elems * a.elem.size();
-            let mut v = vec![0u64; bytes.div_ceil(8)];
-            // SAFETY: the first `bytes` bytes of the caller's array (it has >= slab planes).
-            unsafe { std::ptr::copy_nonoverlapping(a.ptr, v.as_mut_ptr() as *mut u8, bytes) };
-            ptrs.push((v.as_mut_ptr() as *mut u8, a.elem));
+            let mut v = slab_buffer(bytes);
+            // SAFETY: the first `bytes` bytes of the caller's array (it has >= slab planes)
+            // into a buffer of at least `bytes` bytes that only this slab uses.
+            unsafe { crate::memcopy::copy(a.ptr, v.ptr(), bytes, crate::memcopy::STAGE_PIECE) };
+            ptrs.push((v.ptr(), a.elem));
             store.push(v);
         }
         let points = inv
@@ -312,7 +364,7 @@ impl Slab {
         let mut shape = shape;
         shape[0] = slab;
         Slab {
-            _store: store,
+            store,
             ptrs,
             points,
             shape,
@@ -368,6 +420,16 @@ impl Slab {
     }
 }
 
+impl Drop for Slab {
+    fn drop(&mut self) {
+        let mut held = SLAB_BUFFERS.lock().unwrap_or_else(|e| e.into_inner());
+        held.extend(self.store.drain(..).filter_map(|b| match b {
+            SlabBuffer::Pinned(p) => Some(p),
+            SlabBuffer::Plain(_) => None,
+        }));
+    }
+}
+
 /// Measured inputs for a call: link (cached), kernel rates (cached), the device memory
 /// available to the plan now, the call's point planes.
 pub fn measure_inputs(
@@ -387,7 +449,15 @@ pub fn measure_inputs_at(
     opts: &Options,
     planes: usize,
 ) -> Result<TuneInputs, Error> {
-    let link = link_rates()?;
+    // A first process compiles the program while the link is timed: the one keeps the host's
+    // cores busy, the other its copy engines.
+    let link = std::thread::scope(|s| {
+        s.spawn(|| {
+            let o = kernel_options(opts);
+            let _ = super::prepare::compile_ahead(&[(program, &o)]);
+        });
+        link_rates()
+    })?;
     let rates = measure_kernel_rates_at(program, inv, opts, planes)?;
     let budget = cuda::device_memory_budget()?;
     let mut t = TuneInputs::new(link, rates, budget);
@@ -419,6 +489,18 @@ impl Probe for CudaProbe {
         planes: usize,
     ) -> Result<TuneInputs, Error> {
         measure_inputs_at(program, inv, opts, planes)
+    }
+
+    fn compile_ahead(&self, forms: &[(&Program, &Options)]) {
+        // The options the timing runs compile with (`measure_kernel_rates_at`).
+        let opts: Vec<Options> = forms.iter().map(|(_, o)| kernel_options(o)).collect();
+        let pairs: Vec<(&Program, &Options)> =
+            forms.iter().zip(&opts).map(|((p, _), o)| (*p, o)).collect();
+        let _ = super::prepare::compile_ahead(&pairs);
+    }
+
+    fn release(&self) {
+        release_slabs();
     }
 
     fn march_candidates(

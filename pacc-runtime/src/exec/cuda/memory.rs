@@ -197,6 +197,27 @@ impl PinnedHost {
     }
 }
 
+impl PinnedHost {
+    /// [`PinnedHost::new`] for the tuner's own copies of a slab, which no run's fault site
+    /// counts (their allocation is not the run's).
+    pub fn for_tuning(ctx: &Arc<CudaContext>, bytes: usize) -> Result<Self, Error> {
+        ctx.bind_to_thread()
+            .map_err(driver::cuda_err("binding the context"))?;
+        // SAFETY: plain allocation; freed in Drop.
+        let ptr = unsafe {
+            driver::malloc_host(
+                bytes.max(1),
+                format_args!("allocating {bytes} bytes of pinned host memory for the tuner"),
+            )
+        }?;
+        Ok(PinnedHost {
+            ctx: ctx.clone(),
+            ptr,
+            bytes,
+        })
+    }
+}
+
 impl Drop for PinnedHost {
     fn drop(&mut self) {
         if !self.ptr.is_null() {

@@ -1,8 +1,8 @@
 //! The CUDA backend: runs a [`Plan`] on an NVIDIA GPU through cudarc's driver API.
 //!
 //! * Kernels: the program's `cuda_source` is compiled by NVRTC once per process, device, source
-//!   and FMA setting (`--fmad=false` unless [`Options::fma`]), for the device's compute
-//!   capability (PTX `compute_XY`, JIT-compiled by the driver).
+//!   and FMA setting (`--fmad=false` unless [`Options::fma`]), to the device's machine code
+//!   (CUBIN for `sm_XY`), which the driver loads without compiling again.
 //! * Host memory: for direct-map, region-sharing and the wavefront, the user's arrays (read-only
 //!   ones too) are page-locked with `cuMemHostRegister` (portable) piece by piece on a few
 //!   threads, beside the run: each operation is enqueued once the pieces it touches are
@@ -74,7 +74,7 @@ pub use device::{available, prefer_device, DeviceInfo};
 pub use extra::{managed_fits, run_managed, ManagedOutput};
 pub use measure::{
     link_rates, measure_inputs, measure_inputs_at, measure_kernel_rates, measure_kernel_rates_at,
-    measure_link, measure_march_candidates, CudaProbe,
+    measure_link, measure_march_candidates, release_slabs, CudaProbe,
 };
 pub use memory::{lock_host, HostLock, PinnedArray};
 pub use probe::{

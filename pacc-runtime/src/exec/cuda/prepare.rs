@@ -93,6 +93,27 @@ pub(super) fn compile(
     })
 }
 
+/// Compiles, side by side, the program modules that runs of each `(program, options)` pair
+/// will ask for ([`device::compile_ahead`]). Nothing is run; a form that does not compile is
+/// left for its run to report.
+pub(super) fn compile_ahead(forms: &[(&Program, &Options)]) -> Result<(), Error> {
+    let info = super::available().map_err(|reason| Error::no_cuda(reason, None))?;
+    let ctx = device::context(info.ordinal)?;
+    let sources: Vec<(String, String, bool)> = forms
+        .iter()
+        .filter_map(|(program, opts)| {
+            let tuning = crate::config::march(opts).ok()?;
+            Some((
+                program.name.clone(),
+                source(program, &tuning),
+                opts.cuda.fma,
+            ))
+        })
+        .collect();
+    device::compile_ahead(&ctx, &sources);
+    Ok(())
+}
+
 /// The program's source as compiled: the shape's macros, and for a fused run the group's
 /// step count (`PACC_FUSE`, which compiles its kernel), the block it is launched with, and no
 /// vector forms (it launches none).
