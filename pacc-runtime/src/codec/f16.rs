@@ -5,7 +5,7 @@
 //!
 //! A slab is one plane, so any plane range is an independent byte range of the stream. Only
 //! rate 16 is accepted and only f32 arrays; values whose magnitude rounds past 65504 (and NaN
-//! or infinity) are refused ([`CodecError::OutOfRange`]) rather than stored as infinity.
+//! or infinity) are refused ([`F16Error::OutOfRange`]) rather than stored as infinity.
 //!
 //! The CPU coder and the CUDA kernels ([`SOURCE`]) convert with the same integer operations,
 //! so they write the same bytes, subnormals and ties included.
@@ -13,6 +13,19 @@
 use super::{Codec, CodecError, CudaCoder, CudaLaunch, Elem, Rate};
 #[cfg(feature = "runtime")]
 use super::{Values, ValuesMut};
+
+/// What f16 refuses that other codecs take: rates other than its own, and values its range
+/// does not hold.
+#[derive(Debug, thiserror::Error)]
+pub enum F16Error {
+    #[error("f16 stores {bits} bits per value, so it takes rate {bits} only, not {rate} (use {bits}, or zfp for other rates)")]
+    FixedRate { bits: usize, rate: f64 },
+    #[error(
+        "value {value} at flat index {index} is NaN, infinite or too large for f16, whose largest \
+         finite value is 65504 (scale the data, or use zfp, which keeps f32's range)"
+    )]
+    OutOfRange { index: usize, value: f32 },
+}
 
 /// f32 as IEEE binary16: a slab is one plane, rate 16 only, f32 arrays only.
 #[derive(Clone, Copy, Debug, Default)]
@@ -75,11 +88,11 @@ fn check_rate(rate: Rate) -> Result<(), CodecError> {
     if rate.bits() == BITS as f64 {
         Ok(())
     } else {
-        Err(CodecError::FixedRate {
-            codec: "f16",
+        Err(F16Error::FixedRate {
             bits: BITS,
             rate: rate.bits(),
-        })
+        }
+        .into())
     }
 }
 
@@ -162,10 +175,11 @@ impl Codec for F16 {
         };
         check_sizes(shape, rate, src.len(), out.len())?;
         if let Some(index) = src.par_iter().position_first(|v| to_bits(*v).is_none()) {
-            return Err(CodecError::OutOfRange {
+            return Err(F16Error::OutOfRange {
                 index,
                 value: src[index],
-            });
+            }
+            .into());
         }
         out.par_chunks_mut(2 * TASK)
             .zip(src.par_chunks(TASK))
@@ -441,7 +455,10 @@ mod tests {
         let e = c
             .encode(Values::F32(&bad), &shape, rate, &mut bytes)
             .unwrap_err();
-        assert!(matches!(e, CodecError::OutOfRange { index: 17, .. }), "{e}");
+        assert!(
+            matches!(e, CodecError::F16(F16Error::OutOfRange { index: 17, .. })),
+            "{e}"
+        );
         assert!(e.to_string().contains("65504"), "{e}");
         let e = c
             .encode(Values::F64(&[0.0; 105]), &shape, rate, &mut bytes)

@@ -84,24 +84,6 @@ fn shape_size(shape: &[usize], scale: usize, what: &'static str) -> Result<usize
 /// Errors of the codec. Each says what was wrong and how to fix it.
 #[derive(Debug, thiserror::Error)]
 pub enum CodecError {
-    #[error(
-        "value at flat index {index} is NaN or infinite; zfp's fixed-rate mode only codes \
-         finite values (check the data, or clamp it before compressing)"
-    )]
-    NonFinite { index: usize },
-    #[error(
-        "rate {rate} bits/value gives {bits} bits per {dims}-D block; fixed-rate zfp needs \
-         {min}..={max} bits per block (use a finite rate between {} and {} for {dims}-D)",
-        *min as f64 / (1u64 << (2 * *dims)) as f64,
-        *max as f64 / (1u64 << (2 * *dims)) as f64
-    )]
-    BadRate {
-        rate: f64,
-        dims: usize,
-        bits: f64,
-        min: usize,
-        max: usize,
-    },
     #[error("shape {shape:?} is not codable: {reason}")]
     BadShape {
         shape: Vec<usize>,
@@ -119,47 +101,22 @@ pub enum CodecError {
         expected: usize,
         got: usize,
     },
-    #[error(
-        "a slab (4 planes) of plane shape {plane:?} at rate {rate} is {bits} bits, not a whole \
-         number of 64-bit words, so slabs are not byte-addressable; pick a rate whose bits per \
-         block times blocks per slab is a multiple of 64 (e.g. an integer rate in 3-D, or a \
-         multiple of 4 in 2-D)"
-    )]
-    UnalignedSlab {
-        plane: Vec<usize>,
-        rate: f64,
-        bits: usize,
-    },
-    #[error("rate {rate} gives {bits}-bit blocks; the GPU codec needs whole 64-bit words")]
-    GpuUnaligned { rate: f64, bits: usize },
     #[error("a rate is a positive, finite number of bits per value, not {rate}")]
     NotARate { rate: f64 },
     #[error("an {elem} value has {bits} bits, so at rate {rate} the compressed array would be no smaller (use less than {bits})", elem = elem.rust_name(), bits = 8 * elem.size())]
     NoSmaller { elem: Elem, rate: f64 },
-    #[error(
-        "a block of {values} values would take {bits} bits at rate {rate}, not a whole number of \
-         64-bit words (use {hint})",
-        values = 1usize << (2 * *dims),
-        hint = if *dims == 2 { "a multiple of 4, e.g. 8, 12, 16" } else { "a whole number of bits" }
-    )]
-    UnalignedBlock { rate: f64, dims: usize, bits: usize },
-    #[error("{codec} stores {bits} bits per value, so it takes rate {bits} only, not {rate} (use {bits}, or zfp for other rates)")]
-    FixedRate {
-        codec: &'static str,
-        bits: usize,
-        rate: f64,
-    },
     #[error("{codec} does not code {elem} arrays ({hint})", elem = elem.rust_name())]
     UnsupportedElem {
         codec: &'static str,
         elem: Elem,
         hint: &'static str,
     },
-    #[error(
-        "value {value} at flat index {index} is NaN, infinite or too large for f16, whose largest \
-         finite value is 65504 (scale the data, or use zfp, which keeps f32's range)"
-    )]
-    OutOfRange { index: usize, value: f32 },
+    /// What only zfp refuses.
+    #[error(transparent)]
+    Zfp(#[from] zfp::ZfpError),
+    /// What only f16 refuses.
+    #[error(transparent)]
+    F16(#[from] f16::F16Error),
 }
 
 /// Values to compress: a whole number of slabs of an array, C-contiguous, axis 0 outermost.
@@ -415,7 +372,10 @@ mod tests {
         // 2-D, rate 5: 80-bit blocks, which threads would share words of.
         let e = codec.launch(&[9, 10], Rate::new(5.0).unwrap()).unwrap_err();
         assert!(
-            matches!(e, CodecError::GpuUnaligned { bits: 80, .. }),
+            matches!(
+                e,
+                CodecError::Zfp(zfp::ZfpError::GpuUnaligned { bits: 80, .. })
+            ),
             "{e}"
         );
         assert!(codec.source().contains(&codec.kernel(true, Elem::F64, 3)));
@@ -433,14 +393,17 @@ mod tests {
         ));
         assert!(matches!(
             zfp.check_rate(Elem::F32, 2, r(10.0)),
-            Err(CodecError::UnalignedBlock { bits: 160, .. })
+            Err(CodecError::Zfp(zfp::ZfpError::UnalignedBlock {
+                bits: 160,
+                ..
+            }))
         ));
         assert_eq!(zfp.accepts(Elem::F64, &[9, 6, 10], r(16.0)).unwrap(), 768);
         let f16 = CodecKind::F16.get();
         assert!(f16.check_rate(Elem::F32, 3, r(16.0)).is_ok());
         assert!(matches!(
             f16.check_rate(Elem::F32, 3, r(8.0)),
-            Err(CodecError::FixedRate { bits: 16, .. })
+            Err(CodecError::F16(f16::F16Error::FixedRate { bits: 16, .. }))
         ));
         assert!(matches!(
             f16.check_rate(Elem::F64, 3, r(16.0)),

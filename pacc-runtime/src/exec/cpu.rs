@@ -562,7 +562,7 @@ impl Memory {
                 std::slice::from_raw_parts_mut((buf as *mut f64).add(off), n)
             }),
         };
-        // The codec refuses NaN and infinite values (`CodecError::NonFinite`), as the CUDA
+        // The codec refuses NaN and infinite values (`ZfpError::NonFinite`), as the CUDA
         // kernels flag them.
         let codec = c.codec.get();
         if encode {

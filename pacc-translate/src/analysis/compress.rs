@@ -5,6 +5,7 @@
 
 use crate::ir::{Func, StepItem};
 use crate::parse::args::push;
+use pacc_runtime::codec::zfp::ZfpError;
 use pacc_runtime::codec::{CodecError, CodecKind, Rate};
 use pacc_runtime::program::{CompressDecl, Role};
 
@@ -45,7 +46,7 @@ pub fn compress(f: &Func, roles: &[Role]) -> syn::Result<Vec<CompressDecl>> {
                 Some(format!("`{id}` holds {} values of {bits} bits; a rate of {rate} bits per value would not make it smaller (use less than {bits})", elem.rust_name()))
             }
             // The GPU codec works in whole 64-bit words per block of 4^d values.
-            Err(CodecError::UnalignedBlock { bits: b, .. }) => Some(format!("at {rate} bits per value a {}D codec block of {} values takes {b} bits, not a whole number of 64-bit words; use {}", f.ndim, 1usize << (2 * f.ndim), if f.ndim == 2 { "a multiple of 4 (e.g. 8, 12, 16)" } else { "a whole number of bits" })),
+            Err(CodecError::Zfp(ZfpError::UnalignedBlock { bits: b, .. })) => Some(format!("at {rate} bits per value a {}D codec block of {} values takes {b} bits, not a whole number of 64-bit words; use {}", f.ndim, 1usize << (2 * f.ndim), if f.ndim == 2 { "a multiple of 4 (e.g. 8, 12, 16)" } else { "a whole number of bits" })),
             Err(e) => Some(e.to_string()),
         };
         if let Some(msg) = msg {

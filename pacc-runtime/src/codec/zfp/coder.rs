@@ -301,7 +301,7 @@ pub fn encode<T: CodecFloat>(
 ) -> Result<(), CodecError> {
     let (g, maxbits) = prepare(shape, rate, src.len(), out.len())?;
     if let Some(index) = src.par_iter().position_first(|v| !v.finite()) {
-        return Err(CodecError::NonFinite { index });
+        return Err(ZfpError::NonFinite { index }.into());
     }
     if src.is_empty() {
         return Ok(());

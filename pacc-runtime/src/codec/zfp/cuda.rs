@@ -24,14 +24,14 @@
 //!
 //! The encoder writes every word of its block (padding included), so `out` needs no clearing.
 //! A NaN or infinity in a block makes its thread set `*err |= 1` and write nothing; the host
-//! must check `err` and report [`crate::codec::CodecError::NonFinite`] (find the index on the host).
+//! must check `err` and report [`ZfpError::NonFinite`] (find the index on the host).
 //!
 //! Compile without `--use_fast_math`/`--ftz=true`: tiny blocks need denormal arithmetic to get
 //! zfp's bits. Block values, integers and coefficients stay in registers (all array indices are
 //! compile-time constants after unrolling); the bit-plane coder stops when the block's budget is
 //! spent, as zfp does, so low rates cost little.
 
-use super::{block_bits, Zfp};
+use super::{block_bits, Zfp, ZfpError};
 use crate::codec::{CodecError, CudaCoder, CudaLaunch, Rate};
 use crate::program::Elem;
 
@@ -49,10 +49,11 @@ impl CudaCoder for Zfp {
     fn launch(&self, shape: &[usize], rate: Rate) -> Result<CudaLaunch, CodecError> {
         let bits = block_bits(rate.bits(), shape.len())?;
         if bits % 64 != 0 || bits > u32::MAX as usize {
-            return Err(CodecError::GpuUnaligned {
+            return Err(ZfpError::GpuUnaligned {
                 rate: rate.bits(),
                 bits,
-            });
+            }
+            .into());
         }
         let inner = shape.get(1..).unwrap_or(&[]);
         Ok(CudaLaunch {

@@ -60,6 +60,49 @@ use super::{Codec, CodecError, CudaCoder, Elem, Rate};
 use super::{Values, ValuesMut};
 use block::Grid;
 
+/// What zfp refuses that other codecs take: its fixed-rate mode's limits and alignment.
+#[derive(Debug, thiserror::Error)]
+pub enum ZfpError {
+    #[error(
+        "value at flat index {index} is NaN or infinite; zfp's fixed-rate mode only codes \
+         finite values (check the data, or clamp it before compressing)"
+    )]
+    NonFinite { index: usize },
+    #[error(
+        "rate {rate} bits/value gives {bits} bits per {dims}-D block; fixed-rate zfp needs \
+         {min}..={max} bits per block (use a finite rate between {} and {} for {dims}-D)",
+        *min as f64 / (1u64 << (2 * *dims)) as f64,
+        *max as f64 / (1u64 << (2 * *dims)) as f64
+    )]
+    BadRate {
+        rate: f64,
+        dims: usize,
+        bits: f64,
+        min: usize,
+        max: usize,
+    },
+    #[error(
+        "a slab (4 planes) of plane shape {plane:?} at rate {rate} is {bits} bits, not a whole \
+         number of 64-bit words, so slabs are not byte-addressable; pick a rate whose bits per \
+         block times blocks per slab is a multiple of 64 (e.g. an integer rate in 3-D, or a \
+         multiple of 4 in 2-D)"
+    )]
+    UnalignedSlab {
+        plane: Vec<usize>,
+        rate: f64,
+        bits: usize,
+    },
+    #[error("rate {rate} gives {bits}-bit blocks; the GPU codec needs whole 64-bit words")]
+    GpuUnaligned { rate: f64, bits: usize },
+    #[error(
+        "a block of {values} values would take {bits} bits at rate {rate}, not a whole number of \
+         64-bit words (use {hint})",
+        values = 1usize << (2 * *dims),
+        hint = if *dims == 2 { "a multiple of 4, e.g. 8, 12, 16" } else { "a whole number of bits" }
+    )]
+    UnalignedBlock { rate: f64, dims: usize, bits: usize },
+}
+
 /// Fixed-rate zfp as pacc's [`Codec`]: a slab is the 4 planes of one layer of blocks.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Zfp;
@@ -82,7 +125,7 @@ impl Codec for Zfp {
         }
         let bits = block_bits(rate, dims)?;
         if bits % 64 != 0 {
-            return Err(CodecError::UnalignedBlock { rate, dims, bits });
+            return Err(ZfpError::UnalignedBlock { rate, dims, bits }.into());
         }
         Ok(())
     }
@@ -149,13 +192,14 @@ pub fn block_bits(rate: f64, dims: usize) -> Result<usize, CodecError> {
     let n = (1u32 << (2 * dims)) as f64;
     let bits = (n * rate + 0.5).floor();
     if !bits.is_finite() || bits < MIN_BLOCK_BITS as f64 || bits > MAX_BLOCK_BITS as f64 {
-        return Err(CodecError::BadRate {
+        return Err(ZfpError::BadRate {
             rate,
             dims,
             bits,
             min: MIN_BLOCK_BITS,
             max: MAX_BLOCK_BITS,
-        });
+        }
+        .into());
     }
     Ok(bits as usize)
 }
@@ -197,11 +241,12 @@ pub fn slab_bytes(plane: &[usize], rate: f64) -> Result<usize, CodecError> {
     check_shape(&shape)?;
     let bits = total_bits(&shape, maxbits)? - 63;
     if bits % 64 != 0 {
-        return Err(CodecError::UnalignedSlab {
+        return Err(ZfpError::UnalignedSlab {
             plane: plane.to_vec(),
             rate,
             bits,
-        });
+        }
+        .into());
     }
     Ok(bits / 8)
 }

@@ -263,7 +263,7 @@ fn codec_slabs_are_independent_byte_ranges() {
     assert_eq!(slab_bytes(&[], 16.0).unwrap(), 8);
     assert!(matches!(
         slab_bytes(&[9], 10.0),
-        Err(CodecError::UnalignedSlab { bits: 480, .. })
+        Err(CodecError::Zfp(ZfpError::UnalignedSlab { bits: 480, .. }))
     ));
     assert_eq!(slab_bytes(&[8], 10.0).unwrap(), 2 * 160 / 8);
 }
@@ -309,7 +309,7 @@ fn codec_rejects_non_finite_values_before_writing() {
         let err = encode(&src, &shape, 8.0, &mut out).unwrap_err();
         let first = if at == 209 { 208 } else { at };
         assert!(
-            matches!(err, CodecError::NonFinite { index } if index == first),
+            matches!(err, CodecError::Zfp(ZfpError::NonFinite { index }) if index == first),
             "{err}"
         );
         assert!(err.to_string().contains("NaN or infinite"));
@@ -319,7 +319,7 @@ fn codec_rejects_non_finite_values_before_writing() {
     let mut out = vec![0u8; compressed_bytes(&[3], 16.0).unwrap()];
     assert!(matches!(
         encode(&src, &[3], 16.0, &mut out),
-        Err(CodecError::NonFinite { index: 1 })
+        Err(CodecError::Zfp(ZfpError::NonFinite { index: 1 }))
     ));
 }
 
@@ -339,7 +339,10 @@ fn codec_validates_rates_shapes_and_buffers() {
         (1e6, 3),
     ] {
         let err = block_bits(rate, dims).unwrap_err();
-        assert!(matches!(err, CodecError::BadRate { .. }), "{rate}: {err}");
+        assert!(
+            matches!(err, CodecError::Zfp(ZfpError::BadRate { .. })),
+            "{rate}: {err}"
+        );
         assert!(err.to_string().contains("bits per block"), "{err}");
     }
     assert!(matches!(

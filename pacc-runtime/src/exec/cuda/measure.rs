@@ -279,7 +279,7 @@ fn rates_from(program: &Program, out: &CudaOutput) -> Vec<f64> {
 /// milliseconds. [`release_slabs`] frees them once the tuner is done.
 static SLAB_BUFFERS: Mutex<Vec<PinnedHost>> = Mutex::new(Vec::new());
 
-/// Frees the tuner's page-locked slab buffers ([`SLAB_BUFFERS`]).
+/// Frees the page-locked buffers the tuner keeps its slabs in between measurements.
 pub fn release_slabs() {
     SLAB_BUFFERS
         .lock()
