@@ -20,7 +20,10 @@
 #   ooc     out of core on every rank: the fit domain with every process planning as if its GPU
 #           had DEVMEM GB (default 6; `--device-memory`), so no slab stays on its GPU and the
 #           halos between blocks are relayed GPU to GPU through NCCL;
-#   ooc-host  the same with PACC_HALO=host (halos through host MPI), as before.
+#   ooc-host  the same with PACC_HALO=host (halos through host MPI), as before;
+#   sN      strong scaling on N^3 (e.g. s1600, s1800, s2000: the issue's table), without the
+#           single process's warm-up run (its wall then includes its first-run tuning; its
+#           stepping does not).
 # "stepping" is the time of the steps on the device (the report's stepping span: first kernel
 # to last; for ranks the slowest rank's; for the host path pipeline + exchange); "wall" is the
 # call's wall (the slowest rank's).
@@ -71,13 +74,14 @@ for kind in $cases; do
     case $kind in
         fit|host|ooc|ooc-host) shape=1200,1200,1200 ;;
         beyond) shape=$beyond,$beyond,$beyond ;;
+        s[0-9]*) n3=${kind#s}; shape=$n3,$n3,$n3 ;;
         weak) shape="" ;;
     esac
     halo=auto
     [[ $kind == host || $kind == ooc-host ]] && halo=host
     if [[ $kind != host && $kind != ooc-host && $kind != weak ]]; then
         # The single process tunes its kernels' shape for this shape on its first run: warm it.
-        one "$kind-warm" 0 "$shape" "$halo"
+        [[ $kind == s[0-9]* ]] || one "$kind-warm" 0 "$shape" "$halo"
         one "$kind" 0 "$shape" "$halo"
     fi
     for n in $ranks_list; do

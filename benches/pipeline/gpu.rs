@@ -46,7 +46,7 @@ mod imp {
     use pacc_runtime::tune::{self, LinkRates, TuneInputs};
 
     pub fn available() -> Result<String, String> {
-        cuda::available().map(|d| d.name)
+        cuda::available().map(|d| d.name).map_err(String::from)
     }
 
     pub fn link() -> Result<LinkRates, String> {

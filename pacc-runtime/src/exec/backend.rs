@@ -111,7 +111,9 @@ fn cuda_available() -> Result<(), String> {
 /// Whether the CUDA backend can run here (`Ok`), else why not.
 #[cfg(feature = "cuda")]
 fn cuda_available() -> Result<(), String> {
-    crate::exec::cuda::available().map(|_| ())
+    crate::exec::cuda::available()
+        .map(|_| ())
+        .map_err(String::from)
 }
 
 /// Says once per process that `auto` fell back to the CPU backend.

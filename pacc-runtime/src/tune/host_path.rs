@@ -104,10 +104,8 @@ mod tests {
 
     fn rates(host_copy: f64) -> Rates {
         let link = LinkRates {
-            htod: 54e9,
-            dtoh: 54e9,
-            both: 85e9,
             bytes: 1 << 28,
+            ..LinkRates::H100
         };
         let mut r = Rates::new(link, vec![1e11]);
         r.host_copy_rate = host_copy;

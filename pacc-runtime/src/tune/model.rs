@@ -47,6 +47,15 @@ pub struct LinkRates {
 }
 
 impl LinkRates {
+    /// An H100's PCIe 5 link as pacc measured it (pinned 256 MiB buffers, 2026-11): what the
+    /// model prices with where the link cannot be measured.
+    pub const H100: LinkRates = LinkRates {
+        htod: 54e9,
+        dtoh: 54e9,
+        both: 85e9,
+        bytes: 0,
+    };
+
     /// Seconds to move `htod` bytes in and `dtoh` bytes out, overlapped as the streams allow.
     pub fn seconds(&self, htod: u64, dtoh: u64) -> f64 {
         let (h, d) = (htod as f64, dtoh as f64);

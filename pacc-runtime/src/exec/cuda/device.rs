@@ -8,6 +8,30 @@ use std::collections::{BTreeMap, HashMap};
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, OnceLock};
 
+/// Why the CUDA backend cannot run here: each case has its own remedy (install or point to a
+/// library, use a machine with a GPU, look at the driver's state).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Unavailable {
+    #[error("the CUDA driver library (libcuda.so) was not found")]
+    NoDriver,
+    #[error(
+        "the NVRTC library (libnvrtc.so) was not found; add the CUDA toolkit's lib64 to \
+         LD_LIBRARY_PATH"
+    )]
+    NoNvrtc,
+    #[error("no CUDA device found")]
+    NoDevice,
+    /// The driver refused (initialisation, a context, a query), in its own words.
+    #[error("{0}")]
+    Driver(String),
+}
+
+impl From<Unavailable> for String {
+    fn from(u: Unavailable) -> String {
+        u.to_string()
+    }
+}
+
 /// What `available()` found.
 #[derive(Clone, Debug)]
 pub struct DeviceInfo {
@@ -32,7 +56,8 @@ impl std::fmt::Display for DeviceInfo {
 }
 
 /// The probe's answer per preferred device.
-static AVAILABLE: Mutex<BTreeMap<usize, Result<DeviceInfo, String>>> = Mutex::new(BTreeMap::new());
+static AVAILABLE: Mutex<BTreeMap<usize, Result<DeviceInfo, Unavailable>>> =
+    Mutex::new(BTreeMap::new());
 
 /// The device a process asks for, modulo the device count (a distributed run's local rank).
 static PREFERRED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
@@ -46,7 +71,7 @@ pub fn prefer_device(index: usize) {
 /// Whether the CUDA backend can run here: the driver and NVRTC libraries load and a device is
 /// present. Never panics (cudarc panics on a missing library, so the libraries are probed first).
 /// The answer is computed once per process and preferred device.
-pub fn available() -> Result<DeviceInfo, String> {
+pub fn available() -> Result<DeviceInfo, Unavailable> {
     // Per preferred device: a rank that asks before it states its preference (`prefer_device`)
     // must not keep device 0 for the rest of the process.
     let preferred = PREFERRED.load(std::sync::atomic::Ordering::Relaxed);
@@ -56,28 +81,31 @@ pub fn available() -> Result<DeviceInfo, String> {
         .clone()
 }
 
-fn probe(preferred: usize) -> Result<DeviceInfo, String> {
+fn probe(preferred: usize) -> Result<DeviceInfo, Unavailable> {
     driver::libraries_present()?;
-    let r = std::panic::catch_unwind(|| -> Result<DeviceInfo, String> {
+    let r = std::panic::catch_unwind(|| -> Result<DeviceInfo, Unavailable> {
         driver::init()?;
-        let count =
-            CudaContext::device_count().map_err(|e| format!("cuDeviceGetCount failed: {e}"))?;
+        let count = CudaContext::device_count()
+            .map_err(|e| Unavailable::Driver(format!("cuDeviceGetCount failed: {e}")))?;
         if count < 1 {
-            return Err("no CUDA device found".into());
+            return Err(Unavailable::NoDevice);
         }
         let ordinal = preferred % count as usize;
-        let ctx = context(ordinal).map_err(|e| e.to_string())?;
+        let said = |e: &dyn std::fmt::Display| Unavailable::Driver(e.to_string());
+        let ctx = context(ordinal).map_err(|e| said(&e))?;
         Ok(DeviceInfo {
             ordinal,
-            name: ctx.name().map_err(|e| e.to_string())?,
-            compute_capability: ctx.compute_capability().map_err(|e| e.to_string())?,
-            total_mem: ctx.total_mem().map_err(|e| e.to_string())?,
+            name: ctx.name().map_err(|e| said(&e))?,
+            compute_capability: ctx.compute_capability().map_err(|e| said(&e))?,
+            total_mem: ctx.total_mem().map_err(|e| said(&e))?,
             count: count as usize,
         })
     });
     match r {
         Ok(r) => r,
-        Err(_) => Err("the CUDA driver panicked while probing (missing symbol?)".into()),
+        Err(_) => Err(Unavailable::Driver(
+            "the CUDA driver panicked while probing (missing symbol?)".into(),
+        )),
     }
 }
 

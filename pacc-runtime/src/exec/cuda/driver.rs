@@ -10,6 +10,7 @@
 //! memory, or that an asynchronous operation's buffers outlive it. Each states what the caller
 //! must guarantee. Error messages are built only when a call fails.
 
+use super::device::Unavailable;
 use crate::error::Error;
 use cudarc::driver::{result, sys, CudaContext, DriverError};
 use std::ffi::c_void;
@@ -44,23 +45,20 @@ fn fail(what: impl Display) -> impl FnOnce(DriverError) -> Error {
 
 /// Whether the driver and NVRTC libraries can be loaded (cudarc panics on a missing library, so
 /// this runs before any other call); `Err` says which is missing.
-pub(crate) fn libraries_present() -> Result<(), String> {
+pub(crate) fn libraries_present() -> Result<(), Unavailable> {
     // SAFETY: these only try to dlopen the libraries.
     if !unsafe { sys::is_culib_present() } {
-        return Err("the CUDA driver library (libcuda.so) was not found".into());
+        return Err(Unavailable::NoDriver);
     }
     if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
-        return Err(
-            "the NVRTC library (libnvrtc.so) was not found; add the CUDA toolkit's lib64 to LD_LIBRARY_PATH"
-                .into(),
-        );
+        return Err(Unavailable::NoNvrtc);
     }
     Ok(())
 }
 
 /// `cuInit`.
-pub(crate) fn init() -> Result<(), String> {
-    result::init().map_err(|e| format!("cuInit failed: {e}"))
+pub(crate) fn init() -> Result<(), Unavailable> {
+    result::init().map_err(|e| Unavailable::Driver(format!("cuInit failed: {e}")))
 }
 
 /// Free and total memory of the current context's device, in bytes.

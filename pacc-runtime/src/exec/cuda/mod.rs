@@ -69,7 +69,7 @@ mod submit;
 mod trace;
 
 pub use codec_rate::{codec_throughput, measure_codec, CodecRates};
-pub use device::{available, prefer_device, DeviceInfo};
+pub use device::{available, prefer_device, DeviceInfo, Unavailable};
 #[cfg(feature = "bench")]
 pub use extra::{managed_fits, run_managed, ManagedOutput};
 pub use measure::{

@@ -406,12 +406,7 @@ pub(super) fn reach_host(
 /// The rates [`reach_host`] prices with: the link as measured (or the H100's when it cannot
 /// be), this host's copy rate.
 fn host_rates() -> crate::tune::Rates {
-    let link = super::measure::link_rates().unwrap_or(crate::tune::LinkRates {
-        htod: 54e9,
-        dtoh: 54e9,
-        both: 85e9,
-        bytes: 0,
-    });
+    let link = super::measure::link_rates().unwrap_or(crate::tune::LinkRates::H100);
     let mut r = crate::tune::Rates::new(link, Vec::new());
     r.host_copy_rate = crate::tune::host_copy_rate();
     r
