@@ -157,6 +157,7 @@ pub fn slab_tuned(
 /// This rank's model inputs on the CUDA backend: the measured link and free device memory,
 /// kernel rates from the memory traffic ([`crate::tune::roofline_rates`]: no rank has its
 /// arrays yet to time the kernels on), all shared with the other ranks on the same device.
+/// It also measures the host's copy rate, which the executor keeps for later.
 /// `None` on the CPU backend (which no tuner plans for) or when the device cannot be asked.
 #[cfg(all(feature = "mpi", feature = "cuda"))]
 pub(crate) fn measured_inputs(
@@ -175,6 +176,11 @@ pub(crate) fn measured_inputs(
     let dtod = crate::tune::Rates::new(link, Vec::new()).dtod_rate;
     let rates = crate::tune::roofline_rates(program, dtod);
     let inputs = crate::tune::TuneInputs::new(link, rates, budget);
+    // The host's copy rate, which the executor prices registering against bouncing with, is
+    // taken here too, in the ranks' turns: two ranks measuring at once each saw part of the
+    // memory system (22 GB/s against 38-53 alone, two H200s) and page-locked 47 GB for 5 s
+    // where bouncing was cheaper (`benches/results/2026-11-28-h200x2-strong/`).
+    crate::tune::host_copy_rate();
     Some(tune::shared_inputs(&inputs, ranks_per_device(info.count)))
 }
 

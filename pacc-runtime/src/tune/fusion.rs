@@ -264,12 +264,12 @@ mod weigh {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
+mod tests_support {
     use crate::program::fixtures::one_kernel;
-    use crate::program::{FusedDecl, Role};
+    use crate::program::{FusedDecl, Program, Role};
 
-    fn fusable(steps: &[usize]) -> Program {
+    /// A one-kernel program the translator fused `steps` steps of, for each of `steps`.
+    pub(super) fn fusable(steps: &[usize]) -> Program {
         let arrays = [("a", Role::InOut), ("b", Role::InOut)];
         let mut p = one_kernel("p", &arrays, &[(0, 1)], 1, 1);
         for &s in steps {
@@ -286,6 +286,12 @@ mod tests {
         }
         p
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tests_support::fusable;
+    use super::*;
 
     #[test]
     fn candidates_are_the_generated_forms_the_call_can_run() {
@@ -334,5 +340,128 @@ mod tests {
             20,
             "the reach wins"
         );
+    }
+}
+
+#[cfg(test)]
+mod weighing {
+    use super::tests_support::fusable;
+    use super::*;
+    use crate::error::Error;
+    use crate::invocation::{HostArray, Invocation};
+    use crate::plan::{PlanOptions, Scheme};
+    use crate::program::Elem;
+    use crate::tune::model::{LinkRates, TuneInputs};
+    use crate::tune::Probe;
+    use std::sync::Mutex;
+
+    /// A device whose kernels run at `rate` points per second, recording the slab depth of
+    /// every timing it is asked for.
+    struct Timed {
+        rate: f64,
+        slabs: Mutex<Vec<usize>>,
+    }
+
+    impl Probe for Timed {
+        fn inputs_at(
+            &self,
+            _: &Program,
+            _: &Invocation<'_>,
+            _: &Options,
+            planes: usize,
+        ) -> Result<TuneInputs, Error> {
+            self.slabs.lock().unwrap().push(planes);
+            Ok(TuneInputs::new(LinkRates::H100, vec![self.rate], 64 << 30))
+        }
+
+        fn march_candidates(
+            &self,
+            _: &Program,
+            _: &Invocation<'_>,
+            _: &Options,
+            _: &[crate::march::MarchTuning],
+        ) -> Vec<(crate::march::MarchTuning, Vec<f64>)> {
+            Vec::new()
+        }
+
+        fn codec_rates(
+            &self,
+            _: crate::codec::CodecKind,
+            _: Elem,
+            _: f64,
+        ) -> Result<crate::tune::compression::CodecSpeed, Error> {
+            Err(Error::Internal("not asked in this test".into()))
+        }
+    }
+
+    /// What `auto_fuse` times for a 256³ call of 6114 steps (10^11 points, long enough to
+    /// weigh) on a device running its kernels at `rate`: the slab depths asked for.
+    fn weighed(rate: f64) -> (Vec<usize>, Option<String>) {
+        let program = fusable(&[2, 3]);
+        let n = 256;
+        let mut data = vec![0f32; 2 * n * n * n];
+        let (a, b) = data.split_at_mut(n * n * n);
+        // SAFETY: two live, disjoint buffers of 256³ f32, untouched while the test runs.
+        let arrays = unsafe {
+            [a, b].map(|x| {
+                HostArray::from_raw_parts(x.as_mut_ptr().cast(), Elem::F32, &[n, n, n], true)
+                    .unwrap()
+            })
+        };
+        let inv = Invocation {
+            arrays: arrays.to_vec(),
+            scalars: vec![],
+            slices: vec![],
+            points: vec![],
+            t0: 0,
+            steps: 6114,
+            reduction_init: vec![],
+            reset_values: vec![],
+            cpu: crate::frame::CpuKernels {
+                kernels: vec![],
+                points: vec![],
+            },
+        };
+        let base = PlanOptions {
+            chunks: 4,
+            block_steps: 8,
+            scheme: Scheme::RegionSharing,
+            buffer_sets: 2,
+            compress: Vec::new(),
+            codec: Default::default(),
+            read_only_ring: true,
+        };
+        let probe = Timed {
+            rate,
+            slabs: Mutex::new(Vec::new()),
+        };
+        let opts = Options::default().scheme(Scheme::RegionSharing);
+        let (_, note) = auto_fuse(&probe, &program, &inv, &opts, &base);
+        let slabs = probe.slabs.lock().unwrap().clone();
+        (slabs, note)
+    }
+
+    #[test]
+    fn a_run_the_tuners_rates_predict_short_is_not_weighed_on_a_slab_of_its_own() {
+        let default_slab = crate::tune::slab_planes(&fusable(&[2, 3]), 256);
+        let fusion_slab = slab_planes(&fusable(&[2, 3]), &[256, 256, 256], &[2, 3]);
+        assert_ne!(default_slab, fusion_slab);
+        // 10^11 points at 10^13 per second: 0.01 s, far below WEIGH_SECONDS.
+        let (slabs, note) = weighed(1e13);
+        assert_eq!(
+            slabs,
+            [default_slab],
+            "only the rates the tuner has: {note:?}"
+        );
+        assert_eq!(note, None);
+        // At 10^9 per second the run takes 100 s: every form is timed on the fusion's slab.
+        let (slabs, note) = weighed(1e9);
+        assert_eq!(slabs[0], default_slab);
+        assert!(slabs[1..].iter().all(|&p| p == fusion_slab), "{slabs:?}");
+        assert!(
+            slabs.len() >= 3,
+            "single steps and at least one fused form: {slabs:?}"
+        );
+        assert!(note.unwrap().starts_with("fusion: predicted"));
     }
 }
