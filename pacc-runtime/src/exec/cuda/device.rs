@@ -1,36 +1,12 @@
 //! Devices, contexts and the per-process cache of NVRTC-compiled modules.
 
-use super::driver::{self, cuda_err, Function};
+use super::driver::{self, cuda_err, Function, Unavailable};
 use crate::disk_cache::{self, Kind};
 use crate::error::Error;
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule};
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, OnceLock};
-
-/// Why the CUDA backend cannot run here: each case has its own remedy (install or point to a
-/// library, use a machine with a GPU, look at the driver's state).
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum Unavailable {
-    #[error("the CUDA driver library (libcuda.so) was not found")]
-    NoDriver,
-    #[error(
-        "the NVRTC library (libnvrtc.so) was not found; add the CUDA toolkit's lib64 to \
-         LD_LIBRARY_PATH"
-    )]
-    NoNvrtc,
-    #[error("no CUDA device found")]
-    NoDevice,
-    /// The driver refused (initialisation, a context, a query), in its own words.
-    #[error("{0}")]
-    Driver(String),
-}
-
-impl From<Unavailable> for String {
-    fn from(u: Unavailable) -> String {
-        u.to_string()
-    }
-}
 
 /// What `available()` found.
 #[derive(Clone, Debug)]

@@ -10,7 +10,6 @@
 //! memory, or that an asynchronous operation's buffers outlive it. Each states what the caller
 //! must guarantee. Error messages are built only when a call fails.
 
-use super::device::Unavailable;
 use crate::error::Error;
 use cudarc::driver::{result, sys, CudaContext, DriverError};
 use std::ffi::c_void;
@@ -40,6 +39,30 @@ fn fail(what: impl Display) -> impl FnOnce(DriverError) -> Error {
     move |e| Error::Cuda {
         what: what.to_string(),
         message: e.to_string(),
+    }
+}
+
+/// Why the CUDA backend cannot run here: each case has its own remedy (install or point to a
+/// library, use a machine with a GPU, look at the driver's state).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Unavailable {
+    #[error("the CUDA driver library (libcuda.so) was not found")]
+    NoDriver,
+    #[error(
+        "the NVRTC library (libnvrtc.so) was not found; add the CUDA toolkit's lib64 to \
+         LD_LIBRARY_PATH"
+    )]
+    NoNvrtc,
+    #[error("no CUDA device found")]
+    NoDevice,
+    /// The driver refused (initialisation, a context, a query), in its own words.
+    #[error("{0}")]
+    Driver(String),
+}
+
+impl From<Unavailable> for String {
+    fn from(u: Unavailable) -> String {
+        u.to_string()
     }
 }
 

@@ -86,7 +86,7 @@ pub fn run_managed(
     let md = module(
         &ctx,
         &program.name,
-        &super::prepare::source(program, &tuning),
+        &super::compile::source(program, &tuning),
         opts.cuda.fma,
     )?;
     let mut managed = Managed(Vec::new());

@@ -454,7 +454,7 @@ pub fn measure_inputs_at(
     let link = std::thread::scope(|s| {
         s.spawn(|| {
             let o = kernel_options(opts);
-            let _ = super::prepare::compile_ahead(&[(program, &o)]);
+            let _ = super::compile::ahead(&[(program, &o)]);
         });
         link_rates()
     })?;
@@ -496,7 +496,7 @@ impl Probe for CudaProbe {
         let opts: Vec<Options> = forms.iter().map(|(_, o)| kernel_options(o)).collect();
         let pairs: Vec<(&Program, &Options)> =
             forms.iter().zip(&opts).map(|((p, _), o)| (*p, o)).collect();
-        let _ = super::prepare::compile_ahead(&pairs);
+        let _ = super::compile::ahead(&pairs);
     }
 
     fn release(&self) {

@@ -48,6 +48,7 @@
 mod bounce;
 mod codec_rate;
 mod collect;
+mod compile;
 mod compression;
 mod defer;
 mod device;
@@ -69,7 +70,8 @@ mod submit;
 mod trace;
 
 pub use codec_rate::{codec_throughput, measure_codec, CodecRates};
-pub use device::{available, prefer_device, DeviceInfo, Unavailable};
+pub use device::{available, prefer_device, DeviceInfo};
+pub use driver::Unavailable;
 #[cfg(feature = "bench")]
 pub use extra::{managed_fits, run_managed, ManagedOutput};
 pub use measure::{

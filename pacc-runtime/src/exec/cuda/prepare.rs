@@ -3,6 +3,7 @@
 //! arrays (falling back to staged-copy if that fails), and allocate everything the run uses.
 
 use super::bounce::Bounce;
+use super::compile::source;
 use super::compression::DeviceCodec;
 use super::device::{self, Module};
 use super::driver::{self, range_page_locked, Event, Function};
@@ -91,45 +92,6 @@ pub(super) fn compile(
         copy: internal.function("pacc_copy")?,
         copy_blocks: (sms * 8) as u32,
     })
-}
-
-/// Compiles, side by side, the program modules that runs of each `(program, options)` pair
-/// will ask for ([`device::compile_ahead`]). Nothing is run; a form that does not compile is
-/// left for its run to report.
-pub(super) fn compile_ahead(forms: &[(&Program, &Options)]) -> Result<(), Error> {
-    let info = super::available().map_err(|reason| Error::no_cuda(reason, None))?;
-    let ctx = device::context(info.ordinal)?;
-    let sources: Vec<(String, String, bool)> = forms
-        .iter()
-        .filter_map(|(program, opts)| {
-            let tuning = crate::config::march(opts).ok()?;
-            Some((
-                program.name.clone(),
-                source(program, &tuning),
-                opts.cuda.fma,
-            ))
-        })
-        .collect();
-    device::compile_ahead(&ctx, &sources);
-    Ok(())
-}
-
-/// The program's source as compiled: the shape's macros, and for a fused run the group's
-/// step count (`PACC_FUSE`, which compiles its kernel), the block it is launched with, and no
-/// vector forms (it launches none).
-pub(super) fn source(program: &Program, tuning: &launch::MarchTuning) -> String {
-    let src = tuning.source(&program.cuda_source);
-    match &program.fusion.active {
-        Some(a) => {
-            let [bx, by] = a.decl.block;
-            format!(
-                "#define PACC_FUSE {}\n#define PACC_FBX {bx}\n#define PACC_FBY {by}\n\
-                 #define PACC_VX 1\n{src}",
-                a.decl.steps
-            )
-        }
-        None => src.into_owned(),
-    }
 }
 
 /// Every kernel's function and launch shape for device rows `pitch` elements apart.
