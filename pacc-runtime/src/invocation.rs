@@ -219,3 +219,44 @@ pub struct RunOutput {
     pub swap_replays: usize,
     pub report: crate::report::Report,
 }
+
+/// Calls for the runtime's unit tests.
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use super::{HostArray, Invocation};
+    use crate::program::Elem;
+
+    /// `f` of a call of `steps` steps over `arrays` zeroed f32 arrays of `shape`, with no
+    /// scalars, slices, points or CPU kernels: what a tuner's decisions need, not a run.
+    pub(crate) fn zeros<R>(
+        arrays: usize,
+        shape: [usize; 3],
+        steps: usize,
+        f: impl FnOnce(&Invocation<'_>) -> R,
+    ) -> R {
+        let n: usize = shape.iter().product();
+        let mut data = vec![0f32; arrays * n];
+        let arrays = (data.chunks_mut(n.max(1)))
+            .take(arrays)
+            // SAFETY: disjoint live buffers of `shape` f32 each, untouched while `f` runs.
+            .map(|x| unsafe {
+                HostArray::from_raw_parts(x.as_mut_ptr().cast(), Elem::F32, &shape, true)
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .expect("a 3-axis shape");
+        f(&Invocation {
+            arrays,
+            scalars: vec![],
+            slices: vec![],
+            points: vec![],
+            t0: 0,
+            steps,
+            reduction_init: vec![],
+            reset_values: vec![],
+            cpu: crate::frame::CpuKernels {
+                kernels: vec![],
+                points: vec![],
+            },
+        })
+    }
+}

@@ -348,7 +348,7 @@ mod weighing {
     use super::tests_support::fusable;
     use super::*;
     use crate::error::Error;
-    use crate::invocation::{HostArray, Invocation};
+    use crate::invocation::Invocation;
     use crate::plan::{PlanOptions, Scheme};
     use crate::program::Elem;
     use crate::tune::model::{LinkRates, TuneInputs};
@@ -398,30 +398,6 @@ mod weighing {
     /// weigh) on a device running its kernels at `rate`: the slab depths asked for.
     fn weighed(rate: f64) -> (Vec<usize>, Option<String>) {
         let program = fusable(&[2, 3]);
-        let n = 256;
-        let mut data = vec![0f32; 2 * n * n * n];
-        let (a, b) = data.split_at_mut(n * n * n);
-        // SAFETY: two live, disjoint buffers of 256³ f32, untouched while the test runs.
-        let arrays = unsafe {
-            [a, b].map(|x| {
-                HostArray::from_raw_parts(x.as_mut_ptr().cast(), Elem::F32, &[n, n, n], true)
-                    .unwrap()
-            })
-        };
-        let inv = Invocation {
-            arrays: arrays.to_vec(),
-            scalars: vec![],
-            slices: vec![],
-            points: vec![],
-            t0: 0,
-            steps: 6114,
-            reduction_init: vec![],
-            reset_values: vec![],
-            cpu: crate::frame::CpuKernels {
-                kernels: vec![],
-                points: vec![],
-            },
-        };
         let base = PlanOptions {
             chunks: 4,
             block_steps: 8,
@@ -436,7 +412,9 @@ mod weighing {
             slabs: Mutex::new(Vec::new()),
         };
         let opts = Options::default().scheme(Scheme::RegionSharing);
-        let (_, note) = auto_fuse(&probe, &program, &inv, &opts, &base);
+        let (_, note) = crate::invocation::fixtures::zeros(2, [256; 3], 6114, |inv| {
+            auto_fuse(&probe, &program, inv, &opts, &base)
+        });
         let slabs = probe.slabs.lock().unwrap().clone();
         (slabs, note)
     }

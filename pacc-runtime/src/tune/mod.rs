@@ -261,7 +261,7 @@ pub(crate) fn tuned_choice(
 mod tests {
     use super::*;
     use crate::error::Error;
-    use crate::invocation::{HostArray, Invocation};
+    use crate::invocation::Invocation;
     use crate::options::Options;
     use crate::program::{fixtures::one_kernel, Elem, Launch, Role};
     use std::sync::Mutex;
@@ -320,31 +320,10 @@ mod tests {
             1,
         );
         program.kernels[0].launch = Launch::Marching { block: [32, 8] };
-        let mut data = vec![0f32; 2 * 16 * 8 * 8];
-        let (a, b) = data.split_at_mut(16 * 8 * 8);
-        // SAFETY: two live, disjoint buffers of 16 x 8 x 8 f32, untouched while the test runs.
-        let arrays = unsafe {
-            [a, b].map(|x| {
-                HostArray::from_raw_parts(x.as_mut_ptr().cast(), Elem::F32, &[16, 8, 8], true)
-                    .unwrap()
-            })
-        };
-        let inv = Invocation {
-            arrays: arrays.to_vec(),
-            scalars: vec![],
-            slices: vec![],
-            points: vec![],
-            t0: 0,
-            steps: 10,
-            reduction_init: vec![],
-            reset_values: vec![],
-            cpu: crate::frame::CpuKernels {
-                kernels: vec![],
-                points: vec![],
-            },
-        };
         let probe = Recording::default();
-        let (chosen, note) = pick_march(&probe, &program, &inv, &Options::default());
+        let (chosen, note) = crate::invocation::fixtures::zeros(2, [16, 8, 8], 10, |inv| {
+            pick_march(&probe, &program, inv, &Options::default())
+        });
         let candidates = MarchTuning::candidates([32, 8], None, false, false);
         assert!(candidates.len() > 1);
         let each: Vec<_> = candidates.iter().map(|&c| Some(c)).collect();
