@@ -35,12 +35,7 @@ pub fn fixed<T>(option: Option<T>, clause: Option<T>) -> Option<T> {
     option.or(clause)
 }
 
-/// The chunk count and blocking depth the caller fixed, by option or by the directive's clause.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Fixed {
-    pub chunks: Option<usize>,
-    pub block_steps: Option<usize>,
-}
+pub use crate::tune::Fixed;
 
 impl Fixed {
     /// What `opts` and `program`'s clauses fix (see [`fixed`]).

@@ -50,7 +50,8 @@ pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<Run
     let asked = asked_notes(program, opts, backend, steps);
     let fuse = crate::config::fuse(opts);
     let mut lap = Lap::start();
-    let (march, march_note) = match backend.probe().filter(|_| fuse.is_none()) {
+    let free_march = fuse.is_none() && !crate::config::march_fixed(opts);
+    let (march, march_note) = match backend.probe().filter(|_| free_march) {
         Some(probe) => crate::tune::auto_march(probe, program, &inv, opts),
         None => (None, None),
     };
@@ -308,7 +309,8 @@ fn resolve_options(
     let Some(probe) = backend.probe() else {
         return Ok((popts, Vec::new()));
     };
-    let (mut popts, note) = crate::tune::auto_plan_options(probe, program, inv, opts, popts);
+    let fixed = crate::config::Fixed::of(program, opts);
+    let (mut popts, note) = crate::tune::auto_plan_options(probe, program, inv, opts, fixed, popts);
     let decision = crate::tune::auto_compression(probe, program, inv, opts, &mut popts);
     Ok((popts, note.into_iter().chain(decision).collect()))
 }
@@ -329,7 +331,10 @@ fn fusion(
         return Ok((Some(s), None));
     }
     let (picked, note) = match backend.probe() {
-        Some(probe) => crate::tune::fusion::auto_fuse(probe, program, inv, opts, popts),
+        Some(probe) => {
+            let fixed = crate::config::Fixed::of(program, opts);
+            crate::tune::fusion::auto_fuse(probe, program, inv, opts, fixed, popts)
+        }
         None => (None, None),
     };
     Ok((

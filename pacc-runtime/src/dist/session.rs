@@ -630,7 +630,8 @@ fn prepare(
             block_steps: Some(k),
             ..opts.clone()
         };
-        let (tuned, note) = crate::tune::auto_plan_options(probe, lprog, inv, &o, popts);
+        let fixed = crate::config::Fixed::of(lprog, &o);
+        let (tuned, note) = crate::tune::auto_plan_options(probe, lprog, inv, &o, fixed, popts);
         probe.release();
         popts = tuned;
         notes.extend(note);

@@ -80,14 +80,13 @@ pub use weigh::auto_fuse;
 
 mod weigh {
     use super::{candidates, pick, slab_planes, FUSE_MARGIN, SLAB_SLACK, WEIGH_SECONDS};
-    use crate::config::Fixed;
     use crate::error::Error;
     use crate::invocation::Invocation;
     use crate::options::Options;
     use crate::plan::PlanOptions;
     use crate::program::Program;
     use crate::tune::{
-        plane_rate, tuned_choice, useful_points, Probe, TuneChoice, MARCH_TUNE_POINTS,
+        plane_rate, tuned_choice, useful_points, Fixed, Probe, TuneChoice, MARCH_TUNE_POINTS,
     };
 
     /// One form's prediction: steps per launch (1: single step), the model's choice, the
@@ -101,12 +100,14 @@ mod weigh {
     /// `run`'s hook, on a backend with a [`Probe`] when the options leave fusion free: the fused form
     /// to run (its steps per launch and plan options, block steps in groups) when the model
     /// predicts it beats single steps, and a note for the report whenever fusion was weighed.
-    /// `base` holds the planner settings the single-step run resolved.
+    /// `base` holds the planner settings the single-step run resolved, `fixed` what the caller
+    /// fixed of them.
     pub fn auto_fuse(
         probe: &dyn Probe,
         program: &Program,
         inv: &Invocation<'_>,
         opts: &Options,
+        fixed: Fixed,
         base: &PlanOptions,
     ) -> (Option<(usize, PlanOptions)>, Option<String>) {
         let shape = inv.arrays[0].shape();
@@ -117,12 +118,12 @@ mod weigh {
         if steps.is_empty() {
             return (None, None);
         }
-        if clearly_short(probe, program, inv, opts, base) {
+        if clearly_short(probe, program, inv, opts, fixed, base) {
             return (None, None);
         }
         let began = std::time::Instant::now();
         let planes = slab_planes(program, shape, &steps);
-        let single = match form(probe, program, inv, opts, base, 1, planes) {
+        let single = match form(probe, program, inv, opts, fixed, base, 1, planes) {
             Ok(f) => f,
             Err(e) => return (None, Some(format!("fusion not weighed ({e})"))),
         };
@@ -144,7 +145,7 @@ mod weigh {
         for (i, (s, fp)) in fused.into_iter().enumerate() {
             let f = fp
                 .map_err(Error::Internal)
-                .and_then(|fp| form(probe, &fp, inv, opts, base, s, planes));
+                .and_then(|fp| form(probe, &fp, inv, opts, fixed, base, s, planes));
             let t = match f {
                 Ok(f) => {
                     let t = f.choice.predicted_seconds;
@@ -186,10 +187,10 @@ mod weigh {
         program: &Program,
         inv: &Invocation<'_>,
         opts: &Options,
+        fixed: Fixed,
         base: &PlanOptions,
     ) -> bool {
         let shape = inv.arrays[0].shape();
-        let fixed = Fixed::of(program, opts);
         (probe.inputs(program, inv, opts))
             .and_then(|t| tuned_choice(program, shape, inv.steps, opts, base, fixed, t))
             .is_ok_and(|c| c.predicted_seconds * SLAB_SLACK < WEIGH_SECONDS)
@@ -197,11 +198,13 @@ mod weigh {
 
     /// Times `program` (single step, or a fused run's program of `s` steps per launch) on the
     /// slab and asks the model for its whole run.
+    #[allow(clippy::too_many_arguments)]
     fn form(
         probe: &dyn Probe,
         program: &Program,
         inv: &Invocation<'_>,
         opts: &Options,
+        fixed: Fixed,
         base: &PlanOptions,
         s: usize,
         planes: usize,
@@ -209,7 +212,6 @@ mod weigh {
         let shape = inv.arrays[0].shape();
         let t = probe.inputs_at(program, inv, opts, planes)?;
         let rate = plane_rate(program, shape, &t.rates.kernel_rate) * s as f64;
-        let fixed = Fixed::of(program, opts);
         let fixed = Fixed {
             block_steps: fixed.block_steps.map(|k| k.div_ceil(s)),
             ..fixed
@@ -413,7 +415,8 @@ mod weighing {
         };
         let opts = Options::default().scheme(Scheme::RegionSharing);
         let (_, note) = crate::invocation::fixtures::zeros(2, [256; 3], 6114, |inv| {
-            auto_fuse(&probe, &program, inv, &opts, &base)
+            // Neither the options nor the program fix chunks or block steps.
+            auto_fuse(&probe, &program, inv, &opts, Default::default(), &base)
         });
         let slabs = probe.slabs.lock().unwrap().clone();
         (slabs, note)

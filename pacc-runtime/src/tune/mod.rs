@@ -44,12 +44,20 @@ use crate::march::MarchTuning;
 use crate::plan::PlanOptions;
 use crate::program::Program;
 
+/// The chunk count and blocking depth the caller fixed, by option or by the directive's clause
+/// (`crate::config` applies that rule: `Fixed::of`); the tuner chooses the others.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Fixed {
+    pub chunks: Option<usize>,
+    pub block_steps: Option<usize>,
+}
+
 /// Kernel points of a call below which timing kernel shapes costs more than it can save: about
 /// a second of kernels on an H100, against a compile (side by side) and a short run per candidate.
 pub const MARCH_TUNE_POINTS: u64 = 100_000_000_000;
 
-/// `run`'s hook for the marching kernels' compile-time shape: when neither the options nor
-/// `PACC_MARCH` fix it and the call has at least [`MARCH_TUNE_POINTS`] kernel points, the
+/// `run`'s hook for the marching kernels' compile-time shape, when neither the options nor
+/// `PACC_MARCH` fix it: on a call of at least [`MARCH_TUNE_POINTS`] kernel points, the
 /// fastest of [`pick_march`]. `None`: keep what the options say.
 pub fn auto_march(
     probe: &dyn Probe,
@@ -58,9 +66,7 @@ pub fn auto_march(
     opts: &crate::options::Options,
 ) -> (Option<MarchTuning>, Option<String>) {
     let shape = inv.arrays[0].shape();
-    if crate::config::march_fixed(opts)
-        || useful_points(program, shape, inv.steps) < MARCH_TUNE_POINTS
-    {
+    if useful_points(program, shape, inv.steps) < MARCH_TUNE_POINTS {
         return (None, None);
     }
     pick_march(probe, program, inv, opts)
@@ -133,17 +139,17 @@ pub fn pick_march(
     (Some(*t), Some(note))
 }
 
-/// `run`'s hook: on a backend with a [`Probe`], tunes whichever of chunks and block steps neither the
-/// options nor the directive fix. Returns the options to plan with and a note for the
-/// report. If measuring fails, keeps `base` and says why.
+/// `run`'s hook: on a backend with a [`Probe`], tunes whichever of chunks and block steps the
+/// caller did not fix (`fixed`). Returns the options to plan with and a note for the report.
+/// If measuring fails, keeps `base` and says why.
 pub fn auto_plan_options(
     probe: &dyn Probe,
     program: &Program,
     inv: &crate::invocation::Invocation<'_>,
     opts: &crate::options::Options,
+    fixed: Fixed,
     base: PlanOptions,
 ) -> (PlanOptions, Option<String>) {
-    let fixed = crate::config::Fixed::of(program, opts);
     if (fixed.chunks.is_some() && fixed.block_steps.is_some()) || inv.steps == 0 {
         return (base, None);
     }
@@ -238,7 +244,7 @@ pub(crate) fn tuned_choice(
     steps: usize,
     opts: &crate::options::Options,
     base: &PlanOptions,
-    fixed: crate::config::Fixed,
+    fixed: Fixed,
     mut t: TuneInputs,
 ) -> Result<TuneChoice, crate::error::Error> {
     use std::sync::OnceLock;
