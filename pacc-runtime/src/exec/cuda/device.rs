@@ -254,8 +254,14 @@ fn compile(program: &str, source: &str, options: &[String]) -> Result<Vec<u8>, E
     let out = unsafe {
         match result::compile_program(prog, options) {
             Err(e) => {
+                // The log as NVRTC wrote it, up to its NUL (none when it could not be read).
                 let log = result::get_program_log(prog).unwrap_or_default();
-                let log = std::ffi::CStr::from_ptr(log.as_ptr()).to_string_lossy();
+                let bytes: Vec<u8> = log
+                    .iter()
+                    .take_while(|&&c| c != 0)
+                    .map(|&c| c as u8)
+                    .collect();
+                let log = String::from_utf8_lossy(&bytes);
                 Err(failed(format!(
                     "{}\n(nvrtc: {e:?}; options: {})",
                     log.trim_end(),
