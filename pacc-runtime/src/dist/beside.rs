@@ -112,6 +112,12 @@ impl<'p> Beside<'p> {
     }
 }
 
+impl super::peers::Pending for Beside<'_> {
+    fn end(self: Box<Self>) -> Result<(), Error> {
+        Beside::end(*self)
+    }
+}
+
 impl Drop for Beside<'_> {
     /// Unwinding past a relay under way: its NCCL operations may wait for a peer that will
     /// never come, and freeing its buffers waits for them, so the communicator is aborted

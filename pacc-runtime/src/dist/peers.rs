@@ -8,6 +8,14 @@ use crate::exec::{Peers, Transfer};
 use mpi::traits::Communicator as _;
 use mpi::traits::*;
 
+/// The part of a host exchange still under way while a block runs (`beside.rs`, where the
+/// halos are relayed through the GPUs): the carrier the block's run answers to meanwhile, and
+/// the wait at the block's end.
+pub(super) trait Pending: Peers {
+    /// Waits for the rest of the exchange.
+    fn end(self: Box<Self>) -> Result<(), Error>;
+}
+
 /// Largest message (MPI counts are `i32`): bigger transfers go in several pieces.
 const MAX_MESSAGE: usize = 1 << 30;
 

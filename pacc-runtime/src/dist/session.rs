@@ -2,7 +2,7 @@
 //! the single-node pipeline on the window, agree on failures and combine the reductions.
 
 use super::comm::{self, agree, Communicator};
-use super::peers::MpiPeers;
+use super::peers::{MpiPeers, Pending};
 use super::slab::{split, Slab};
 use super::{checkpoint as dck, local, resident};
 use crate::checkpoint;
@@ -251,12 +251,12 @@ impl<'a, 'h> Segments<'a, '_, 'h> {
                 } else {
                     s.tail.as_ref().unwrap_or(&s.full)
                 };
-                let beside_peers = beside.as_ref().map(|b| b as &dyn Peers);
+                let beside_peers = beside.as_deref().map(|b| b as &dyn Peers);
                 execute(s.backend, self.lprog, plan, inv, self.opts, beside_peers)
             }
         };
         let waited = Instant::now();
-        let ended = beside.map_or(Ok(()), Beside::end);
+        let ended = beside.map_or(Ok(()), |b| b.end());
         st.times.beside += waited.elapsed().as_secs_f64();
         let out = out.and_then(|o| ended.map(|_| o));
         let (partial, seg) = agree(comm, out)?;
@@ -282,7 +282,7 @@ impl<'a, 'h> Segments<'a, '_, 'h> {
     /// neighbours'. When they are relayed through the GPUs, only the half the block needs at
     /// once is exchanged here; the other half is returned under way (`beside.rs`), the block
     /// binding the arrays as `binding` says.
-    fn exchange_host(&self, binding: &[usize]) -> Result<Option<Beside<'a>>, Error> {
+    fn exchange_host(&self, binding: &[usize]) -> Result<Option<Box<dyn Pending + 'a>>, Error> {
         let arrays = super::slab::exchanged(self.program);
         let links = super::slab::links(self.slabs, self.me);
         let at = |a: usize, plane: usize| {
@@ -303,7 +303,8 @@ impl<'a, 'h> Segments<'a, '_, 'h> {
             let h = super::beside::halves(self.me, &links, &run);
             // SAFETY: the halo planes received and the owned planes sent are disjoint ranges
             // of the rank's arrays, borrowed for the call; the block's run honours the gates.
-            return unsafe { super::beside::Beside::start(r, &h, self.me) }.map(Some);
+            let b = unsafe { super::beside::Beside::start(r, &h, self.me) }?;
+            return Ok(Some(Box::new(b)));
         }
         let _ = binding;
         let transfers = crate::exec::halo_transfers(&arrays, &links, at);
@@ -420,49 +421,9 @@ fn start_nccl(comm: &Communicator, report: &mut Report) -> Result<Relayer, Error
 /// What relays the host exchange through the GPUs, and its half running beside a block.
 #[cfg(feature = "cuda")]
 type Relayer = super::nccl::NcclPeers;
-#[cfg(feature = "cuda")]
-use super::beside::Beside;
 /// (Nothing without CUDA: `dist::slab` never asks for a relay there.)
 #[cfg(not(feature = "cuda"))]
 type Relayer = MpiPeers<'static>;
-#[cfg(not(feature = "cuda"))]
-enum Beside<'a> {
-    #[allow(dead_code)]
-    Never(std::convert::Infallible, std::marker::PhantomData<&'a ()>),
-}
-
-#[cfg(not(feature = "cuda"))]
-impl Beside<'_> {
-    fn end(self) -> Result<(), Error> {
-        match self {
-            Beside::Never(n, _) => match n {},
-        }
-    }
-}
-
-#[cfg(not(feature = "cuda"))]
-impl Peers for Beside<'_> {
-    fn carrier(&self) -> &'static str {
-        match *self {
-            Beside::Never(n, _) => match n {},
-        }
-    }
-    unsafe fn exchange_host(&self, _: &[crate::exec::Transfer]) -> Result<(), Error> {
-        match *self {
-            Beside::Never(n, _) => match n {},
-        }
-    }
-    unsafe fn exchange_device(
-        &self,
-        _: &[crate::exec::Transfer],
-        _: *mut std::ffi::c_void,
-    ) -> Result<(), Error> {
-        match *self {
-            Beside::Never(n, _) => match n {},
-        }
-    }
-}
-
 /// What carries a resident run's exchanges: MPI for the CPU backend's buffers, NCCL on the
 /// GPU (agreed by every rank). When NCCL cannot start on some rank the run falls back to the
 /// host exchange (`None`), unless `PACC_HALO=device` asked for it: then every rank fails.
