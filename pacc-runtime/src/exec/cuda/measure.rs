@@ -28,10 +28,12 @@ pub fn measure_link(bytes: usize, reps: usize) -> Result<LinkRates, Error> {
     Ok(link_from_times(t.bytes, t.htod, t.dtoh, t.both))
 }
 
+/// [`link_rates`]' answer, once this process has one.
+static LINK: OnceLock<Result<LinkRates, String>> = OnceLock::new();
+
 /// The link rates, measured once per host and device (256 MiB pinned buffers, best of 3) and
 /// kept on disk, else once per process.
 pub fn link_rates() -> Result<LinkRates, Error> {
-    static LINK: OnceLock<Result<LinkRates, String>> = OnceLock::new();
     LINK.get_or_init(|| {
         let key = link_key().map_err(|e| e.to_string())?;
         if let Some(l) = disk_cache::load(Kind::Link, &key).and_then(|t| parse_link(&t)) {
@@ -101,8 +103,8 @@ fn rate_cache() -> std::sync::MutexGuard<'static, HashMap<Key, Vec<f64>>> {
         .unwrap_or_else(|e| e.into_inner())
 }
 
-/// Points per second of each kernel of `program`, measured by running it (2 steps, in core)
-/// on a copy of the first planes of the call's arrays: a slab of the real plane size, as
+/// Points per second of each kernel of `program`, measured by running it (3 steps in core,
+/// the first not counted) on a copy of the first planes of the call's arrays: a slab of the real plane size, as
 /// deep as the program's reach needs ([`slab_planes`]). Cached per process, program,
 /// plane shape and the options the kernels depend on. The slab's page-locked buffers stay held
 /// for the next measurement until [`release_slabs`].
@@ -449,15 +451,18 @@ pub fn measure_inputs_at(
     opts: &Options,
     planes: usize,
 ) -> Result<TuneInputs, Error> {
-    // A first process compiles the program while the link is timed: the one keeps the host's
-    // cores busy, the other its copy engines.
-    let link = std::thread::scope(|s| {
-        s.spawn(|| {
-            let o = kernel_options(opts);
-            let _ = super::compile::ahead(&[(program, &o)]);
-        });
-        link_rates()
-    })?;
+    // A process's first measurement compiles the program while the link is timed: the one
+    // keeps the host's cores busy, the other its copy engines. Later ones find both done.
+    let link = match LINK.get() {
+        Some(_) => link_rates(),
+        None => std::thread::scope(|s| {
+            s.spawn(|| {
+                let o = kernel_options(opts);
+                let _ = super::compile::ahead(&[(program, &o)]);
+            });
+            link_rates()
+        }),
+    }?;
     let rates = measure_kernel_rates_at(program, inv, opts, planes)?;
     let budget = cuda::device_memory_budget()?;
     let mut t = TuneInputs::new(link, rates, budget);

@@ -161,7 +161,6 @@ impl Drop for DeviceBuf {
 pub(crate) struct PinnedHost {
     ctx: Arc<CudaContext>,
     pub ptr: *mut u8,
-    #[allow(dead_code)]
     pub bytes: usize,
 }
 
@@ -169,7 +168,23 @@ unsafe impl Send for PinnedHost {}
 unsafe impl Sync for PinnedHost {}
 
 impl PinnedHost {
+    /// `bytes` of page-locked host memory for `what` (a run's: its allocation is a fault site).
     pub fn new(ctx: &Arc<CudaContext>, bytes: usize, what: &str) -> Result<Self, Error> {
+        if bytes > 0 {
+            crate::fault::hit(crate::fault::Site::Alloc, || {
+                format!("{bytes} bytes of pinned host memory for {what}")
+            })?;
+        }
+        Self::allocate(ctx, bytes, what)
+    }
+
+    /// [`PinnedHost::new`] for the tuner's own copies of a slab, which no run's fault site
+    /// counts (their allocation is not the run's). Never null, even for no bytes.
+    pub fn for_tuning(ctx: &Arc<CudaContext>, bytes: usize) -> Result<Self, Error> {
+        Self::allocate(ctx, bytes.max(1), "the tuner")
+    }
+
+    fn allocate(ctx: &Arc<CudaContext>, bytes: usize, what: &str) -> Result<Self, Error> {
         ctx.bind_to_thread()
             .map_err(driver::cuda_err("binding the context"))?;
         if bytes == 0 {
@@ -179,35 +194,11 @@ impl PinnedHost {
                 bytes: 0,
             });
         }
-        crate::fault::hit(crate::fault::Site::Alloc, || {
-            format!("{bytes} bytes of pinned host memory for {what}")
-        })?;
         // SAFETY: plain allocation; freed in Drop.
         let ptr = unsafe {
             driver::malloc_host(
                 bytes,
                 format_args!("allocating {bytes} bytes of pinned host memory for {what}"),
-            )
-        }?;
-        Ok(PinnedHost {
-            ctx: ctx.clone(),
-            ptr,
-            bytes,
-        })
-    }
-}
-
-impl PinnedHost {
-    /// [`PinnedHost::new`] for the tuner's own copies of a slab, which no run's fault site
-    /// counts (their allocation is not the run's).
-    pub fn for_tuning(ctx: &Arc<CudaContext>, bytes: usize) -> Result<Self, Error> {
-        ctx.bind_to_thread()
-            .map_err(driver::cuda_err("binding the context"))?;
-        // SAFETY: plain allocation; freed in Drop.
-        let ptr = unsafe {
-            driver::malloc_host(
-                bytes.max(1),
-                format_args!("allocating {bytes} bytes of pinned host memory for the tuner"),
             )
         }?;
         Ok(PinnedHost {
