@@ -349,52 +349,8 @@ mod tests {
 mod weighing {
     use super::tests_support::fusable;
     use super::*;
-    use crate::error::Error;
-    use crate::invocation::Invocation;
     use crate::plan::{PlanOptions, Scheme};
-    use crate::program::Elem;
-    use crate::tune::model::{LinkRates, TuneInputs};
-    use crate::tune::Probe;
-    use std::sync::Mutex;
-
-    /// A device whose kernels run at `rate` points per second, recording the slab depth of
-    /// every timing it is asked for.
-    struct Timed {
-        rate: f64,
-        slabs: Mutex<Vec<usize>>,
-    }
-
-    impl Probe for Timed {
-        fn inputs_at(
-            &self,
-            _: &Program,
-            _: &Invocation<'_>,
-            _: &Options,
-            planes: usize,
-        ) -> Result<TuneInputs, Error> {
-            self.slabs.lock().unwrap().push(planes);
-            Ok(TuneInputs::new(LinkRates::H100, vec![self.rate], 64 << 30))
-        }
-
-        fn march_candidates(
-            &self,
-            _: &Program,
-            _: &Invocation<'_>,
-            _: &Options,
-            _: &[crate::march::MarchTuning],
-        ) -> Vec<(crate::march::MarchTuning, Vec<f64>)> {
-            Vec::new()
-        }
-
-        fn codec_rates(
-            &self,
-            _: crate::codec::CodecKind,
-            _: Elem,
-            _: f64,
-        ) -> Result<crate::tune::compression::CodecSpeed, Error> {
-            Err(Error::Internal("not asked in this test".into()))
-        }
-    }
+    use crate::tune::fake::FakeDevice;
 
     /// What `auto_fuse` times for a 256³ call of 6114 steps (10^11 points, long enough to
     /// weigh) on a device running its kernels at `rate`: the slab depths asked for.
@@ -409,16 +365,15 @@ mod weighing {
             codec: Default::default(),
             read_only_ring: true,
         };
-        let probe = Timed {
-            rate,
-            slabs: Mutex::new(Vec::new()),
-        };
+        let probe = FakeDevice::new(rate);
         let opts = Options::default().scheme(Scheme::RegionSharing);
         let (_, note) = crate::invocation::fixtures::zeros(2, [256; 3], 6114, |inv| {
             // Neither the options nor the program fix chunks or block steps.
             auto_fuse(&probe, &program, inv, &opts, Default::default(), &base)
         });
-        let slabs = probe.slabs.lock().unwrap().clone();
+        let slabs = (probe.asked().iter())
+            .filter_map(|a| a.strip_prefix("inputs ")?.parse().ok())
+            .collect();
         (slabs, note)
     }
 

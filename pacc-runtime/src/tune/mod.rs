@@ -264,57 +264,14 @@ pub(crate) fn tuned_choice(
 }
 
 #[cfg(test)]
+mod fake;
+
+#[cfg(test)]
 mod tests {
+    use super::fake::FakeDevice;
     use super::*;
-    use crate::error::Error;
-    use crate::invocation::Invocation;
     use crate::options::Options;
-    use crate::program::{fixtures::one_kernel, Elem, Launch, Role};
-    use std::sync::Mutex;
-
-    /// A device that records what the tuner asks of it; candidate `i` runs at `i + 1` Gpt/s.
-    #[derive(Default)]
-    struct Recording(Mutex<Vec<String>>);
-
-    impl Probe for Recording {
-        fn inputs_at(
-            &self,
-            _: &Program,
-            _: &Invocation<'_>,
-            _: &Options,
-            _: usize,
-        ) -> Result<model::TuneInputs, Error> {
-            Err(Error::Internal("not asked in this test".into()))
-        }
-
-        fn march_candidates(
-            &self,
-            _: &Program,
-            _: &Invocation<'_>,
-            _: &Options,
-            candidates: &[MarchTuning],
-        ) -> Vec<(MarchTuning, Vec<f64>)> {
-            let mut calls = self.0.lock().unwrap();
-            calls.push(format!("time {}", candidates.len()));
-            (candidates.iter().enumerate())
-                .map(|(i, &c)| (c, vec![1e9 * (i + 1) as f64]))
-                .collect()
-        }
-
-        fn codec_rates(
-            &self,
-            _: crate::codec::CodecKind,
-            _: Elem,
-            _: f64,
-        ) -> Result<compression::CodecSpeed, Error> {
-            Err(Error::Internal("not asked in this test".into()))
-        }
-
-        fn compile_ahead(&self, forms: &[(&Program, &Options)]) {
-            let marches: Vec<_> = forms.iter().map(|(_, o)| o.cuda.march).collect();
-            self.0.lock().unwrap().push(format!("compile {marches:?}"));
-        }
-    }
+    use crate::program::{fixtures::one_kernel, Launch, Role};
 
     #[test]
     fn every_march_candidate_is_compiled_at_once_before_any_is_timed() {
@@ -326,7 +283,7 @@ mod tests {
             1,
         );
         program.kernels[0].launch = Launch::Marching { block: [32, 8] };
-        let probe = Recording::default();
+        let probe = FakeDevice::new(1e9);
         let (chosen, note) = crate::invocation::fixtures::zeros(2, [16, 8, 8], 10, |inv| {
             pick_march(&probe, &program, inv, &Options::default())
         });
@@ -334,7 +291,7 @@ mod tests {
         assert!(candidates.len() > 1);
         let each: Vec<_> = candidates.iter().map(|&c| Some(c)).collect();
         assert_eq!(
-            *probe.0.lock().unwrap(),
+            probe.asked(),
             [
                 format!("compile {each:?}"),
                 format!("time {}", candidates.len())
