@@ -90,6 +90,35 @@ struct Spec {
     shape: Vec<usize>,
 }
 
+/// Whether the block of `k` steps from step `first` touches physical array `a` first by a nest
+/// writing every point of every plane, in serial order: its old values are never needed.
+fn overwritten(s: &Spec, prog: &Program, first: usize, k: usize, a: usize) -> bool {
+    let mut bind = pacc_runtime::binding::binding_at(prog, first);
+    for _ in 0..k {
+        for st in &s.stmts {
+            match *st {
+                Stmt::Nest(n) => {
+                    let nd = &s.nests[n];
+                    if nd.reads.iter().any(|r| bind[r.0] == a) {
+                        return false;
+                    }
+                    if bind[nd.write] == a {
+                        return nd.lo0 == 0 && nd.hi0 == 0 && nd.margin == 0;
+                    }
+                }
+                Stmt::Point(q) => {
+                    let pt = &s.points[q];
+                    if bind[pt.write] == a || pt.reads.iter().any(|&r| bind[r] == a) {
+                        return false;
+                    }
+                }
+                Stmt::Swap(x, y) => bind.swap(x, y),
+            }
+        }
+    }
+    false
+}
+
 fn random_spec(r: &mut SplitMix64) -> Spec {
     let mut pick = |n: i64| (r.next_u64() % n as u64) as i64;
     let ndim = 2 + pick(2) as usize;
@@ -642,7 +671,8 @@ fn check_plan(
     // Link bytes: per block, every array that is read or returned is loaded once (all n0
     // planes) and every returned array written back once; so bytes_htod = blocks x the loaded
     // arrays' bytes and bytes_dtoh = blocks x the returned arrays' bytes. An array in a ring
-    // that holds the whole axis stays there after block 0.
+    // that holds the whole axis stays there after block 0, and one the block first touches by
+    // writing every point of every plane is not loaded at all.
     let returned = plan::returned_arrays(prog);
     let n0 = s.shape[0];
     let resident = |a: usize| p.in_ring(a) && p.ring.as_ref().is_some_and(|r| r.planes == n0);
@@ -655,7 +685,9 @@ fn check_plan(
                 .iter()
                 .any(|k| k.reads.iter().any(|r| r.array == a))
                 || prog.points.iter().any(|q| q.reads.contains(&a));
-            let load = if (read || ret) && !(b > 0 && resident(a)) {
+            let in_block = k.min(steps - b * k);
+            let fresh = overwritten(s, prog, b * k, in_block, a);
+            let load = if (read || ret) && !(b > 0 && resident(a)) && !fresh {
                 n0
             } else {
                 0

@@ -33,7 +33,9 @@ pub fn returned(program: &Program) -> Vec<bool> {
 
 pub use crate::binding::bindings_through_step;
 
-fn writes_whole_planes(kd: &crate::program::KernelDecl, shape: &[usize]) -> bool {
+/// Whether `kd` writes every point of the planes it computes (its in-plane ranges span the
+/// plane), so that the old values of those planes are never needed.
+pub(super) fn writes_whole_planes(kd: &crate::program::KernelDecl, shape: &[usize]) -> bool {
     kd.ranges[1..]
         .iter()
         .zip(&shape[1..])

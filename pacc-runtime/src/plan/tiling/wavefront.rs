@@ -159,6 +159,7 @@ impl Tiling for Wavefront {
         let (beta, amax) = reaches(&invs, &sigma, narrays, slab);
         let last_sigma = sigma.last().copied().unwrap_or(0) as usize;
         let held = held_arrays(spec, &invs);
+        let fresh = written_before_read(spec, &invs);
         let (written, back) = written_and_back(&invs, narrays, slab);
         let z = |i: usize| owned_slabs(n0, d, i, spec.slab()).end;
         // E(i, s): the end of chunk i's planes for an invocation of skew s (chunk -1: 0).
@@ -202,7 +203,7 @@ impl Tiling for Wavefront {
                     owned: e(ii - 1, last_sigma)..e(ii, last_sigma),
                     loads: (0..narrays)
                         .map(|p| {
-                            (held[p] && !from_host.is_empty())
+                            (held[p] && !fresh[p] && !from_host.is_empty())
                                 .then(|| from_host.clone())
                                 .into_iter()
                                 .collect()
@@ -340,6 +341,33 @@ fn work_in(inv: &Invocation, planes: Range<usize>) -> Option<Work> {
             args: inv.args.clone(),
         },
     })
+}
+
+/// Physical arrays whose old values the block never needs: first touched by a kernel that
+/// writes every point of every plane (a fused kernel's output buffer, whose host memory is its
+/// original's: loading it would move the original's planes across the link a second time).
+fn written_before_read(spec: &BlockSpec<'_>, invs: &[Invocation]) -> Vec<bool> {
+    let (shape, n0) = (spec.shape, spec.shape[0]);
+    let mut first: Vec<Option<bool>> = vec![None; spec.returned.len()];
+    for inv in invs {
+        for &(p, _, _) in &inv.reads {
+            first[p].get_or_insert(false);
+        }
+        let whole = match inv.what {
+            What::Kernel(k) => {
+                let kd = &spec.program.kernels[k];
+                inv.range == (0..n0) && super::super::infer::writes_whole_planes(kd, shape)
+            }
+            What::Point(_) => false,
+        };
+        for &p in &inv.writes {
+            first[p].get_or_insert(whole);
+        }
+    }
+    let compressed = |p: usize| spec.slabs.is_some_and(|c| c[p].is_some());
+    (first.into_iter().enumerate())
+        .map(|(p, f)| f == Some(true) && !compressed(p))
+        .collect()
 }
 
 /// Physical arrays the chunks hold: read in the block, returned, or compressed (a compressed
