@@ -25,6 +25,9 @@ fn suite() -> Suite {
         combos.push(Combo::new(cuda, 1, 12, Scheme::RegionSharing, s));
         combos.push(Combo::new(cuda, 3, 6, Scheme::RegionSharing, s));
         combos.push(Combo::new(cuda, 3, 6, Scheme::Wavefront, s));
+        // The one-column form, which the vector form replaced by default.
+        combos.push(Combo::new(cuda, 1, 12, Scheme::RegionSharing, s).scalar());
+        combos.push(Combo::new(cuda, 3, 6, Scheme::Wavefront, s).scalar());
     }
     let mut thin = Vec::new();
     for s in FUSE_STEPS {
@@ -55,6 +58,7 @@ fn suite() -> Suite {
             groups2d: (41, 1030),
         },
         himeno_noisy_b: [0, 2],
+        acoustic_vector: &[2],
     }
 }
 

@@ -124,8 +124,15 @@ fn random_programs_fused_on_the_gpu_equal_serial() {
     println!("device: {dev}");
     assert!(cases::CASES.len() >= FLOOR, "{} cases", cases::CASES.len());
     let opts = Options::new().backend(BackendChoice::Cuda);
+    // The fused vector form (each case's default where its program has one), then the
+    // one-column form.
+    let scalar = opts
+        .clone()
+        .march(pacc::runtime::MarchTuning::parse("vx=1").expect("a march setting"));
     for (name, check) in cases::CASES {
         println!("{name}");
         check(&opts);
+        println!("{name}, one column per thread");
+        check(&scalar);
     }
 }

@@ -81,6 +81,7 @@ fn suite() -> Suite {
                     block_steps,
                     scheme: None,
                     fuse: s,
+                    scalar: false,
                 })
                 .to_vec()
         },
@@ -94,6 +95,7 @@ fn suite() -> Suite {
             groups2d: (23, 19),
         },
         himeno_noisy_b: [0, 1],
+        acoustic_vector: &[],
     }
 }
 

@@ -54,6 +54,7 @@ pub fn program(program: &Program, steps: usize) -> Result<Program, String> {
         launch: Launch::Fused {
             block: decl.block,
             halo: decl.halo,
+            vector: decl.vector_block,
         },
     };
     let mut step = vec![Stage::Kernel(0)];

@@ -189,9 +189,12 @@ pub enum Launch {
     /// columns left after `halo` (`[[y below, y above], [x below, x above]]`), compiled with
     /// `PACC_FUSE` set to the group's steps; the point statements' coordinates follow the
     /// slices.
+    /// `vector`: the block of the vector form (`<name>_vec`, [`VECTOR_WIDTH`] points along x
+    /// per thread, its x window rounded out by [`vector_halo`]), where the source has one.
     Fused {
         block: [u32; 2],
         halo: [[u32; 2]; 2],
+        vector: Option<[u32; 2]>,
     },
 }
 
@@ -291,6 +294,9 @@ pub struct FusedDecl {
     /// The block's columns beyond the output tile, `[[y below, y above], [x below, x above]]`
     /// (2D: y is zero): a block writes `block - below - above` columns.
     pub halo: [[u32; 2]; 2],
+    /// The default block `[x threads, y rows]` of the vector form (`<name>_vec`, compiled with
+    /// `PACC_FVX` = [`VECTOR_WIDTH`]), or `None` where the group has none.
+    pub vector_block: Option<[u32; 2]>,
     /// What the serial loop does with the reductions inside the group, in order: the kernel
     /// writes the partials of each `Reduce` in turn.
     pub events: Vec<ReduceEvent>,
@@ -316,6 +322,12 @@ pub const VECTOR_SUFFIX: &str = "_vec";
 /// Points along x each thread of a vector form computes. Its loads move this many elements at
 /// once, so the rows of the device buffers must be a multiple of it long.
 pub const VECTOR_WIDTH: usize = 4;
+
+/// The window of a fused vector form beyond its output tile along x, on one side: `h` columns
+/// rounded up to whole vectors, so that no thread's vector straddles the output tile.
+pub fn vector_halo(h: u32) -> u32 {
+    h.next_multiple_of(VECTOR_WIDTH as u32)
+}
 
 /// The vector forms' default thread block `[x, y]` (threads; a block covers
 /// `x * VECTOR_WIDTH` columns).

@@ -138,9 +138,9 @@ int main() {
         std::swap(pp, pc);
     }
     std::vector<float> O0(N, -7.0f), O1(N, -7.0f);
-    const long long TX = PACC_FBX - HX, TY = PACC_FBY - HY;
+    const long long TX = TILE_X, TY = TILE_Y;
     launch({(unsigned)((NX + TX - 1) / TX), (unsigned)((NY + TY - 1) / TY), (unsigned)((NZ + SEG - 1) / SEG)},
-           {PACC_FBX, PACC_FBY, 1}, [&] {
+           {LBX, LBY, 1}, [&] {
         FUSED(0, NZ, 0, NZ, 0, NZ, NY, NX, RP, 0, SEG, p0.data(), c0.data(), vel.data(), O0.data(), O1.data(),
               w.data(), SZ, SY, SX);
     });
@@ -174,9 +174,9 @@ int main() {
     }
     std::vector<float> O0(N, -7.0f), O1(N, -7.0f);
     std::vector<std::vector<double>> red(PACC_FUSE, std::vector<double>(4096, 0.0));
-    const long long TX = PACC_FBX - HX, TY = PACC_FBY - HY;
+    const long long TX = TILE_X, TY = TILE_Y;
     launch({(unsigned)((NX + TX - 1) / TX), (unsigned)((NY + TY - 1) / TY), (unsigned)((NZ + SEG - 1) / SEG)},
-           {PACC_FBX, PACC_FBY, 1}, [&] {
+           {LBX, LBY, 1}, [&] {
         FUSED(0, NZ, 0, NZ, 0, NZ, NY, NX, RP, 0, SEG, p0.data(), a.data(), w0.data(), O0.data(), O1.data(),
               REDS);
     });
@@ -202,7 +202,7 @@ int main() {
         auto at = [&](std::vector<float>& b, long long first) { return b.data() - (first - BASE) * PL; };
         std::vector<float> S0((Z1 - Z0) * PL, -7.0f), S1((Z1 - Z0) * PL, -7.0f);
         launch({(unsigned)((NX + TX - 1) / TX), (unsigned)((NY + TY - 1) / TY), (unsigned)((Z1 - Z0 + SEG - 1) / SEG)},
-               {PACC_FBX, PACC_FBY, 1}, [&] {
+               {LBX, LBY, 1}, [&] {
             FUSED(Z0, Z1, Z0, Z1, BASE, NZ, NY, NX, RP, 0, SEG, at(buf[0], Z0 + lo[0]), at(buf[1], Z0 + lo[1]),
                   at(buf[2], Z0 + lo[2]), at(S0, Z0), at(S1, Z0), REDS);
         });
@@ -242,11 +242,11 @@ int main() {
     }
     std::vector<float> O0(N, -7.0f), O1(N, -7.0f);
     std::vector<std::vector<double>> red(2 * PACC_FUSE, std::vector<double>(4096, 0.0));
-    const long long TX = PACC_FBX - HX, TY = PACC_FBY - HY;
+    const long long TX = TILE_X, TY = TILE_Y;
     // Several segments: a segment's first nest computes planes its neighbours own, which its
     // sums must not count.
     launch({(unsigned)((NX + TX - 1) / TX), (unsigned)((NY + TY - 1) / TY), (unsigned)((NZ + SEG - 1) / SEG)},
-           {PACC_FBX, PACC_FBY, 1}, [&] {
+           {LBX, LBY, 1}, [&] {
         FUSED(0, NZ, 0, NZ, 0, NZ, NY, NX, RP, 0, SEG, a0.data(), b0.data(), c.data(), O0.data(), O1.data(),
               REDS);
     });
@@ -273,8 +273,8 @@ int main() {
         std::swap(pa, pb);
     }
     std::vector<double> O0(N, -7.0), O1(N, -7.0);
-    const long long TX = PACC_FBX - HX;
-    launch({(unsigned)((NX + TX - 1) / TX), (unsigned)((NY + SEG - 1) / SEG), 1}, {PACC_FBX, 1, 1}, [&] {
+    const long long TX = TILE_X;
+    launch({(unsigned)((NX + TX - 1) / TX), (unsigned)((NY + SEG - 1) / SEG), 1}, {LBX, 1, 1}, [&] {
         FUSED(0, NY, 0, NY, 0, NY, NX, 1, RP, 0, SEG, a0.data(), b0.data(), O0.data(), O1.data(), k);
     });
     const long long d = differ(A, O0, NX, RP) + differ(B, O1, NX, RP);
@@ -334,15 +334,64 @@ fn halo(cuda: &str, s: usize) -> (i64, i64) {
     (num(" x "), num(" y "))
 }
 
+/// The vector form's x window beyond the output tile (both sides, rounded out to whole
+/// vectors), from its comment.
+fn vector_halo_x(cuda: &str, s: usize) -> i64 {
+    let head = format!("// Fused vector form: {s} steps per launch");
+    let line = cuda
+        .lines()
+        .find(|l| l.starts_with(&head))
+        .unwrap_or_else(|| panic!("no fused vector form of {s} steps:\n{cuda}"));
+    let rest = &line[line.find(" tile x ").unwrap() + 8..];
+    let part: String = rest.chars().take_while(|c| *c != ' ').collect();
+    part.split('/').map(|v| v.parse::<i64>().unwrap()).sum()
+}
+
+/// Which form of the fused kernel a test launches.
+#[derive(Clone, Copy, PartialEq)]
+enum Form {
+    Scalar,
+    /// The vector form (`_vec`): `block` is its threads along x and rows.
+    Vector,
+}
+
 fn run(name: &str, src: &str, main: &str, fused: &str, extra: &str, s: usize, block: (u32, u32)) {
+    run_form(name, src, main, fused, extra, s, block, Form::Scalar)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_form(
+    name: &str,
+    src: &str,
+    main: &str,
+    fused: &str,
+    extra: &str,
+    s: usize,
+    block: (u32, u32),
+    form: Form,
+) {
     let e = pacc_translate::expand_file(src, None).unwrap().remove(0);
     let (hx, hy) = halo(&e.cuda, s);
-    let dir = std::env::temp_dir().join(format!("pacc-fused-{name}-{s}-{}", std::process::id()));
+    let tag = if form == Form::Vector { "v" } else { "" };
+    let dir =
+        std::env::temp_dir().join(format!("pacc-fused-{name}-{s}{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let defs = format!(
-        "#define PACC_FUSE {s}\n#define PACC_FBX {}\n#define PACC_FBY {}\n#define HX {hx}\n#define HY {hy}\n#define FUSED {fused}{s}\n{extra}",
-        block.0, block.1
-    );
+    let launch = match form {
+        Form::Scalar => format!(
+            "#define PACC_FVX 1\n#define PACC_FBX {bx}\n#define PACC_FBY {by}\n#define LBX {bx}\n#define LBY {by}\n\
+             #define TILE_X ({bx} - {hx})\n#define TILE_Y ({by} - {hy})\n#define FUSED {fused}{s}\n",
+            bx = block.0,
+            by = block.1
+        ),
+        Form::Vector => format!(
+            "#define PACC_FVBX {bx}\n#define PACC_FVBY {by}\n#define LBX {bx}\n#define LBY {by}\n\
+             #define TILE_X (4 * {bx} - {vx})\n#define TILE_Y ({by} - {hy})\n#define FUSED {fused}{s}_vec\n",
+            bx = block.0,
+            by = block.1,
+            vx = vector_halo_x(&e.cuda, s)
+        ),
+    };
+    let defs = format!("#define PACC_FUSE {s}\n#define HX {hx}\n#define HY {hy}\n{launch}{extra}");
     let code = format!(
         "{defs}{}{}\n{}\n{main}",
         shim::CUDA_TYPES,
@@ -351,8 +400,8 @@ fn run(name: &str, src: &str, main: &str, fused: &str, extra: &str, s: usize, bl
     );
     // Slab launches read from buffers cut to the group's reach: any load past it is a bug.
     let asan = extra.contains("LO0");
-    let said = shim::compile_and_run(&dir, &format!("{name}-{s}"), &code, asan);
-    assert!(said.contains("differ 0"), "{name} s={s}: {said}");
+    let said = shim::compile_and_run(&dir, &format!("{name}-{s}{tag}"), &code, asan);
+    assert!(said.contains("differ 0"), "{name} s={s} {tag}: {said}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -405,4 +454,37 @@ fn fused_2d_f64_equals_the_plain_steps() {
     for (s, block) in [(2, (16, 1)), (3, (24, 1))] {
         run("heat2", HEAT2, HEAT2_MAIN, "pacc_heat2_f", "", s, block);
     }
+}
+
+#[test]
+fn fused_vector_forms_equal_the_plain_steps() {
+    if !gxx() {
+        eprintln!("skipping the emulated fused kernels: g++ is not installed");
+        return;
+    }
+    // Blocks of 3 to 5 vectors: rows no tile divides, several blocks along x and y.
+    for (s, block) in [(2, (3, 7)), (3, (5, 10))] {
+        run_form(
+            "leap",
+            LEAP,
+            LEAP_MAIN,
+            "pacc_leap_f",
+            "",
+            s,
+            block,
+            Form::Vector,
+        );
+    }
+}
+
+#[test]
+fn programs_read_off_the_axes_have_no_fused_vector_form() {
+    // Himeno's diagonals, and `skew`'s diagonal reads of `c`: one load per point.
+    for src in [HIM, SKEW] {
+        let e = pacc_translate::expand_file(src, None).unwrap().remove(0);
+        assert!(e.cuda.contains("// Fused form: 2 steps"), "{}", e.cuda);
+        assert!(!e.cuda.contains("Fused vector form"), "{}", e.cuda);
+    }
+    let e = pacc_translate::expand_file(LEAP, None).unwrap().remove(0);
+    assert!(e.cuda.contains("// Fused vector form: 2 steps"));
 }

@@ -17,7 +17,7 @@ mod progen;
 mod shim;
 
 use pacc_runtime::program::{
-    Bound, Launch, Program, ReduceEvent, ReduceOp, ScalarType, Stage, PLAIN_SUFFIX,
+    vector_halo, Bound, Launch, Program, ReduceEvent, ReduceOp, ScalarType, Stage, PLAIN_SUFFIX,
 };
 use pacc_translate::codegen::fuse::FUSE_STEPS;
 use proptest::prelude::*;
@@ -127,7 +127,17 @@ fn scalar_value(ty: ScalarType, i: usize) -> String {
 }
 
 /// The C++ `main` that runs `groups` groups of `s` steps both ways and compares them.
-fn driver(case: &Case, s: usize, shape: Shape, fb: (u32, u32), seg: i64, groups: usize) -> String {
+/// `fb`: the launch block; in the vector form (`vector`) its threads along x each compute 4
+/// points.
+fn driver(
+    case: &Case,
+    s: usize,
+    shape: Shape,
+    fb: (u32, u32),
+    seg: i64,
+    groups: usize,
+    vector: bool,
+) -> String {
     let p = &case.program;
     let nd = p.ndim;
     let decl = p.fusion.get(s).unwrap();
@@ -293,11 +303,18 @@ fn driver(case: &Case, s: usize, shape: Shape, fb: (u32, u32), seg: i64, groups:
     let _ = writeln!(c, "    void* fb[] = {{{}}};", fb_ptrs.join(", "));
     let hx = (decl.halo[1][0] + decl.halo[1][1]) as i64;
     let hy = (decl.halo[0][0] + decl.halo[0][1]) as i64;
+    let (cols, hx) = match vector {
+        true => (
+            4,
+            (vector_halo(decl.halo[1][0]) + vector_halo(decl.halo[1][1])) as i64,
+        ),
+        false => (1, hx),
+    };
     let (grid, block) = if nd == 3 {
         (
             format!(
                 "(unsigned)((N2 + {tx} - 1) / {tx}), (unsigned)((N1 + {ty} - 1) / {ty}), (unsigned)((N0 + SEG - 1) / SEG)",
-                tx = fb.0 as i64 - hx,
+                tx = cols * fb.0 as i64 - hx,
                 ty = fb.1 as i64 - hy
             ),
             format!("{}, {}, 1", fb.0, fb.1),
@@ -482,9 +499,9 @@ fn jobs(case: &Case, rng: &mut TestRng, label: &str) -> (Vec<Job>, Unrun) {
             (hx + 6 + rng.next_u32() % 8, 1)
         };
         let seg = 3 + rng.next_u32() as i64 % 3;
-        let main = driver(case, s, shape, fb, seg, 2);
+        let main = driver(case, s, shape, fb, seg, 2, false);
         let defs = format!(
-            "#define PACC_FUSE {s}\n#define PACC_FBX {}\n#define PACC_FBY {}\n#define FUSED {}\n",
+            "#define PACC_FUSE {s}\n#define PACC_FVX 1\n#define PACC_FBX {}\n#define PACC_FBY {}\n#define FUSED {}\n",
             fb.0, fb.1, decl.name
         );
         let code = format!(
@@ -495,6 +512,35 @@ fn jobs(case: &Case, rng: &mut TestRng, label: &str) -> (Vec<Job>, Unrun) {
         );
         out.push(Job {
             label: format!("{label}-s{s}"),
+            program: label.to_string(),
+            code,
+        });
+        // The vector form, on rows whole vectors long.
+        if decl.vector_block.is_none() {
+            continue;
+        }
+        let vx = vector_halo(decl.halo[1][0]) + vector_halo(decl.halo[1][1]);
+        let fb = (
+            (vx / 4 + 1 + rng.next_u32() % 2).max(2),
+            (hy + 3 + rng.next_u32() % 3).max(9),
+        );
+        let shape = Shape {
+            rp: (shape.n[2] + 3) / 4 * 4 + 4 * (rng.next_u32() as i64 % 2),
+            ..shape
+        };
+        let main = driver(case, s, shape, fb, seg, 2, true);
+        let defs = format!(
+            "#define PACC_FUSE {s}\n#define PACC_FVBX {}\n#define PACC_FVBY {}\n#define FUSED {}_vec\n",
+            fb.0, fb.1, decl.name
+        );
+        let code = format!(
+            "{defs}{}{}\n{}\n{main}",
+            shim::CUDA_TYPES,
+            shim::THREAD_MODEL,
+            case.cuda
+        );
+        out.push(Job {
+            label: format!("{label}-s{s}-vec"),
             program: label.to_string(),
             code,
         });

@@ -26,6 +26,8 @@ pub struct Combo {
     pub scheme: Option<Scheme>,
     /// Steps per launch.
     pub fuse: usize,
+    /// The one-column-per-thread fused form (`vx=1`), not the vector form.
+    pub scalar: bool,
 }
 
 impl Combo {
@@ -42,6 +44,15 @@ impl Combo {
             block_steps,
             scheme: Some(scheme),
             fuse,
+            scalar: false,
+        }
+    }
+
+    /// These settings with the one-column-per-thread fused form.
+    pub fn scalar(self) -> Combo {
+        Combo {
+            scalar: true,
+            ..self
         }
     }
 
@@ -51,6 +62,12 @@ impl Combo {
             .chunks(self.chunks)
             .block_steps(self.block_steps)
             .fuse(self.fuse);
+        let o = if self.scalar {
+            let t = pacc::runtime::MarchTuning::parse("vx=1").expect("a march setting");
+            o.march(t)
+        } else {
+            o
+        };
         match self.scheme {
             Some(s) => o.scheme(s),
             None => o,
@@ -85,6 +102,9 @@ pub struct Suite {
     pub shapes: Shapes,
     /// Which of Himeno's `b0`, `b1`, `b2` get noise (the rest stay 0).
     pub himeno_noisy_b: [usize; 2],
+    /// Steps per launch whose acoustic runs must take the fused vector form (unless a combo
+    /// asks for the one-column form).
+    pub acoustic_vector: &'static [usize],
 }
 
 /// Step counts for the programs of `tests/common`: 2 and 4 groups of 3 steps, 3 and 6 groups
@@ -100,7 +120,8 @@ impl Suite {
     }
 
     /// The report shows the fused form ran: the CPU backend notes it among its adjustments,
-    /// the CUDA backend names the form of every kernel.
+    /// the CUDA backend names the form of every kernel (the vector form where the program has
+    /// one and the settings allow it, the one-column form where they ask for it).
     pub fn check_fused(&self, r: &Report, c: &Combo) {
         match self.target {
             Target::Cpu => assert!(
@@ -111,10 +132,22 @@ impl Suite {
                 r.adjustments
             ),
             Target::Cuda => assert!(
-                r.kernels.iter().all(|k| k.form == "fused"),
-                "{:?}",
+                (r.kernels.iter())
+                    .all(|k| k.form == "fused" || (!c.scalar && k.form == "fused-vector")),
+                "{c:?}: {:?}",
                 r.kernels
             ),
+        }
+    }
+
+    /// The acoustic run took the fused vector form where the suite wants it.
+    pub fn check_vector(&self, r: &Report, c: &Combo) {
+        if !c.scalar && self.acoustic_vector.contains(&c.fuse) {
+            assert!(
+                r.kernels.iter().all(|k| k.form == "fused-vector"),
+                "{c:?}: {:?}",
+                r.kernels
+            );
         }
     }
 
@@ -174,6 +207,7 @@ pub fn acoustic_with_a_source(suite: &Suite) {
             acoustic::propagate::run(&mut p, &mut q, &vel, &w, sz, sy, sx, 100.0, steps, o)
         });
         suite.check_fused(&rep, c);
+        suite.check_vector(&rep, c);
         assert_eq!(
             (differing(&p, &sp), differing(&q, &sc)),
             (0, 0),

@@ -282,6 +282,7 @@ mod tests_support {
                 reads: p.kernels[0].reads.clone(),
                 block: [32, 8],
                 halo: [[s as u32; 2]; 2],
+                vector_block: None,
                 events: vec![],
                 points: vec![],
             });

@@ -1,6 +1,7 @@
 //! CUDA C for every kernel and point statement (the ABI of docs/internals.md §3): the source
 //! with its preprocessor settings, the plain form of each nest and the point kernels. The other
-//! forms are in `march.rs`, `stage.rs`, `vector.rs` and `fuse.rs`, all built on `emit.rs`.
+//! forms are in `march.rs`, `stage.rs`, `vector.rs`, `fuse.rs` and `fuse_vector/`, all built on
+//! `emit.rs`.
 
 use super::emit::{c_ident, identity, kernel_name, point_name, Gen};
 use crate::analysis::Analysis;
@@ -80,6 +81,7 @@ pub fn source(f: &Func, an: &Analysis, elems: &[pacc_runtime::program::Elem]) ->
             );
         }
         s.push_str("#ifndef PACC_FMINB\n#define PACC_FMINB 1\n#endif\n");
+        s.push_str(&super::fuse_vector::header(f, an, &fused));
     }
     for (i, n) in f.nests().enumerate() {
         let mut g = Gen::new(f, an, elems);
@@ -110,6 +112,12 @@ pub fn source(f: &Func, an: &Analysis, elems: &[pacc_runtime::program::Elem]) ->
         g.fused_kernel(p, an);
         s.push('\n');
         s.push_str(&g.out);
+        let mut g = Gen::new(f, an, elems);
+        g.fused_vector_kernel(p, an);
+        if !g.out.is_empty() {
+            s.push('\n');
+            s.push_str(&g.out);
+        }
     }
     s
 }

@@ -61,9 +61,7 @@ fn block_for(f: &Func, an: &Analysis, p: &FusePlan) -> Result<[u32; 2], String> 
             Ver::Inv(_, sl) | Ver::Input(sl) => g.tiles() as usize * f.arrays[sl].elem.size(),
         })
         .sum();
-    let red_bytes: usize = (fused_reductions(p, an).iter())
-        .map(|&r| reduction_buffer_bytes(f.reductions[r].ty))
-        .sum();
+    let red_bytes = reduction_bytes(f, &fused_reductions(p, an));
     let (candidates, tall): (&[[u32; 2]], bool) = if f.ndim == 3 {
         (&BLOCKS_3D, true)
     } else {
@@ -97,18 +95,30 @@ fn block_for(f: &Func, an: &Analysis, p: &FusePlan) -> Result<[u32; 2], String> 
 /// and inside the planes the group reads ([`FusePlan::input_reach`]), which are all the
 /// runtime's buffers hold. The queue loads one plane ahead, past the last plane a step uses;
 /// beyond the reach that load would leave the buffer (or the read-only ring).
-fn input_guard(p: &FusePlan, sl: usize) -> String {
+pub(super) fn input_guard(p: &FusePlan, sl: usize) -> String {
+    format!("pacc_in && {}", plane_guard(p, sl))
+}
+
+/// Whether plane `pacc_q` of input slot `sl` lies inside the array and the group's reach.
+pub(super) fn plane_guard(p: &FusePlan, sl: usize) -> String {
     let (lo, hi) = match &p.input_reach[sl] {
         Some((lo, hi)) => (lo[0], hi[0]),
         None => (0, 0),
     };
     format!(
-        "pacc_in && pacc_q >= 0 && pacc_q < pacc_n0 && pacc_q >= pacc_zb + ({lo}) && pacc_q < pacc_ze + ({hi})"
+        "pacc_q >= 0 && pacc_q < pacc_n0 && pacc_q >= pacc_zb + ({lo}) && pacc_q < pacc_ze + ({hi})"
     )
 }
 
+/// Bytes of the block-reduction buffers of reduction instances `reds`.
+pub(super) fn reduction_bytes(f: &Func, reds: &[usize]) -> usize {
+    (reds.iter())
+        .map(|&r| reduction_buffer_bytes(f.reductions[r].ty))
+        .sum()
+}
+
 /// Every reduction instance of the group, in the order of its partial pointers.
-fn fused_reductions(p: &FusePlan, an: &Analysis) -> Vec<usize> {
+pub(super) fn fused_reductions(p: &FusePlan, an: &Analysis) -> Vec<usize> {
     (p.invs.iter())
         .flat_map(|inv| an.reductions[inv.nest].iter().copied())
         .collect()
@@ -134,7 +144,7 @@ fn off(k: i64) -> String {
 }
 
 impl FuseCtx {
-    fn queue_reg(ver: Ver, k: i64) -> String {
+    pub(super) fn queue_reg(ver: Ver, k: i64) -> String {
         match ver {
             Ver::Inv(i, s) => format!("pacc_v{i}s{s}_{}", off(k)),
             Ver::Input(s) => format!("pacc_g{s}_{}", off(k)),
@@ -241,7 +251,6 @@ impl Gen<'_> {
         let nd = f.ndim;
         let s = p.steps;
         let [[hyl, hyr], [hxl, hxr]] = p.block_halo;
-        let elems: Vec<&'static str> = f.arrays.iter().map(|a| a.elem.cuda_name()).collect();
         let rings: Vec<String> = p
             .rings
             .iter()
@@ -264,10 +273,7 @@ impl Gen<'_> {
             cond.push(format!("PACC_FBY > {}", hyl + hyr));
         }
         let reds = fused_reductions(p, an);
-        let red_bytes: usize = reds
-            .iter()
-            .map(|&r| reduction_buffer_bytes(f.reductions[r].ty))
-            .sum();
+        let red_bytes = reduction_bytes(f, &reds);
         cond.push(format!(
             "{} + {red_bytes} <= {}",
             if rings.is_empty() {
@@ -284,28 +290,7 @@ impl Gen<'_> {
             p.sigma,
             cond.join(" && ")
         );
-        let mut params = Self::fixed_params();
-        params.push("long long pacc_seg".into());
-        for (i, a) in f.arrays.iter().enumerate() {
-            params.push(format!(
-                "const {}* __restrict__ {}",
-                elems[i],
-                c_ident(&a.name.to_string())
-            ));
-        }
-        for (k, &(sl, _)) in p.outputs.iter().enumerate() {
-            params.push(format!("{}* __restrict__ pacc_o{k}", elems[sl]));
-        }
-        let common = self.common_params(&[], true);
-        params.extend(common.into_iter().skip(f.arrays.len()));
-        for pt in folded_points(p) {
-            for axis in 0..nd {
-                params.push(format!("long long pacc_pt{pt}_{axis}"));
-            }
-        }
-        for j in 0..reds.len() {
-            params.push(format!("double* __restrict__ pacc_red{j}"));
-        }
+        let params = self.fused_params(p, reds.len());
         let _ = writeln!(
             self.out,
             "extern \"C\" __global__ void __launch_bounds__(PACC_FBX * PACC_FBY, PACC_FMINB) {}(\n    {})\n{{",
@@ -327,6 +312,39 @@ impl Gen<'_> {
         self.out.push_str("    }\n");
         self.block_reductions(&reds, true);
         self.out.push_str("}\n#endif\n");
+    }
+
+    /// The parameters of a fused kernel (both forms): the fixed ones, the segment, the inputs
+    /// and outputs, scalars and slices, the point statements' coordinates and one partials
+    /// pointer per reduction instance.
+    pub(super) fn fused_params(&self, p: &FusePlan, reductions: usize) -> Vec<String> {
+        let f = self.f;
+        let mut params = Self::fixed_params();
+        params.push("long long pacc_seg".into());
+        for a in &f.arrays {
+            params.push(format!(
+                "const {}* __restrict__ {}",
+                a.elem.cuda_name(),
+                c_ident(&a.name.to_string())
+            ));
+        }
+        for (k, &(sl, _)) in p.outputs.iter().enumerate() {
+            params.push(format!(
+                "{}* __restrict__ pacc_o{k}",
+                f.arrays[sl].elem.cuda_name()
+            ));
+        }
+        let common = self.common_params(&[], true);
+        params.extend(common.into_iter().skip(f.arrays.len()));
+        for pt in folded_points(p) {
+            for axis in 0..f.ndim {
+                params.push(format!("long long pacc_pt{pt}_{axis}"));
+            }
+        }
+        for j in 0..reductions {
+            params.push(format!("double* __restrict__ pacc_red{j}"));
+        }
+        params
     }
 
     /// Thread coordinates, windows, the segment, queues, tiles and the first planes of the
@@ -654,7 +672,7 @@ impl Gen<'_> {
     }
 
     /// The time variable of a step of the group, where the body uses it.
-    fn fused_time(&mut self, body: &[KStmt], step: usize, ind: &str) {
+    pub(super) fn fused_time(&mut self, body: &[KStmt], step: usize, ind: &str) {
         if let (Some(v), true) = (&self.f.time.var, crate::codegen::cpu::uses_time_stmts(body)) {
             let t = self.env.time;
             let _ = writeln!(

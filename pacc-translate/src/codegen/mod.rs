@@ -5,6 +5,7 @@ mod ctor;
 pub mod cuda;
 pub mod emit;
 pub mod fuse;
+pub mod fuse_vector;
 pub mod march;
 pub mod program;
 pub mod queue;

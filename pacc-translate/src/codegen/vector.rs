@@ -242,8 +242,13 @@ fn row_reg(array: usize, dy: i64) -> String {
 /// The device helpers the vector forms use: 4-element loads and stores as 16-byte accesses
 /// (f32) or two of them (f64), and a register copy.
 pub fn helpers() -> String {
+    helpers_if(&format!("PACC_VX == {W}"))
+}
+
+/// [`helpers`] under the preprocessor condition `cond`.
+pub fn helpers_if(cond: &str) -> String {
     format!(
-        "#if PACC_VX == {W}\n\
+        "#if {cond}\n\
          // Four consecutive elements along x: one 16-byte access (f32) or two (f64).\n\
          __device__ __forceinline__ void pacc_ld4(const float* p, float* v) {{ const float4 t = *(const float4*)p; v[0] = t.x; v[1] = t.y; v[2] = t.z; v[3] = t.w; }}\n\
          __device__ __forceinline__ void pacc_ld4(const double* p, double* v) {{ const double2 a = ((const double2*)p)[0], b = ((const double2*)p)[1]; v[0] = a.x; v[1] = a.y; v[2] = b.x; v[3] = b.y; }}\n\

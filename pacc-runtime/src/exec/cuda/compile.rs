@@ -5,7 +5,7 @@ use super::device;
 use super::launch;
 use crate::error::Error;
 use crate::options::Options;
-use crate::program::Program;
+use crate::program::{Program, VECTOR_WIDTH};
 
 /// Compiles, side by side, the program modules that runs of each `(program, options)` pair
 /// will ask for ([`device::compile_ahead`]). Nothing is run; a form that does not compile is
@@ -29,16 +29,23 @@ pub(super) fn ahead(forms: &[(&Program, &Options)]) -> Result<(), Error> {
 }
 
 /// The program's source as compiled: the shape's macros, and for a fused run the group's
-/// step count (`PACC_FUSE`, which compiles its kernel), the block it is launched with, and no
-/// vector forms (it launches none).
+/// step count (`PACC_FUSE`, which compiles its kernels), the blocks they are launched with, no
+/// single-step vector forms (it launches none) and the fused vector form where the tuning asks
+/// for vector forms.
 pub(super) fn source(program: &Program, tuning: &launch::MarchTuning) -> String {
     let src = tuning.source(&program.cuda_source);
     match &program.fusion.active {
         Some(a) => {
             let [bx, by] = a.decl.block;
+            let vector = match a.decl.vector_block {
+                Some([vbx, vby]) if tuning.vector() => format!(
+                    "#define PACC_FVX {VECTOR_WIDTH}\n#define PACC_FVBX {vbx}\n#define PACC_FVBY {vby}\n"
+                ),
+                _ => "#define PACC_FVX 1\n".into(),
+            };
             format!(
                 "#define PACC_FUSE {}\n#define PACC_FBX {bx}\n#define PACC_FBY {by}\n\
-                 #define PACC_VX 1\n{src}",
+                 #define PACC_VX 1\n{vector}{src}",
                 a.decl.steps
             )
         }

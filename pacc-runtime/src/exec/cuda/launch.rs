@@ -8,7 +8,7 @@ use crate::invocation::ScalarValue;
 pub(crate) use crate::march::MarchTuning;
 use crate::options::KernelForm;
 use crate::program::{
-    KernelDecl, Launch, PLAIN_SUFFIX, REDUCTION_SLOTS, VECTOR_SUFFIX, VECTOR_WIDTH,
+    vector_halo, KernelDecl, Launch, PLAIN_SUFFIX, REDUCTION_SLOTS, VECTOR_SUFFIX, VECTOR_WIDTH,
 };
 use crate::report::KernelStats;
 use std::ffi::c_void;
@@ -109,22 +109,15 @@ pub(crate) fn geometry(
         .max()
         .unwrap_or(0);
     match (kd.launch, form) {
-        (Launch::Fused { block, halo }, _) => {
-            let func = module.function(&kd.name)?;
-            let [bx, by] = block;
-            let by = if ndim == 3 { by } else { 1 };
-            let tx = bx.saturating_sub(halo[1][0] + halo[1][1]).max(1);
-            let ty = if ndim == 3 {
-                by.saturating_sub(halo[0][0] + halo[0][1]).max(1)
-            } else {
-                1
-            };
+        (launch @ Launch::Fused { .. }, _) => {
+            let f = FusedForm::of(module, kd, launch, ndim, pitch, tuning)?;
+            let (func, [bx, by], [tx, ty], is_vector) = (f.func, f.block, f.tile, f.vector);
             let per_sm = driver::max_active_blocks_per_sm(func, bx * by).map_or(1, |n| n.max(1));
             let (gx, gy) = plane(tx, ty);
             Ok(Geometry {
                 func,
                 marching: true,
-                vector: false,
+                vector: is_vector,
                 fused: true,
                 bx,
                 by,
@@ -199,6 +192,65 @@ pub(crate) fn geometry(
                 reach,
             })
         }
+    }
+}
+
+/// The form a fused kernel launches: its vector form where the module has one, the tuning asks
+/// for vector forms and every row starts on a whole vector, else the one-column form.
+struct FusedForm {
+    func: Function,
+    block: [u32; 2],
+    /// The columns and rows a block writes: the block's minus its window beyond them (rounded
+    /// out to whole vectors along x in the vector form).
+    tile: [u32; 2],
+    vector: bool,
+}
+
+impl FusedForm {
+    fn of(
+        module: &Module,
+        kd: &KernelDecl,
+        launch: Launch,
+        ndim: usize,
+        pitch: usize,
+        tuning: &MarchTuning,
+    ) -> Result<FusedForm, Error> {
+        let Launch::Fused {
+            block,
+            halo,
+            vector,
+        } = launch
+        else {
+            return Err(Error::Internal(format!(
+                "{} is not a fused kernel",
+                kd.name
+            )));
+        };
+        let vector_form = (vector.filter(|_| ndim == 3 && tuning.vector()))
+            .filter(|_| pitch % VECTOR_WIDTH == 0)
+            .and_then(|b| {
+                let name = format!("{}{VECTOR_SUFFIX}", kd.name);
+                Some((module.try_function(&name)?, b))
+            });
+        let (func, [bx, by], cols, xhalo, is_vector) = match vector_form {
+            Some((func, b)) => {
+                let h = [vector_halo(halo[1][0]), vector_halo(halo[1][1])];
+                (func, b, VECTOR_WIDTH as u32, h, true)
+            }
+            None => (module.function(&kd.name)?, block, 1, halo[1], false),
+        };
+        let by = if ndim == 3 { by } else { 1 };
+        let tx = (bx * cols).saturating_sub(xhalo[0] + xhalo[1]).max(1);
+        let ty = match ndim {
+            3 => by.saturating_sub(halo[0][0] + halo[0][1]).max(1),
+            _ => 1,
+        };
+        Ok(FusedForm {
+            func,
+            block: [bx, by],
+            tile: [tx, ty],
+            vector: is_vector,
+        })
     }
 }
 
@@ -282,6 +334,7 @@ impl Geometry {
             .sum();
         let form = match (self.marching, shared_bytes as usize > reduction_bytes) {
             (false, _) => "plain",
+            _ if self.fused && self.vector => "fused-vector",
             _ if self.fused => "fused",
             _ if self.vector => "vector",
             (true, true) => "staged",

@@ -1,0 +1,357 @@
+//! Phase B of the fused vector form: each invocation's points, the rows they read as vectors,
+//! the point statements, the queues' push and the outputs.
+
+use super::*;
+
+/// How the body of one invocation reads and writes in the vector form: point `pacc_i` of the
+/// thread's vector.
+#[derive(Clone)]
+struct VCtx {
+    plan: FusePlan,
+    vf: VFuse,
+    inv: usize,
+}
+
+impl VCtx {
+    fn column(&self, ver: Ver, dz: i64) -> String {
+        let p = &self.plan;
+        let c = self.inv;
+        match ver {
+            Ver::Input(s) => match self.vf.direct.get(&s) {
+                Some(_) => format!("pacc_d{s}_{}[pacc_i]", nm(dz - p.sigma[c])),
+                None => format!(
+                    "{}[pacc_i]",
+                    FuseCtx::queue_reg(ver, p.inputs[&s].hi - (dz - p.sigma[c]))
+                ),
+            },
+            Ver::Inv(v, _) => format!(
+                "{}[pacc_i]",
+                FuseCtx::queue_reg(ver, p.sigma[c] - p.sigma[v] - dz)
+            ),
+        }
+    }
+
+    fn ring(&self, ver: Ver) -> usize {
+        (self.plan.rings.iter())
+            .position(|g| g.ver == ver && g.reader == self.inv)
+            .expect("a ring for every in-plane read of a version")
+    }
+
+    fn read(&self, array: usize, offsets: &[i64]) -> String {
+        let p = &self.plan;
+        let c = self.inv;
+        let ver = p.invs[c].sees[array];
+        let (dz, dy, dx) = (offsets[0], offsets[1], offsets[2]);
+        if dy == 0 && dx == 0 {
+            return self.column(ver, dz);
+        }
+        // `VFuse::of` admits only reads along the axes served by a tile or a ring's rows.
+        match (ver, dx) {
+            (Ver::Input(s), 0) => format!("pacc_tr{s}_{}[pacc_i]", nm(dy)),
+            (Ver::Input(s), dx) => format!("pacc_tw{s}[{W} + pacc_i + ({dx})]"),
+            (Ver::Inv(..), 0) => format!("pacc_q{}_{}_{}[pacc_i]", self.ring(ver), nm(dz), nm(dy)),
+            (Ver::Inv(..), dx) => format!(
+                "pacc_qw{}_{}[{W} + pacc_i + ({dx})]",
+                self.ring(ver),
+                nm(dz)
+            ),
+        }
+    }
+}
+
+impl Serve for VCtx {
+    fn read(&self, array: usize, offsets: &[i64]) -> Option<String> {
+        Some(VCtx::read(self, array, offsets))
+    }
+
+    fn write(&self, array: usize) -> Option<String> {
+        Some(format!(
+            "pacc_w{}[pacc_i]",
+            self.plan.invs[self.inv].slot[array]
+        ))
+    }
+
+    fn point_read(&self, array: usize) -> Option<String> {
+        let inv = &self.plan.invs[self.inv];
+        let slot = inv.slot[array];
+        if inv.writes.contains(&slot) {
+            Some(format!("pacc_w{slot}[pacc_i]"))
+        } else {
+            Some(self.read(array, &[0, 0, 0]))
+        }
+    }
+}
+
+impl Gen<'_> {
+    /// Phase B for invocation `c`: its points at plane `j - sigma` (where the thread's points
+    /// lie in its window), the point statements that follow it, the push into its queues, the
+    /// output and the reductions (instances from `e` on).
+    pub(super) fn vfuse_invocation(
+        &mut self,
+        p: &FusePlan,
+        vf: &VFuse,
+        c: usize,
+        an: &Analysis,
+        e: &mut usize,
+    ) {
+        let f = self.f;
+        let inv = p.invs[c].clone();
+        let _ = writeln!(
+            self.out,
+            "        {{ // invocation {c}: nest {} of step {}\n            \
+             const int pacc_p = pacc_j - ({});",
+            inv.nest + 1,
+            inv.step + 1,
+            p.sigma[c],
+        );
+        let reds = an.reductions[inv.nest].clone();
+        if p.fwd[c] < -p.back[c] {
+            // Overwritten later in the group before anything reads it: nothing to compute,
+            // but its queue turns with the others.
+            for &w in &inv.writes {
+                let _ = writeln!(
+                    self.out,
+                    "            {} pacc_w{w}[{W}] = {{}};",
+                    f.arrays[w].elem.cuda_name()
+                );
+            }
+            self.vfuse_push(p, c);
+            self.out.push_str("        }\n");
+            *e += reds.len();
+            return;
+        }
+        let _ = writeln!(
+            self.out,
+            "            const bool pacc_act = pacc_win{c} != 0u && pacc_p >= pacc_zbi - {} && pacc_p < pacc_zei + {} && pacc_p >= 0 && pacc_p < pacc_n0i;",
+            p.back[c],
+            p.fwd[c]
+        );
+        for (g, ring) in p.rings.iter().enumerate().filter(|(_, g)| g.reader == c) {
+            let [lo, hi] = vf.pads[g];
+            for dz in ring.dlo..=ring.dhi {
+                let d = dz - ring.dhi;
+                let _ = writeln!(
+                    self.out,
+                    "            const int pacc_rb{g}_{} = (pacc_k{g} + ({d}) < 0 ? pacc_k{g} + ({d}) + {r} : pacc_k{g} + ({d})) * ({ROW} * (PACC_FVBY + {})) + pacc_ri{g};",
+                    nm(dz),
+                    lo + hi,
+                    r = ring.tiles()
+                );
+            }
+        }
+        for &w in &inv.writes {
+            let _ = writeln!(
+                self.out,
+                "            {} pacc_w{w}[{W}] = {{}};",
+                f.arrays[w].elem.cuda_name()
+            );
+        }
+        self.out.push_str("            if (pacc_act) {\n");
+        self.vfuse_preloads(p, vf, c);
+        self.vfuse_points(p, vf, c, an, *e);
+        self.out.push_str("            }\n");
+        self.vfuse_push(p, c);
+        for &w in &inv.writes {
+            if let Some(o) = p.output_of(c, w) {
+                let _ = writeln!(
+                    self.out,
+                    "            if (pacc_act && pacc_out && pacc_p >= pacc_zb && pacc_p < pacc_ze) {{\n                \
+                     {elem}* pacc_od = pacc_o{o} + (pacc_p - pacc_base) * pacc_pl + pacc_c;\n                \
+                     if (pacc_xin == {full}u) pacc_st4(pacc_od, pacc_w{w});\n                \
+                     else {{\n                    #pragma unroll\n                    \
+                     for (int pacc_i = 0; pacc_i < {W}; ++pacc_i) if ((pacc_xin >> pacc_i) & 1u) pacc_od[pacc_i] = pacc_w{w}[pacc_i];\n                }}\n            }}",
+                    elem = f.arrays[w].elem.cuda_name(),
+                    full = (1u32 << W) - 1,
+                );
+            }
+        }
+        *e += reds.len();
+        self.out.push_str("        }\n");
+    }
+
+    /// The rows invocation `c` reads in its plane, as vectors: each tile row and ring row at a
+    /// y offset, and the thread's row with a vector on each side where x neighbours are read.
+    fn vfuse_preloads(&mut self, p: &FusePlan, vf: &VFuse, c: usize) {
+        let f = self.f;
+        let mut rows: BTreeMap<(Ver, i64), (Vec<i64>, bool)> = BTreeMap::new();
+        for r in reads(f, p, None).iter().filter(|r| r.inv == c) {
+            let [dz, dy, dx] = r.off;
+            if (dy, dx) == (0, 0) || !on_axis(&r.off) {
+                continue;
+            }
+            let served = match r.ver {
+                Ver::Input(s) => vf.tile(s).is_some_and(|t| t.at == dz - p.sigma[c]),
+                Ver::Inv(..) => true,
+            };
+            if !served {
+                continue;
+            }
+            let entry = rows.entry((r.ver, dz)).or_default();
+            if dx == 0 && !entry.0.contains(&dy) {
+                entry.0.push(dy);
+            }
+            entry.1 |= dx != 0;
+        }
+        for ((ver, dz), (mut dys, xs)) in rows {
+            dys.sort_unstable();
+            let (base, row, wide, sl) = match ver {
+                Ver::Input(s) => (
+                    format!("pacc_t{s} + pacc_to{s} + pacc_ti{s}"),
+                    format!("pacc_tr{s}_"),
+                    format!("pacc_tw{s}"),
+                    s,
+                ),
+                Ver::Inv(_, sl) => {
+                    let g = (p.rings.iter())
+                        .position(|g| g.ver == ver && g.reader == c)
+                        .expect("a ring for every in-plane read of a version");
+                    (
+                        format!("pacc_r{g} + pacc_rb{g}_{}", nm(dz)),
+                        format!("pacc_q{g}_{}_", nm(dz)),
+                        format!("pacc_qw{g}_{}", nm(dz)),
+                        sl,
+                    )
+                }
+            };
+            let t = f.arrays[sl].elem.cuda_name();
+            for dy in dys {
+                let _ = writeln!(
+                    self.out,
+                    "                {t} {row}{}[{W}]; pacc_ld4({base} + ({dy}) * {ROW}, {row}{});",
+                    nm(dy),
+                    nm(dy)
+                );
+            }
+            if xs {
+                let _ = writeln!(
+                    self.out,
+                    "                {t} {wide}[{}]; pacc_ld4({base} - {W}, {wide}); pacc_ld4({base}, {wide} + {W}); pacc_ld4({base} + {W}, {wide} + {});",
+                    3 * W,
+                    2 * W
+                );
+            }
+        }
+    }
+
+    /// The thread's points of invocation `c`: each keeps its previous version, and where it
+    /// lies in the nest's ranges the body runs, then the point statements and the reductions.
+    fn vfuse_points(&mut self, p: &FusePlan, vf: &VFuse, c: usize, an: &Analysis, e: usize) {
+        let f = self.f;
+        let inv = p.invs[c].clone();
+        let nest = f.nests().nth(inv.nest).expect("nest").clone();
+        let ctx = VCtx {
+            plan: p.clone(),
+            vf: vf.clone(),
+            inv: c,
+        };
+        let r = &nest.ranges;
+        let _ = writeln!(
+            self.out,
+            "                const bool pacc_rz = pacc_p >= {} && pacc_p < {};\n                \
+             #pragma unroll\n                for (int pacc_i = 0; pacc_i < {W}; ++pacc_i) {{\n                    \
+             const long long pacc_x = pacc_x0 + pacc_i;",
+            self.bound(r[0].lo, 0),
+            self.bound(r[0].hi, 0),
+        );
+        for &w in &inv.writes {
+            let t = f.arrays[w].elem.cuda_name();
+            let prev = ctx.read(name_of(&inv, w), &[0, 0, 0]);
+            // Outside the window the value is never read: no select.
+            let _ = t;
+            let _ = writeln!(self.out, "                    pacc_w{w}[pacc_i] = {prev};");
+        }
+        let reds = an.reductions[inv.nest].clone();
+        self.reduction_accumulators(&reds, false, "                    ");
+        let _ = writeln!(
+            self.out,
+            "                    const bool pacc_rng = pacc_rz && ((pacc_xr{c} >> pacc_i) & 1u);\n                    if (pacc_rng) {{"
+        );
+        let lv: Vec<String> = nest.vars.iter().map(|v| c_ident(&v.to_string())).collect();
+        for (v, coord) in lv.iter().zip(["pacc_p", "pacc_y", "pacc_x"]) {
+            let _ = writeln!(
+                self.out,
+                "                        const long long {v} = {coord};"
+            );
+        }
+        self.fused_time(&nest.body, inv.step, "                        ");
+        self.loop_vars = lv;
+        self.env.locals.clear();
+        self.serve = vec![Box::new(ctx.clone())];
+        self.stmts(&nest.body, 6);
+        self.out.push_str("                    }\n");
+        for &pt in &inv.points {
+            self.vfuse_point(&inv, pt, &ctx);
+        }
+        self.serve.clear();
+        for (k, &r) in reds.iter().enumerate() {
+            let red = &f.reductions[r];
+            let name = c_ident(&red.name.to_string());
+            let acc = combine(red.op, red.ty, &format!("pacc_acc{}", e + k), &name);
+            let _ = writeln!(
+                self.out,
+                "                    if (pacc_rng && pacc_out && pacc_p >= pacc_zb && pacc_p < pacc_ze && pacc_p >= pacc_own0 && pacc_p < pacc_own1) pacc_acc{} = {acc};",
+                e + k
+            );
+        }
+        self.out.push_str("                }\n");
+    }
+
+    /// A point statement that follows an invocation: applied to the thread's point that holds
+    /// it.
+    fn vfuse_point(&mut self, inv: &crate::analysis::fuse::Inv, pt: usize, ctx: &VCtx) {
+        let f = self.f;
+        let point = f.points().nth(pt).expect("point").clone();
+        let _ = writeln!(
+            self.out,
+            "                    if (pacc_i == pacc_px{pt} && pacc_p == pacc_pt{pt}_0) {{"
+        );
+        if let (Some(v), true) = (
+            &f.time.var,
+            crate::codegen::cpu::uses_time_expr(&point.value),
+        ) {
+            let t = self.env.time;
+            let _ = writeln!(
+                self.out,
+                "                        const {} {} = ({})(pacc_t + {});",
+                t.cuda_name(),
+                c_ident(&v.to_string()),
+                t.cuda_name(),
+                inv.step
+            );
+        }
+        let slot = inv.slot[point.array];
+        let elem = Ty::from_elem(f.arrays[point.array].elem);
+        self.serve = vec![Box::new(ctx.clone())];
+        let v = self.expr(&point.value, Some(elem));
+        let target = format!("pacc_w{slot}[pacc_i]");
+        let rhs = match point.op {
+            None => v,
+            Some(op) => format!("{target} {} ({v})", op.c()),
+        };
+        let _ = writeln!(
+            self.out,
+            "                        {target} = {rhs};\n                    }}"
+        );
+    }
+
+    /// The push of invocation `c`'s values: every thread, every step, so a queue's index `k`
+    /// holds plane `p - k`.
+    fn vfuse_push(&mut self, p: &FusePlan, c: usize) {
+        for &w in &p.invs[c].writes {
+            let ver = Ver::Inv(c, w);
+            for k in (1..p.queues[&ver].len).rev() {
+                let _ = writeln!(
+                    self.out,
+                    "            pacc_cp4({}, {});",
+                    FuseCtx::queue_reg(ver, k),
+                    FuseCtx::queue_reg(ver, k - 1)
+                );
+            }
+            let _ = writeln!(
+                self.out,
+                "            pacc_cp4({}, pacc_w{w});",
+                FuseCtx::queue_reg(ver, 0)
+            );
+        }
+    }
+}
