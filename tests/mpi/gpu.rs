@@ -54,6 +54,8 @@ pub fn equal(w: &Communicator) {
     for halo in [HaloMode::Auto, HaloMode::Relay, HaloMode::Host] {
         for k in [1, 3] {
             let opts = cuda(k, halo);
+            // Where a hang stops shows in the launch's output (the driver prints it).
+            eprintln!("rank {}: halo {halo:?}, block steps {k}", rank(w));
             let program = acoustic::propagate::program();
             let nz = 29 * n + 12;
             let slab = dist::slab(w, program, &[nz, 13, 12], 9, &opts);
@@ -65,9 +67,14 @@ pub fn equal(w: &Communicator) {
             }
             let slab = slab.unwrap();
             placed(&slab, halo, n);
+            let step = |what: &str| eprintln!("rank {}: halo {halo:?}, k {k}: {what}", rank(w));
+            step("acoustic");
             acoustic_equal(w, nz, &opts);
+            step("sponge");
             sponge_equal(w, 31 * n + 7, &opts, halo);
+            step("himeno");
             himeno_equal(w, 17 * n + 5, &opts);
+            step("laplace2d");
             laplace_equal(w, 23 * n + 3, &opts);
             // Out of core on every rank (host path): the window in three chunks.
             if halo != HaloMode::Auto {
