@@ -13,6 +13,7 @@ use common::fused::{self, Combo, Shapes, Suite, Target};
 use common::{asym3d, differing, field3, rot3};
 use ndarray::{Array2, Array3};
 use pacc::models::laplace2d;
+use pacc::runtime::program::FusionError;
 use pacc::{BackendChoice, Error, Options, Scheme};
 use pacc_translate::codegen::fuse::FUSE_STEPS;
 
@@ -199,7 +200,11 @@ fn a_program_reading_a_point_it_wrote_has_no_fused_form_and_says_why() {
     let c: Array3<f32> = field3(n, 0.5);
     for s in FUSE_STEPS {
         let e = asym3d::program().fusion.get(s).unwrap_err();
-        assert!(e.contains(why), "{e}");
+        assert!(
+            matches!(&e, FusionError::Refused { steps, .. } if *steps == s),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains(why), "{e}");
         assert!(!asym3d::CUDA_SOURCE.contains(&format!("pacc_asym3d_f{s}")));
         let (a0, b0) = (field3::<f32>(n, 0.0), Array3::<f32>::zeros(n));
         let (mut a, mut b) = (a0.clone(), b0.clone());
@@ -226,6 +231,8 @@ fn three_rotating_levels_fuse_three_steps_and_say_why_not_two() {
     let lv = |k: f32| field3::<f32>(n, k);
     // After two steps `next` names the array that was `cur`, which two steps do not write.
     let e = rot3::program().fusion.get(2).unwrap_err();
+    assert!(matches!(e, FusionError::Refused { steps: 2, .. }), "{e:?}");
+    let e = e.to_string();
     assert!(e.contains("`next` naming the array that was `cur`"), "{e}");
     let (mut p, mut c, mut x) = (lv(0.0), lv(0.3), lv(0.7));
     let o = Options::new().backend(BackendChoice::Cpu).fuse(2);

@@ -97,7 +97,7 @@ mod imp {
         // A fused run: its program, steps counted in groups (`pacc_runtime::fuse`).
         let s = super::FUSE.get().copied().unwrap_or(1).max(1);
         let (program, po) = if s > 1 {
-            let p = pacc_runtime::fuse::program(&w.program, s)?;
+            let p = pacc_runtime::fuse::program(&w.program, s).map_err(|e| e.to_string())?;
             let o = PlanOptions {
                 block_steps: po.block_steps.div_ceil(s),
                 ..po.clone()

@@ -18,12 +18,13 @@
 use crate::error::Error;
 use crate::invocation::Invocation;
 use crate::program::{
-    Active, ArrayDecl, AxisRange, Bound, KernelDecl, Launch, Program, ReduceEvent, Role, Stage,
+    Active, ArrayDecl, AxisRange, Bound, FusionError, KernelDecl, Launch, Program, ReduceEvent,
+    Role, Stage,
 };
 
 /// `program` prepared to run `steps` steps per launch through its fused kernel, or why it
 /// cannot be.
-pub fn program(program: &Program, steps: usize) -> Result<Program, String> {
+pub fn program(program: &Program, steps: usize) -> Result<Program, FusionError> {
     let decl = program.fusion.get(steps)?.clone();
     let n = program.arrays.len();
     let mut arrays = program.arrays.clone();
@@ -103,7 +104,11 @@ pub fn program(program: &Program, steps: usize) -> Result<Program, String> {
 /// step then bind every name to the buffer the serial loop's name would have in host memory.
 /// That holds only where `rho` takes the written names to written names (the translator fuses
 /// no other group).
-fn twin_swaps(program: &Program, outputs: &[usize], steps: usize) -> Result<Vec<Stage>, String> {
+fn twin_swaps(
+    program: &Program,
+    outputs: &[usize],
+    steps: usize,
+) -> Result<Vec<Stage>, FusionError> {
     let n = program.arrays.len();
     let rho = crate::binding::binding_at(program, steps);
     let twin = |a: usize| outputs.iter().position(|&o| o == a);
@@ -111,15 +116,13 @@ fn twin_swaps(program: &Program, outputs: &[usize], steps: usize) -> Result<Vec<
     let target = outputs
         .iter()
         .map(|&x| {
-            twin(rho[x]).ok_or_else(|| {
-                format!(
-                    "after {steps} steps the swaps leave `{}` naming the array that was `{}`, \
-                     which the group does not write",
-                    program.arrays[x].name, program.arrays[rho[x]].name
-                )
+            twin(rho[x]).ok_or_else(|| FusionError::Rebinds {
+                steps,
+                name: program.arrays[x].name.clone(),
+                other: program.arrays[rho[x]].name.clone(),
             })
         })
-        .collect::<Result<Vec<usize>, String>>()?;
+        .collect::<Result<Vec<usize>, FusionError>>()?;
     // Swaps that leave twin k bound to what twin target[k] was bound to.
     let mut bound: Vec<usize> = (0..outputs.len()).collect();
     let mut out = Vec::new();
@@ -222,5 +225,27 @@ pub fn refuse(
             problem,
             fix,
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_step_count_without_a_kernel_is_a_typed_error_naming_the_generated_ones() {
+        let arrays = [("a", Role::InOut), ("b", Role::InOut)];
+        let mut p = crate::program::fixtures::one_kernel("p", &arrays, &[(0, 1)], 1, 1);
+        let e = program(&p, 2).unwrap_err();
+        let none = FusionError::NotGenerated {
+            steps: 2,
+            generated: vec![],
+        };
+        assert_eq!(e, none);
+        assert_eq!(e.to_string(), "the program has no fused form");
+        p.fusion.refused.push((3, "a reason".into()));
+        let e = p.fusion.get(3).unwrap_err();
+        assert!(matches!(&e, FusionError::Refused { steps: 3, why } if why == "a reason"));
+        assert_eq!(e.to_string(), "a reason");
     }
 }

@@ -257,22 +257,51 @@ pub struct Active {
 
 impl Fusion {
     /// The kernel fusing `steps` steps, or why there is none.
-    pub fn get(&self, steps: usize) -> Result<&FusedDecl, String> {
+    pub fn get(&self, steps: usize) -> Result<&FusedDecl, FusionError> {
         if let Some(k) = self.kernels.iter().find(|k| k.steps == steps) {
             return Ok(k);
         }
         Err(match self.refused.iter().find(|(s, _)| *s == steps) {
-            Some((_, why)) => why.clone(),
-            None => {
-                let have: Vec<String> = self.kernels.iter().map(|k| k.steps.to_string()).collect();
-                if have.is_empty() {
-                    "the program has no fused form".to_string()
-                } else {
-                    format!("the translator fuses {} steps only", have.join(" or "))
-                }
-            }
+            Some((_, why)) => FusionError::Refused {
+                steps,
+                why: why.clone(),
+            },
+            None => FusionError::NotGenerated {
+                steps,
+                generated: self.kernels.iter().map(|k| k.steps).collect(),
+            },
         })
     }
+}
+
+/// Why a program cannot run `steps` steps per launch of a fused kernel.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FusionError {
+    /// The translator refused this step count, saying why.
+    #[error("{why}")]
+    Refused { steps: usize, why: String },
+    /// The translator does not fuse this step count (it generated the forms `generated`).
+    #[error("{}", not_generated(generated))]
+    NotGenerated { steps: usize, generated: Vec<usize> },
+    /// After the group the step's swaps leave a name bound to an array the group does not
+    /// write, so the output buffers cannot follow the names.
+    #[error(
+        "after {steps} steps the swaps leave `{name}` naming the array that was `{other}`, \
+         which the group does not write"
+    )]
+    Rebinds {
+        steps: usize,
+        name: String,
+        other: String,
+    },
+}
+
+fn not_generated(generated: &[usize]) -> String {
+    if generated.is_empty() {
+        return "the program has no fused form".into();
+    }
+    let have: Vec<String> = generated.iter().map(|s| s.to_string()).collect();
+    format!("the translator fuses {} steps only", have.join(" or "))
 }
 
 /// A kernel that advances `steps` steps of the step body per launch. It reads every array's

@@ -73,7 +73,7 @@ pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<Run
     }
     lap.mark("fusion weighing");
     if let Some(s) = fuse {
-        let fused = crate::fuse::program(program, s).map_err(Error::Internal)?;
+        let fused = crate::fuse::program(program, s).map_err(|e| Error::Internal(e.to_string()))?;
         let inv = crate::fuse::invocation(&fused, inv, s);
         let mut out = run_fused(&fused, inv, opts, &popts, backend)?;
         out.swap_replays = swap_replays;

@@ -410,7 +410,10 @@ fn plan_run(a: PlanArgs, out: &mut String) -> Result<(), String> {
         Some(s) => {
             let groups = pacc_runtime::fuse::in_groups(&program, steps, s, &o, &mut opts)
                 .map_err(|e| e.to_string())?;
-            (pacc_runtime::fuse::program(&program, s)?, groups)
+            (
+                pacc_runtime::fuse::program(&program, s).map_err(|e| e.to_string())?,
+                groups,
+            )
         }
     };
     let plan = plan::build(&program, &shape, plan_steps, &point_planes, &opts)

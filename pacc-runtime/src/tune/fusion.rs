@@ -84,7 +84,7 @@ mod weigh {
     use crate::invocation::Invocation;
     use crate::options::Options;
     use crate::plan::PlanOptions;
-    use crate::program::Program;
+    use crate::program::{FusionError, Program};
     use crate::tune::{
         plane_rate, tuned_choice, useful_points, Fixed, Probe, TuneChoice, MARCH_TUNE_POINTS,
     };
@@ -131,7 +131,7 @@ mod weigh {
             return (None, None);
         }
         // Every fused form at once: the longest compile instead of their sum.
-        let fused: Vec<(usize, Result<Program, String>)> = (steps.iter())
+        let fused: Vec<(usize, Result<Program, FusionError>)> = (steps.iter())
             .map(|&s| (s, crate::fuse::program(program, s)))
             .collect();
         let ahead: Vec<(&Program, &Options)> = (fused.iter())
@@ -144,7 +144,7 @@ mod weigh {
         let mut best = single.choice.predicted_seconds;
         for (i, (s, fp)) in fused.into_iter().enumerate() {
             let f = fp
-                .map_err(Error::Internal)
+                .map_err(|e| Error::Internal(e.to_string()))
                 .and_then(|fp| form(probe, &fp, inv, opts, fixed, base, s, planes));
             let t = match f {
                 Ok(f) => {
