@@ -707,6 +707,29 @@ impl Gen<'_> {
             "            if (pacc_act && {}) {{",
             at.join(" && ")
         );
+        let target = format!("pacc_w{}", inv.slot[point.array]);
+        self.point_update(
+            inv.step,
+            &point,
+            &target,
+            Box::new(ctx.clone()),
+            "                ",
+        );
+        self.out.push_str("            }\n");
+    }
+
+    /// A point statement's update of `target` inside a fused kernel (both forms): the time
+    /// variable of step `step` where the value uses it, then the assignment, its reads served
+    /// by `serve`; each line indented by `ind`.
+    pub(super) fn point_update(
+        &mut self,
+        step: usize,
+        point: &crate::ir::Point,
+        target: &str,
+        serve: Box<dyn Serve>,
+        ind: &str,
+    ) {
+        let f = self.f;
         if let (Some(v), true) = (
             &f.time.var,
             crate::codegen::cpu::uses_time_expr(&point.value),
@@ -714,26 +737,20 @@ impl Gen<'_> {
             let t = self.env.time;
             let _ = writeln!(
                 self.out,
-                "                const {} {} = ({})(pacc_t + {});",
+                "{ind}const {} {} = ({})(pacc_t + {step});",
                 t.cuda_name(),
                 c_ident(&v.to_string()),
                 t.cuda_name(),
-                inv.step
             );
         }
-        let slot = inv.slot[point.array];
         let elem = Ty::from_elem(f.arrays[point.array].elem);
-        self.serve = vec![Box::new(ctx.clone())];
+        self.serve = vec![serve];
         let v = self.expr(&point.value, Some(elem));
-        let target = format!("pacc_w{slot}");
         let rhs = match point.op {
             None => v,
             Some(op) => format!("{target} {} ({v})", op.c()),
         };
-        let _ = writeln!(
-            self.out,
-            "                {target} = {rhs};\n            }}"
-        );
+        let _ = writeln!(self.out, "{ind}{target} = {rhs};");
     }
 }
 

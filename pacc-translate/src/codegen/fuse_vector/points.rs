@@ -305,33 +305,10 @@ impl Gen<'_> {
             self.out,
             "                    if (pacc_i == pacc_px{pt} && pacc_p == pacc_pt{pt}_0) {{"
         );
-        if let (Some(v), true) = (
-            &f.time.var,
-            crate::codegen::cpu::uses_time_expr(&point.value),
-        ) {
-            let t = self.env.time;
-            let _ = writeln!(
-                self.out,
-                "                        const {} {} = ({})(pacc_t + {});",
-                t.cuda_name(),
-                c_ident(&v.to_string()),
-                t.cuda_name(),
-                inv.step
-            );
-        }
-        let slot = inv.slot[point.array];
-        let elem = Ty::from_elem(f.arrays[point.array].elem);
-        self.serve = vec![Box::new(ctx.clone())];
-        let v = self.expr(&point.value, Some(elem));
-        let target = format!("pacc_w{slot}[pacc_i]");
-        let rhs = match point.op {
-            None => v,
-            Some(op) => format!("{target} {} ({v})", op.c()),
-        };
-        let _ = writeln!(
-            self.out,
-            "                        {target} = {rhs};\n                    }}"
-        );
+        let target = format!("pacc_w{}[pacc_i]", inv.slot[point.array]);
+        let ind = "                        ";
+        self.point_update(inv.step, &point, &target, Box::new(ctx.clone()), ind);
+        self.out.push_str("                    }\n");
     }
 
     /// The push of invocation `c`'s values: every thread, every step, so a queue's index `k`
