@@ -6,8 +6,8 @@
 //! per in-plane neighbour of a level, and ring slots and guards recomputed for every point. The
 //! vector form keeps the same plan (the invocations, their skews, windows, queues and rings of
 //! `analysis/fuse.rs`) and changes who computes what:
-//! - a thread computes [`W`] consecutive points along x, so each register of the scalar form is
-//!   a vector, and every queue turn, load and tile store moves 16 bytes;
+//! - a thread computes 4 (`VECTOR_WIDTH`) consecutive points along x, so each register of the
+//!   scalar form is a vector, and every queue turn, load and tile store moves 16 bytes;
 //! - an input read in its plane along the axes is staged once per step in a double-buffered
 //!   tile (the single-step vector form's tile), and a level's in-plane rows come from its ring as
 //!   vectors: a row at `dy` is one shared load for all the thread's points, an `x` neighbour comes
@@ -189,7 +189,7 @@ impl VFuse {
         )
     }
 
-    /// The default block: the first of [`BLOCKS`] that leaves an output tile and fits.
+    /// The default block: the first of `BLOCKS` that leaves an output tile and fits.
     pub fn block(&self, f: &Func, p: &FusePlan, reductions: usize) -> Option<[u32; 2]> {
         let [[hyl, hyr], _] = p.block_halo;
         let tall = (self.tiles.iter())
