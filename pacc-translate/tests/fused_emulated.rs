@@ -477,6 +477,64 @@ fn fused_vector_forms_equal_the_plain_steps() {
     }
 }
 
+/// The leap-frog at radius 4 reading `cur` at only three planes along z (4 apart) and `vel` at
+/// the point: the vector form loads both at their planes each step instead of queueing them,
+/// and stages `cur`'s plane from a register of its own.
+const SPARSE: &str = r#"
+#[pacc::pipeline]
+fn leap(prev: &mut Array3<f32>, cur: &mut Array3<f32>, vel: &Array3<f32>, w: &[f32], sz: usize, sy: usize, sx: usize, steps: usize) {
+    let (nz, ny, nx) = cur.dim();
+    for t in 0..steps {
+        for z in 4..nz - 4 {
+            for y in 4..ny - 4 {
+                for x in 4..nx - 4 {
+                    prev[[z, y, x]] = 2.0 * cur[[z, y, x]] - prev[[z, y, x]]
+                        + vel[[z, y, x]] * (cur[[z - 4, y, x]] + cur[[z + 4, y, x]] + cur[[z, y - 4, x]]
+                            + cur[[z, y + 3, x]] + cur[[z, y, x - 4]] + cur[[z, y, x + 2]] - 6.0 * cur[[z, y, x]]);
+                }
+            }
+        }
+        prev[[sz, sy, sx]] += vel[[sz, sy, sx]] * w[t];
+        std::mem::swap(prev, cur);
+    }
+}
+"#;
+
+#[test]
+fn fused_vector_form_loading_columns_directly_equals_the_plain_steps() {
+    if !gxx() {
+        eprintln!("skipping the emulated fused kernels: g++ is not installed");
+        return;
+    }
+    let e = pacc_translate::expand_file(SPARSE, None).unwrap().remove(0);
+    assert!(
+        e.cuda.contains("loaded each step at planes"),
+        "no direct loads"
+    );
+    // The nest spans planes 4 .. NZ - 4.
+    let main = LEAP_MAIN
+        .replace(
+            "(unsigned)(NZ - 4)}, {8, 4, 1}",
+            "(unsigned)(NZ - 8)}, {8, 4, 1}",
+        )
+        .replace(
+            "pacc_leap_k0_plain(2, NZ - 2, 2, NZ - 2,",
+            "pacc_leap_k0_plain(4, NZ - 4, 4, NZ - 4,",
+        );
+    for (s, block) in [(2, (4, 19)), (3, (6, 28))] {
+        run_form(
+            "sparse",
+            SPARSE,
+            &main,
+            "pacc_leap_f",
+            "",
+            s,
+            block,
+            Form::Vector,
+        );
+    }
+}
+
 #[test]
 fn programs_read_off_the_axes_have_no_fused_vector_form() {
     // Himeno's diagonals, and `skew`'s diagonal reads of `c`: one load per point.

@@ -387,3 +387,82 @@ fn signed(d: i64) -> String {
         d => format!(" + {d}"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The radius-4 leap-frog of the acoustic model: `prev` updated from `cur` and `vel`.
+    const LEAP: &str = r#"
+    fn leap(prev: &mut Array3<f32>, cur: &mut Array3<f32>, vel: &Array3<f32>, steps: usize) {
+        let (nz, ny, nx) = cur.dim();
+        for _t in 0..steps {
+            for z in 4..nz - 4 {
+                for y in 4..ny - 4 {
+                    for x in 4..nx - 4 {
+                        prev[[z, y, x]] = 2.0 * cur[[z, y, x]] - prev[[z, y, x]] + vel[[z, y, x]]
+                            * (cur[[z - 4, y, x]] + cur[[z + 4, y, x]] + cur[[z, y - 4, x]]
+                                + cur[[z, y + 4, x]] + cur[[z, y, x - 4]] + cur[[z, y, x + 4]]
+                                + cur[[z, y - 1, x]] + cur[[z, y, x + 1]]);
+                    }
+                }
+            }
+            std::mem::swap(prev, cur);
+        }
+    }"#;
+
+    fn plan(src: &str, s: usize) -> (Func, Analysis, FusePlan) {
+        let file: syn::File = syn::parse_str(src).unwrap();
+        let syn::Item::Fn(item) = &file.items[0] else {
+            panic!()
+        };
+        let mut f = crate::lower::lower(item.clone(), Default::default()).unwrap();
+        let an = crate::analysis::analyse(&mut f).unwrap();
+        let p = FusePlan::of(&f, &an, s).unwrap();
+        (f, an, p)
+    }
+
+    #[test]
+    fn the_leapfrog_stages_cur_loads_vel_directly_and_pads_its_ring() {
+        let (f, an, p) = plan(LEAP, 2);
+        let vf = VFuse::of(&f, &p, &an).unwrap();
+        // `cur` (slot 1) is read in its plane at step j only, by the first level: one tile, its
+        // rows at the y offsets read, one halo vector on each side along x.
+        assert_eq!(vf.tiles.len(), 1, "{:?}", vf.tiles);
+        let t = &vf.tiles[0];
+        assert_eq!((t.slot, t.at, t.ylo, t.yhi, t.xs), (1, 0, 4, 4, true));
+        assert_eq!(t.rows, vec![-4, -1, 4]);
+        // `vel` (slot 2) is read at the two levels' planes, 4 apart: two loads a step, no
+        // queue of 5. `cur` is read at its column at 3 planes 4 apart (the first level's z
+        // neighbours and centre, the second level's `prev`): 3 loads, not a queue of 9, so the
+        // tile's centre comes in a register of its own.
+        assert_eq!(vf.direct.get(&2), Some(&vec![-4, 0]));
+        assert_eq!(vf.direct.get(&1), Some(&vec![-4, 0, 4]));
+        assert_eq!(vf.tile_centre(&p, t), None);
+        assert!(
+            !vf.direct.contains_key(&0),
+            "prev, read at one plane, keeps its queue"
+        );
+        // The second level reads the first one's rows up to 4 away: the ring is padded so.
+        assert_eq!(vf.pads, vec![[4, 4]]);
+        // The window of 4 points each side is one whole vector.
+        assert_eq!(vf.hx, [4, 4]);
+        let block = default_block(&f, &an, &p).unwrap();
+        assert_eq!(block, BLOCKS[0]);
+        // The condition the source compiles the form under holds for that block.
+        let bytes = vf.exact_bytes(&f, &p, 0, block);
+        assert!(bytes <= STATIC_SHARED, "{bytes}");
+        assert!(vf
+            .condition(&f, &p, 0)
+            .contains("PACC_FUSE == 2 && PACC_FVX == 4"));
+    }
+
+    #[test]
+    fn a_diagonal_read_of_a_level_leaves_the_group_without_a_vector_form() {
+        let diag = LEAP.replace("cur[[z, y - 1, x]]", "cur[[z, y - 1, x + 1]]");
+        let (f, an, p) = plan(&diag, 2);
+        let why = VFuse::of(&f, &p, &an).unwrap_err();
+        assert!(why.contains("off the axes"), "{why}");
+        assert_eq!(default_block(&f, &an, &p), None);
+    }
+}
