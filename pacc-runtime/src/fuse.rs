@@ -55,7 +55,7 @@ pub fn program(program: &Program, steps: usize) -> Result<Program, FusionError> 
         launch: Launch::Fused {
             block: decl.block,
             halo: decl.halo,
-            vector: decl.vector_block,
+            vector: decl.vector_block(),
         },
     };
     let mut step = vec![Stage::Kernel(0)];
@@ -95,6 +95,24 @@ pub fn program(program: &Program, steps: usize) -> Result<Program, FusionError> 
         step: program.step.clone(),
     });
     Ok(out)
+}
+
+/// The fused run's program `fused` ([`program`]) launching its vector form with `block`, one
+/// of the blocks the form fits (`FusedDecl::vector_blocks`), instead of the default: the block
+/// compiled in (`PACC_FVBX`/`PACC_FVBY`) and launched with come from these two places.
+pub fn with_vector_block(fused: &Program, block: [u32; 2]) -> Program {
+    let mut out = fused.clone();
+    if let Some(a) = out.fusion.active.as_mut() {
+        let blocks = &mut a.decl.vector_blocks;
+        blocks.retain(|&b| b != block);
+        blocks.insert(0, block);
+    }
+    for k in &mut out.kernels {
+        if let Launch::Fused { vector, .. } = &mut k.launch {
+            *vector = Some(block);
+        }
+    }
+    out
 }
 
 /// The swaps that move the twins of `outputs` as `steps` steps of the program's swaps move the

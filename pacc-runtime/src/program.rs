@@ -323,14 +323,22 @@ pub struct FusedDecl {
     /// The block's columns beyond the output tile, `[[y below, y above], [x below, x above]]`
     /// (2D: y is zero): a block writes `block - below - above` columns.
     pub halo: [[u32; 2]; 2],
-    /// The default block `[x threads, y rows]` of the vector form (`<name>_vec`, compiled with
-    /// `PACC_FVX` = [`VECTOR_WIDTH`]), or `None` where the group has none.
-    pub vector_block: Option<[u32; 2]>,
+    /// The blocks `[x threads, y rows]` the vector form (`<name>_vec`, compiled with `PACC_FVX`
+    /// = [`VECTOR_WIDTH`]) fits, by preference (the first is the default; the tuner may time
+    /// others); empty where the group has no vector form.
+    pub vector_blocks: Vec<[u32; 2]>,
     /// What the serial loop does with the reductions inside the group, in order: the kernel
     /// writes the partials of each `Reduce` in turn.
     pub events: Vec<ReduceEvent>,
     /// Point statements applied inside; their coordinates follow the slices.
     pub points: Vec<usize>,
+}
+
+impl FusedDecl {
+    /// The block the vector form launches with unless the tuner chose another.
+    pub fn vector_block(&self) -> Option<[u32; 2]> {
+        self.vector_blocks.first().copied()
+    }
 }
 
 /// A reduction event inside a fused group.

@@ -72,8 +72,12 @@ pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<Run
         probe.release();
     }
     lap.mark("fusion weighing");
-    if let Some(s) = fuse {
+    if let Some((s, block)) = fuse {
         let fused = crate::fuse::program(program, s).map_err(|e| Error::Internal(e.to_string()))?;
+        let fused = match block {
+            Some(b) => crate::fuse::with_vector_block(&fused, b),
+            None => fused,
+        };
         let inv = crate::fuse::invocation(&fused, inv, s);
         let mut out = run_fused(&fused, inv, opts, &popts, backend)?;
         out.swap_replays = swap_replays;
@@ -315,7 +319,11 @@ fn resolve_options(
     Ok((popts, note.into_iter().chain(decision).collect()))
 }
 
-/// The steps per launch of the run (`None`: single steps) and a note for the report: the
+/// A fused run's group: steps per launch, and the vector form's block where the tuner chose
+/// one (`None`: the translator's default).
+type Group = (usize, Option<[u32; 2]>);
+
+/// The group of the run (`None`: single steps) and a note for the report: the
 /// option's `forced` count, refused with the reason where the call cannot run it, with `popts`'
 /// block steps counted in groups; else, on CUDA, the tuner's pick, with its plan options.
 fn fusion(
@@ -325,10 +333,10 @@ fn fusion(
     popts: &mut PlanOptions,
     backend: Backend,
     forced: Option<usize>,
-) -> Result<(Option<usize>, Option<String>), Error> {
+) -> Result<(Option<Group>, Option<String>), Error> {
     if let Some(s) = forced {
         crate::fuse::in_groups(program, inv.steps, s, opts, popts)?;
-        return Ok((Some(s), None));
+        return Ok((Some((s, None)), None));
     }
     let (picked, note) = match backend.probe() {
         Some(probe) => {
@@ -338,9 +346,9 @@ fn fusion(
         None => (None, None),
     };
     Ok((
-        picked.map(|(s, tuned)| {
-            *popts = tuned;
-            s
+        picked.map(|p| {
+            *popts = p.popts;
+            (p.steps, p.block)
         }),
         note,
     ))

@@ -516,7 +516,7 @@ fn jobs(case: &Case, rng: &mut TestRng, label: &str) -> (Vec<Job>, Unrun) {
             code,
         });
         // The vector form, on rows whole vectors long.
-        if decl.vector_block.is_none() {
+        if decl.vector_blocks.is_empty() {
             continue;
         }
         let vx = vector_halo(decl.halo[1][0]) + vector_halo(decl.halo[1][1]);

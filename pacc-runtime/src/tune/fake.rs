@@ -11,9 +11,11 @@ use crate::options::Options;
 use crate::program::{Elem, Program};
 use std::sync::Mutex;
 
-/// Kernels at `rate` points per second on any slab; march candidate `i` at `i + 1` Gpt/s.
+/// Kernels at `rate` points per second on any slab; march candidate `i` at `i + 1` Gpt/s; a
+/// fused run's vector form at `rate` times its block's factor (`with_block_rates`).
 pub(crate) struct FakeDevice {
     rate: f64,
+    blocks: Vec<([u32; 2], f64)>,
     asked: Mutex<Vec<String>>,
 }
 
@@ -21,12 +23,21 @@ impl FakeDevice {
     pub(crate) fn new(rate: f64) -> Self {
         FakeDevice {
             rate,
+            blocks: Vec::new(),
             asked: Mutex::new(Vec::new()),
         }
     }
 
-    /// What the tuner asked, in order: `inputs PLANES`, `time N` (candidates), `compile
-    /// MARCHES` (the forms' march options).
+    /// The same device running a fused vector form with block `b` at `factor` times `rate`.
+    pub(crate) fn with_block_rates(self, blocks: &[([u32; 2], f64)]) -> Self {
+        FakeDevice {
+            blocks: blocks.to_vec(),
+            ..self
+        }
+    }
+
+    /// What the tuner asked, in order: `inputs PLANES` (and `block BXxBY` after it for a fused
+    /// vector form), `time N` (candidates), `compile MARCHES` (the forms' march options).
     pub(crate) fn asked(&self) -> Vec<String> {
         self.asked.lock().unwrap().clone()
     }
@@ -39,13 +50,27 @@ impl FakeDevice {
 impl Probe for FakeDevice {
     fn inputs_at(
         &self,
-        _: &Program,
+        program: &Program,
         _: &Invocation<'_>,
         _: &Options,
         planes: usize,
     ) -> Result<TuneInputs, Error> {
         self.note(format!("inputs {planes}"));
-        Ok(TuneInputs::new(LinkRates::H100, vec![self.rate], 64 << 30))
+        let block = (program.fusion.active.as_ref()).and_then(|a| a.decl.vector_block());
+        let factor = match block {
+            Some(b @ [bx, by]) => {
+                self.note(format!("block {bx}x{by}"));
+                (self.blocks.iter())
+                    .find(|(k, _)| *k == b)
+                    .map_or(1.0, |(_, f)| *f)
+            }
+            None => 1.0,
+        };
+        Ok(TuneInputs::new(
+            LinkRates::H100,
+            vec![self.rate * factor],
+            64 << 30,
+        ))
     }
 
     fn march_candidates(

@@ -11,6 +11,7 @@
 //! first, and a deeper one only while the shallower beat single steps.
 
 use crate::options::Options;
+use crate::plan::PlanOptions;
 use crate::program::Program;
 
 /// A fused form is taken only when its predicted run is at most this share of the single-step
@@ -35,6 +36,26 @@ pub const SLAB_PLANES: usize = 64;
 
 /// The most bytes the timing slab copies out of the call's arrays.
 pub const SLAB_BYTES: usize = 1 << 30;
+
+/// A fused form's vector blocks timed, the default first (`FusedDecl::vector_blocks`): which is
+/// fastest differs by stencil and device (`propagate` fused 2 at 512³ on an H200: 8x48 102.7,
+/// 16x24 98.8, 8x32 81.6 Gpt/s; the hand probe on an H100 preferred 16x24), and every block
+/// more costs a compile (side by side with the others) and a slab run.
+pub const BLOCK_TRIALS: usize = 3;
+
+/// The variants of fused program `fp` the tuner times: its vector form with each of its first
+/// [`BLOCK_TRIALS`] blocks, or `fp` alone where it has one block or none, or where the caller's
+/// march settings ask for the one-column form (`vx=1`).
+pub fn block_variants(fp: &Program, opts: &Options) -> Vec<(Option<[u32; 2]>, Program)> {
+    let blocks = (fp.fusion.active.as_ref()).map_or(Vec::new(), |a| a.decl.vector_blocks.clone());
+    let vector = opts.cuda.march.is_none_or(|t| t.vector());
+    if blocks.len() < 2 || !vector {
+        return vec![(blocks.first().copied().filter(|_| vector), fp.clone())];
+    }
+    (blocks.into_iter().take(BLOCK_TRIALS))
+        .map(|b| (Some(b), crate::fuse::with_vector_block(fp, b)))
+        .collect()
+}
 
 /// The fused step counts worth timing for a call of `steps` steps: forms the translator
 /// generated that the call can run (a multiple of the group, no checkpoints or compression;
@@ -78,7 +99,17 @@ pub fn pick(single: f64, fused: &[(usize, f64)]) -> Option<usize> {
 
 pub use weigh::auto_fuse;
 
+/// The fused form the tuner picked: steps per launch, the vector form's block where it timed
+/// several ([`crate::fuse::with_vector_block`]), and the plan options (block steps in groups).
+#[derive(Clone, Debug)]
+pub struct Picked {
+    pub steps: usize,
+    pub block: Option<[u32; 2]>,
+    pub popts: PlanOptions,
+}
+
 mod weigh {
+    use super::{block_variants, Picked};
     use super::{candidates, pick, slab_planes, FUSE_MARGIN, SLAB_SLACK, WEIGH_SECONDS};
     use crate::error::Error;
     use crate::invocation::Invocation;
@@ -93,6 +124,8 @@ mod weigh {
     /// kernels' points per second per time step on the slab.
     struct Form {
         steps: usize,
+        /// The vector form's block, where the form is timed by block.
+        block: Option<[u32; 2]>,
         choice: TuneChoice,
         rate: f64,
     }
@@ -109,7 +142,7 @@ mod weigh {
         opts: &Options,
         fixed: Fixed,
         base: &PlanOptions,
-    ) -> (Option<(usize, PlanOptions)>, Option<String>) {
+    ) -> (Option<Picked>, Option<String>) {
         let shape = inv.arrays[0].shape();
         if opts.fuse.is_some() || useful_points(program, shape, inv.steps) < MARCH_TUNE_POINTS {
             return (None, None);
@@ -130,22 +163,28 @@ mod weigh {
         if single.choice.predicted_seconds < WEIGH_SECONDS {
             return (None, None);
         }
-        // Every fused form at once: the longest compile instead of their sum.
-        let fused: Vec<(usize, Result<Program, FusionError>)> = (steps.iter())
-            .map(|&s| (s, crate::fuse::program(program, s)))
+        // Every fused form and block at once: the longest compile instead of their sum.
+        type Variants = Vec<(Option<[u32; 2]>, Program)>;
+        let fused: Vec<(usize, Result<Variants, FusionError>)> = (steps.iter())
+            .map(|&s| {
+                (
+                    s,
+                    crate::fuse::program(program, s).map(|p| block_variants(&p, opts)),
+                )
+            })
             .collect();
         let ahead: Vec<(&Program, &Options)> = (fused.iter())
-            .filter_map(|(_, p)| p.as_ref().ok().map(|p| (p, opts)))
+            .filter_map(|(_, v)| v.as_ref().ok())
+            .flat_map(|v| v.iter().map(|(_, p)| (p, opts)))
             .collect();
         probe.compile_ahead(&ahead);
         // Deeper groups recompute more halo: time the next one only while fusing deeper pays.
         let mut forms: Vec<Form> = Vec::new();
         let mut skipped = Vec::new();
         let mut best = single.choice.predicted_seconds;
-        for (i, (s, fp)) in fused.into_iter().enumerate() {
-            let f = fp
-                .map_err(|e| Error::Internal(e.to_string()))
-                .and_then(|fp| form(probe, &fp, inv, opts, fixed, base, s, planes));
+        for (i, (s, variants)) in fused.into_iter().enumerate() {
+            let f = (variants.map_err(|e| Error::Internal(e.to_string())))
+                .and_then(|v| fastest_block(probe, v, inv, opts, fixed, base, s, planes));
             let t = match f {
                 Ok(f) => {
                     let t = f.choice.predicted_seconds;
@@ -174,9 +213,43 @@ mod weigh {
         let note = note(&single, &forms, &skipped, chosen, planes, spent);
         let picked = chosen.and_then(|s| forms.into_iter().find(|f| f.steps == s));
         (
-            picked.map(|f| (f.steps, f.choice.plan_options(base))),
+            picked.map(|f| Picked {
+                steps: f.steps,
+                block: f.block,
+                popts: f.choice.plan_options(base),
+            }),
             Some(note),
         )
+    }
+
+    /// The fastest of a fused form's block variants ([`block_variants`]), each timed on the
+    /// slab; an error only when every variant failed.
+    #[allow(clippy::too_many_arguments)]
+    fn fastest_block(
+        probe: &dyn Probe,
+        variants: Vec<(Option<[u32; 2]>, Program)>,
+        inv: &Invocation<'_>,
+        opts: &Options,
+        fixed: Fixed,
+        base: &PlanOptions,
+        s: usize,
+        planes: usize,
+    ) -> Result<Form, Error> {
+        let mut best: Option<Form> = None;
+        let mut last_err = None;
+        for (block, fp) in variants {
+            match form(probe, &fp, inv, opts, fixed, base, s, planes) {
+                Ok(f) => {
+                    let f = Form { block, ..f };
+                    let faster = |b: &Form| f.choice.predicted_seconds < b.choice.predicted_seconds;
+                    if best.as_ref().is_none_or(faster) {
+                        best = Some(f);
+                    }
+                }
+                Err(e) => last_err = Some(e),
+            }
+        }
+        best.ok_or_else(|| last_err.unwrap_or_else(|| Error::Internal("no fused variant".into())))
     }
 
     /// Whether the single-step run, predicted from the rates the tuner already has (its own
@@ -219,6 +292,7 @@ mod weigh {
         let choice = tuned_choice(program, shape, inv.steps / s, opts, base, fixed, t)?;
         Ok(Form {
             steps: s,
+            block: None,
             choice,
             rate,
         })
@@ -233,9 +307,10 @@ mod weigh {
         spent: f64,
     ) -> String {
         let one = |f: &Form| {
-            let name = match f.steps {
-                1 => "single step".to_string(),
-                s => format!("fused {s}"),
+            let name = match (f.steps, f.block) {
+                (1, _) => "single step".to_string(),
+                (s, Some([bx, by])) => format!("fused {s} (vector form, block {bx}x{by})"),
+                (s, None) => format!("fused {s}"),
             };
             format!(
                 "{name} {:.3} s ({:.1} Gpt/s per step, {} chunks x {} {})",
@@ -282,7 +357,7 @@ mod tests_support {
                 reads: p.kernels[0].reads.clone(),
                 block: [32, 8],
                 halo: [[s as u32; 2]; 2],
-                vector_block: None,
+                vector_blocks: vec![],
                 events: vec![],
                 points: vec![],
             });
@@ -376,6 +451,61 @@ mod weighing {
             .filter_map(|a| a.strip_prefix("inputs ")?.parse().ok())
             .collect();
         (slabs, note)
+    }
+
+    #[test]
+    fn the_fused_vector_forms_blocks_are_timed_and_the_fastest_is_picked() {
+        let blocks = [[8, 48], [16, 24], [8, 32], [16, 16]];
+        let mut program = fusable(&[2]);
+        program.fusion.kernels[0].vector_blocks = blocks.to_vec();
+        let base = PlanOptions {
+            chunks: 4,
+            block_steps: 8,
+            scheme: Scheme::RegionSharing,
+            buffer_sets: 2,
+            compress: Vec::new(),
+            codec: Default::default(),
+            read_only_ring: true,
+        };
+        // The second block runs the fused kernels 3x faster than the others, which run as
+        // fast as single steps: the fused form wins only with it.
+        let probe = FakeDevice::new(1e9).with_block_rates(&[([16, 24], 3.0)]);
+        let opts = Options::default().scheme(Scheme::RegionSharing);
+        let (picked, note) = crate::invocation::fixtures::zeros(2, [256; 3], 6114, |inv| {
+            auto_fuse(&probe, &program, inv, &opts, Default::default(), &base)
+        });
+        let picked = picked.expect("the fused form with the fast block");
+        assert_eq!((picked.steps, picked.block), (2, Some([16, 24])));
+        let note = note.unwrap();
+        assert!(
+            note.contains("fused 2 (vector form, block 16x24)"),
+            "{note}"
+        );
+        // The first BLOCK_TRIALS blocks, each compiled ahead with the others and timed once.
+        let timed: Vec<String> = (probe.asked().iter())
+            .filter_map(|a| a.strip_prefix("block ").map(String::from))
+            .collect();
+        assert_eq!(timed, ["8x48", "16x24", "8x32"]);
+        assert_eq!(BLOCK_TRIALS, 3);
+        // The run launches the picked block: the fused program carries it first.
+        let fused = crate::fuse::program(&program, 2).unwrap();
+        let chosen = crate::fuse::with_vector_block(&fused, [16, 24]);
+        let decl = &chosen.fusion.active.as_ref().unwrap().decl;
+        assert_eq!(decl.vector_blocks, [[16, 24], [8, 48], [8, 32], [16, 16]]);
+        assert!(matches!(
+            chosen.kernels[0].launch,
+            crate::program::Launch::Fused {
+                vector: Some([16, 24]),
+                ..
+            }
+        ));
+        // Asking for the one-column form (`vx=1`) times the program as it is, once.
+        let scalar = opts
+            .clone()
+            .march(crate::march::MarchTuning::parse("vx=1").unwrap());
+        let variants = block_variants(&fused, &scalar);
+        assert_eq!(variants.len(), 1);
+        assert_eq!(variants[0].0, None);
     }
 
     #[test]

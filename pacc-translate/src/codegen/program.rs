@@ -146,7 +146,7 @@ fn fused_decl(
             .collect(),
         block,
         halo: [[u(h[0][0]), u(h[0][1])], [u(h[1][0]), u(h[1][1])]],
-        vector_block: crate::codegen::fuse_vector::default_block(f, an, p),
+        vector_blocks: crate::codegen::fuse_vector::fitting_blocks(f, an, p),
         events,
         points: crate::codegen::fuse::folded_points(p),
     }

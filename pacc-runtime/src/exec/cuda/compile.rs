@@ -37,7 +37,7 @@ pub(super) fn source(program: &Program, tuning: &launch::MarchTuning) -> String 
     match &program.fusion.active {
         Some(a) => {
             let [bx, by] = a.decl.block;
-            let vector = match a.decl.vector_block {
+            let vector = match a.decl.vector_block() {
                 Some([vbx, vby]) if tuning.vector() => format!(
                     "#define PACC_FVX {VECTOR_WIDTH}\n#define PACC_FVBX {vbx}\n#define PACC_FVBY {vby}\n"
                 ),

@@ -189,21 +189,23 @@ impl VFuse {
         )
     }
 
-    /// The default block: the first of `BLOCKS` that leaves an output tile and fits.
-    pub fn block(&self, f: &Func, p: &FusePlan, reductions: usize) -> Option<[u32; 2]> {
+    /// The blocks of `BLOCKS` that leave an output tile and fit, in its order.
+    pub fn blocks(&self, f: &Func, p: &FusePlan, reductions: usize) -> Vec<[u32; 2]> {
         let [[hyl, hyr], _] = p.block_halo;
         let tall = (self.tiles.iter())
             .map(|t| t.ylo + t.yhi)
             .max()
             .unwrap_or(0);
-        BLOCKS.iter().copied().find(|&[bx, by]| {
-            let exact = self.exact_bytes(f, p, reductions, [bx, by]);
-            bx >= 2
-                && (bx as i64) * W > self.hx[0] + self.hx[1]
-                && (by as i64) > hyl + hyr
-                && (by as i64) >= tall
-                && exact <= STATIC_SHARED
-        })
+        (BLOCKS.iter().copied())
+            .filter(|&[bx, by]| {
+                let exact = self.exact_bytes(f, p, reductions, [bx, by]);
+                bx >= 2
+                    && (bx as i64) * W > self.hx[0] + self.hx[1]
+                    && (by as i64) > hyl + hyr
+                    && (by as i64) >= tall
+                    && exact <= STATIC_SHARED
+            })
+            .collect()
     }
 
     /// [`Self::shared_bytes`] for one block.
@@ -368,11 +370,18 @@ pub fn header(f: &Func, an: &Analysis, fused: &[(FusePlan, [u32; 2])]) -> String
     s
 }
 
+/// The blocks plan `p`'s vector form fits, by preference (empty where it has none).
+pub fn fitting_blocks(f: &Func, an: &Analysis, p: &FusePlan) -> Vec<[u32; 2]> {
+    let Ok(vf) = VFuse::of(f, p, an) else {
+        return Vec::new();
+    };
+    let reds = super::fuse::fused_reductions(p, an);
+    vf.blocks(f, p, super::fuse::reduction_bytes(f, &reds))
+}
+
 /// The default block of plan `p`'s vector form, or `None` where it has none.
 pub fn default_block(f: &Func, an: &Analysis, p: &FusePlan) -> Option<[u32; 2]> {
-    let vf = VFuse::of(f, p, an).ok()?;
-    let reds = super::fuse::fused_reductions(p, an);
-    vf.block(f, p, super::fuse::reduction_bytes(f, &reds))
+    fitting_blocks(f, an, p).first().copied()
 }
 
 /// The name of the vector form of the kernel fusing `s` steps.
