@@ -504,17 +504,7 @@ fn jobs(case: &Case, rng: &mut TestRng, label: &str) -> (Vec<Job>, Unrun) {
             "#define PACC_FUSE {s}\n#define PACC_FVX 1\n#define PACC_FBX {}\n#define PACC_FBY {}\n#define FUSED {}\n",
             fb.0, fb.1, decl.name
         );
-        let code = format!(
-            "{defs}{}{}\n{}\n{main}",
-            shim::CUDA_TYPES,
-            shim::THREAD_MODEL,
-            case.cuda
-        );
-        out.push(Job {
-            label: format!("{label}-s{s}"),
-            program: label.to_string(),
-            code,
-        });
+        out.push(job(case, format!("{label}-s{s}"), label, &defs, &main));
         // The vector form, on rows whole vectors long.
         if decl.vector_blocks.is_empty() {
             continue;
@@ -533,19 +523,25 @@ fn jobs(case: &Case, rng: &mut TestRng, label: &str) -> (Vec<Job>, Unrun) {
             "#define PACC_FUSE {s}\n#define PACC_FVBX {}\n#define PACC_FVBY {}\n#define FUSED {}_vec\n",
             fb.0, fb.1, decl.name
         );
-        let code = format!(
-            "{defs}{}{}\n{}\n{main}",
-            shim::CUDA_TYPES,
-            shim::THREAD_MODEL,
-            case.cuda
-        );
-        out.push(Job {
-            label: format!("{label}-s{s}-vec"),
-            program: label.to_string(),
-            code,
-        });
+        out.push(job(case, format!("{label}-s{s}-vec"), label, &defs, &main));
     }
     (out, unrun)
+}
+
+/// The emulation job of one fused form: its macros (`defs`), the shim, the program's CUDA and
+/// the driver (`main`).
+fn job(case: &Case, label: String, program: &str, defs: &str, main: &str) -> Job {
+    let code = format!(
+        "{defs}{}{}\n{}\n{main}",
+        shim::CUDA_TYPES,
+        shim::THREAD_MODEL,
+        case.cuda
+    );
+    Job {
+        label,
+        program: program.to_string(),
+        code,
+    }
 }
 
 /// Programs the random test once flagged, kept as named cases: (name, source).

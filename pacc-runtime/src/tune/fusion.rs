@@ -428,11 +428,9 @@ mod weighing {
     use crate::plan::{PlanOptions, Scheme};
     use crate::tune::fake::FakeDevice;
 
-    /// What `auto_fuse` times for a 256³ call of 6114 steps (10^11 points, long enough to
-    /// weigh) on a device running its kernels at `rate`: the slab depths asked for.
-    fn weighed(rate: f64) -> (Vec<usize>, Option<String>) {
-        let program = fusable(&[2, 3]);
-        let base = PlanOptions {
+    /// Planner settings that fix neither chunks nor block steps for the tuner.
+    fn base() -> PlanOptions {
+        PlanOptions {
             chunks: 4,
             block_steps: 8,
             scheme: Scheme::RegionSharing,
@@ -440,7 +438,14 @@ mod weighing {
             compress: Vec::new(),
             codec: Default::default(),
             read_only_ring: true,
-        };
+        }
+    }
+
+    /// What `auto_fuse` times for a 256³ call of 6114 steps (10^11 points, long enough to
+    /// weigh) on a device running its kernels at `rate`: the slab depths asked for.
+    fn weighed(rate: f64) -> (Vec<usize>, Option<String>) {
+        let program = fusable(&[2, 3]);
+        let base = base();
         let probe = FakeDevice::new(rate);
         let opts = Options::default().scheme(Scheme::RegionSharing);
         let (_, note) = crate::invocation::fixtures::zeros(2, [256; 3], 6114, |inv| {
@@ -458,15 +463,7 @@ mod weighing {
         let blocks = [[8, 48], [16, 24], [8, 32], [16, 16]];
         let mut program = fusable(&[2]);
         program.fusion.kernels[0].vector_blocks = blocks.to_vec();
-        let base = PlanOptions {
-            chunks: 4,
-            block_steps: 8,
-            scheme: Scheme::RegionSharing,
-            buffer_sets: 2,
-            compress: Vec::new(),
-            codec: Default::default(),
-            read_only_ring: true,
-        };
+        let base = base();
         // The second block runs the fused kernels 3x faster than the others, which run as
         // fast as single steps: the fused form wins only with it.
         let probe = FakeDevice::new(1e9).with_block_rates(&[([16, 24], 3.0)]);

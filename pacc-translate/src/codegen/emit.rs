@@ -85,6 +85,24 @@ pub fn point_name(f: &Func, i: usize) -> String {
     format!("pacc_{}_p{i}", syn::ext::IdentExt::unraw(&f.name))
 }
 
+/// An offset as a C identifier part: `m3` for -3, `p2` for 2 (`p0` for 0).
+pub(super) fn offset_name(d: i64) -> String {
+    if d < 0 {
+        format!("m{}", -d)
+    } else {
+        format!("p{d}")
+    }
+}
+
+/// An offset as a C term to append: `" - 3"`, `" + 2"`, nothing for 0.
+pub(super) fn signed(d: i64) -> String {
+    match d {
+        0 => String::new(),
+        d if d < 0 => format!(" - {}", -d),
+        d => format!(" + {d}"),
+    }
+}
+
 /// Static shared memory one kernel may declare (bytes): the staged form is compiled only
 /// when its tiles and the reduction buffers fit.
 pub const STATIC_SHARED: usize = 48 * 1024;

@@ -11,7 +11,9 @@
 //! outside a nest's ranges keeps the previous version, as the serial loop leaves it, so the
 //! output buffers receive whole planes.
 
-use super::emit::{c_ident, combine, reduction_buffer_bytes, Gen, Serve, STATIC_SHARED};
+use super::emit::{
+    c_ident, combine, offset_name, reduction_buffer_bytes, signed, Gen, Serve, STATIC_SHARED,
+};
 use crate::analysis::fuse::{FusePlan, Ver};
 use crate::analysis::Analysis;
 use crate::ir::{Func, KStmt, Ty};
@@ -95,19 +97,35 @@ fn block_for(f: &Func, an: &Analysis, p: &FusePlan) -> Result<[u32; 2], String> 
 /// and inside the planes the group reads ([`FusePlan::input_reach`]), which are all the
 /// runtime's buffers hold. The queue loads one plane ahead, past the last plane a step uses;
 /// beyond the reach that load would leave the buffer (or the read-only ring).
-pub(super) fn input_guard(p: &FusePlan, sl: usize) -> String {
-    format!("pacc_in && {}", plane_guard(p, sl))
+fn input_guard(p: &FusePlan, sl: usize) -> String {
+    let (lo, hi) = input_planes(p, sl);
+    format!(
+        "pacc_in && pacc_q >= 0 && pacc_q < pacc_n0 && pacc_q >= pacc_zb + ({lo}) && pacc_q < pacc_ze + ({hi})"
+    )
 }
 
-/// Whether plane `pacc_q` of input slot `sl` lies inside the array and the group's reach.
-pub(super) fn plane_guard(p: &FusePlan, sl: usize) -> String {
-    let (lo, hi) = match &p.input_reach[sl] {
+/// The planes of input slot `sl` the group reads, below the first output plane and beyond the
+/// last, `(lo, hi)`: loads of planes `zb + lo ..< ze + hi` (inside the array) stay in the
+/// buffers. Both fused forms guard their loads by it.
+pub(super) fn input_planes(p: &FusePlan, sl: usize) -> (i64, i64) {
+    match &p.input_reach[sl] {
         Some((lo, hi)) => (lo[0], hi[0]),
         None => (0, 0),
-    };
-    format!(
-        "pacc_q >= 0 && pacc_q < pacc_n0 && pacc_q >= pacc_zb + ({lo}) && pacc_q < pacc_ze + ({hi})"
-    )
+    }
+}
+
+/// Input slot `sl`'s queue registers, newest plane first and then the one loaded ahead
+/// (`pacc_gn<sl>`), each with the plane it holds before the first step's turn, relative to the
+/// segment's first output plane: slot k holds plane `j0 - 1 + hi - k`, the one ahead `j0 + hi`
+/// (`j0` the march's first step). Both fused forms start their queues so.
+pub(super) fn input_queue_start(p: &FusePlan, sl: usize) -> Vec<(String, i64)> {
+    let (first, _) = p.march_range();
+    let q = p.inputs[&sl];
+    let len = q.hi - q.lo + 1;
+    (0..len)
+        .map(|k| (FuseCtx::queue_reg(Ver::Input(sl), k), first - 1 + q.hi - k))
+        .chain(std::iter::once((format!("pacc_gn{sl}"), first + q.hi)))
+        .collect()
 }
 
 /// Bytes of the block-reduction buffers of reduction instances `reds`.
@@ -196,7 +214,7 @@ impl FuseCtx {
                 };
                 format!(
                     "pacc_r{g}[pacc_rb{g}_{} + ({dy}) * PACC_FBX + ({dx})]",
-                    name_dz(dz)
+                    offset_name(dz)
                 )
             }
         }
@@ -233,14 +251,6 @@ impl Serve for FuseCtx {
 
     fn point_read(&self, array: usize) -> Option<String> {
         Some(FuseCtx::point_read(self, array))
-    }
-}
-
-fn name_dz(dz: i64) -> String {
-    if dz < 0 {
-        format!("m{}", -dz)
-    } else {
-        format!("p{dz}")
     }
 }
 
@@ -448,39 +458,27 @@ impl Gen<'_> {
     /// Each input queue's registers, holding the planes before the first step's turn.
     fn fused_input_queues(&mut self, p: &FusePlan) {
         let f = self.f;
-        let (first, _) = p.march_range();
         for (&sl, q) in &p.inputs {
             let t = f.arrays[sl].elem.cuda_name();
             let arr = c_ident(&f.arrays[sl].name.to_string());
-            let len = q.hi - q.lo + 1;
             let _ = writeln!(
                 self.out,
                 "    // `{arr}` at the column: planes j{} ..= j{} at step j.",
                 signed(q.lo),
                 signed(q.hi)
             );
-            let mut regs: Vec<String> = (0..len)
-                .map(|k| format!("{} = ({t})0", FuseCtx::queue_reg(Ver::Input(sl), k)))
+            let start = input_queue_start(p, sl);
+            let regs: Vec<String> = (start.iter())
+                .map(|(reg, _)| format!("{reg} = ({t})0"))
                 .collect();
-            regs.push(format!("pacc_gn{sl} = ({t})0"));
             let _ = writeln!(self.out, "    {t} {};", regs.join(", "));
-            // Before the first step's turn, slot k holds plane j0 - 1 + hi - k, the next plane
-            // j0 + hi.
-            for k in 0..len {
+            for (reg, at) in &start {
                 let _ = writeln!(
                     self.out,
-                    "    {{ const long long pacc_q = pacc_zb + ({}); if ({}) {} = {arr}[(pacc_q - pacc_base) * pacc_pl + pacc_c]; }}",
-                    first - 1 + q.hi - k,
+                    "    {{ const long long pacc_q = pacc_zb + ({at}); if ({}) {reg} = {arr}[(pacc_q - pacc_base) * pacc_pl + pacc_c]; }}",
                     input_guard(p, sl),
-                    FuseCtx::queue_reg(Ver::Input(sl), k)
                 );
             }
-            let _ = writeln!(
-                self.out,
-                "    {{ const long long pacc_q = pacc_zb + ({}); if ({}) pacc_gn{sl} = {arr}[(pacc_q - pacc_base) * pacc_pl + pacc_c]; }}",
-                first + q.hi,
-                input_guard(p, sl)
-            );
         }
     }
 
@@ -577,7 +575,7 @@ impl Gen<'_> {
                 let _ = writeln!(
                     self.out,
                     "            const int pacc_rb{g}_{} = (int)((((pacc_p + ({dz})) % {r}) + {r}) % {r}) * PACC_FBX * PACC_FBY + pacc_ti;",
-                    name_dz(dz),
+                    offset_name(dz),
                     r = ring.tiles()
                 );
             }
@@ -765,14 +763,6 @@ pub fn folded_points(p: &FusePlan) -> Vec<usize> {
     v.sort_unstable();
     v.dedup();
     v
-}
-
-fn signed(d: i64) -> String {
-    match d {
-        0 => String::new(),
-        d if d < 0 => format!(" - {}", -d),
-        d => format!(" + {d}"),
-    }
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@
 //! fills the spare tile while no thread can still be reading it (the last reader finished
 //! before the previous step's barrier). Arithmetic is untouched, so results keep their bits.
 
-use super::emit::{c_ident, Gen, Serve, STATIC_SHARED};
+use super::emit::{c_ident, signed, Gen, Serve, STATIC_SHARED};
 use super::queue::{queue_reg, March};
 use crate::ir::{KExprKind, Nest};
 use std::fmt::Write;
@@ -531,14 +531,6 @@ struct Halo {
     /// Offset multiplier in the buffer and in the tile.
     stride: String,
     tile_stride: String,
-}
-
-fn signed(d: i64) -> String {
-    match d {
-        0 => String::new(),
-        d if d < 0 => format!(" - {}", -d),
-        d => format!(" + {d}"),
-    }
 }
 
 #[cfg(test)]

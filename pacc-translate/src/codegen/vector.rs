@@ -17,7 +17,7 @@
 //! are the plain kernel's.
 
 use super::emit::{
-    c_ident, combine, kernel_name, reduction_buffer_bytes, Gen, Serve, STATIC_SHARED,
+    c_ident, combine, kernel_name, offset_name, reduction_buffer_bytes, Gen, Serve, STATIC_SHARED,
 };
 use super::queue::{queue_reg, March};
 use super::stage::Stage;
@@ -226,17 +226,9 @@ fn gathered(body: &[KStmt], written: &[usize]) -> Vec<usize> {
         .collect()
 }
 
-fn off_name(d: i64) -> String {
-    if d < 0 {
-        format!("m{}", -d)
-    } else {
-        format!("p{d}")
-    }
-}
-
 /// The register holding row `dy` of a staged array's tile at the thread's columns.
 fn row_reg(array: usize, dy: i64) -> String {
-    format!("pacc_vr{array}_{}", off_name(dy))
+    format!("pacc_vr{array}_{}", offset_name(dy))
 }
 
 /// The device helpers the vector forms use: 4-element loads and stores as 16-byte accesses

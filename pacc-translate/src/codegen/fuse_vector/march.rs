@@ -115,13 +115,12 @@ impl Gen<'_> {
                 self.bound(r[2].hi, 2),
             );
         }
-        for (sl, reach) in p.input_reach.iter().enumerate() {
-            let Some((lo, hi)) = reach else { continue };
+        for sl in (0..p.input_reach.len()).filter(|&sl| p.input_reach[sl].is_some()) {
+            let (lo, hi) = crate::codegen::fuse::input_planes(p, sl);
             let _ = writeln!(
                 self.out,
                 "    // The planes of slot {sl} a load may touch: inside the array and the group's reach.\n    \
-                 const int pacc_ql{sl} = max(0, pacc_zbi + ({})), pacc_qh{sl} = min(pacc_n0i, pacc_zei + ({}));",
-                lo[0], hi[0]
+                 const int pacc_ql{sl} = max(0, pacc_zbi + ({lo})), pacc_qh{sl} = min(pacc_n0i, pacc_zei + ({hi}));"
             );
         }
         for (&ver, q) in &p.queues {
@@ -143,13 +142,12 @@ impl Gen<'_> {
     /// direct loads' registers.
     fn vfuse_input_queues(&mut self, p: &FusePlan, vf: &VFuse) {
         let f = self.f;
-        let (first, _) = p.march_range();
         for (&sl, q) in &p.inputs {
             let t = f.arrays[sl].elem.cuda_name();
             let arr = c_ident(&f.arrays[sl].name.to_string());
             if let Some(planes) = vf.direct.get(&sl) {
                 let regs: Vec<String> = (planes.iter())
-                    .map(|&at| format!("pacc_d{sl}_{}[{W}] = {{}}", nm(at)))
+                    .map(|&at| format!("pacc_d{sl}_{}[{W}] = {{}}", offset_name(at)))
                     .collect();
                 let _ =
                     writeln!(
@@ -160,24 +158,18 @@ impl Gen<'_> {
                 );
                 continue;
             }
-            let len = q.hi - q.lo + 1;
             let _ = writeln!(
                 self.out,
                 "    // `{arr}` at the column: planes j{} ..= j{} at step j.",
                 signed(q.lo),
                 signed(q.hi)
             );
-            let mut regs: Vec<String> = (0..len)
-                .map(|k| format!("{}[{W}] = {{}}", FuseCtx::queue_reg(Ver::Input(sl), k)))
+            let start = crate::codegen::fuse::input_queue_start(p, sl);
+            let regs: Vec<String> = (start.iter())
+                .map(|(reg, _)| format!("{reg}[{W}] = {{}}"))
                 .collect();
-            regs.push(format!("pacc_gn{sl}[{W}] = {{}}"));
             let _ = writeln!(self.out, "    {t} {};", regs.join(", "));
-            for k in 0..=len {
-                let (at, reg) = if k < len {
-                    (first - 1 + q.hi - k, FuseCtx::queue_reg(Ver::Input(sl), k))
-                } else {
-                    (first + q.hi, format!("pacc_gn{sl}"))
-                };
+            for (reg, at) in &start {
                 let _ = writeln!(
                     self.out,
                     "    {{ const long long pacc_q = pacc_zb + ({at}); if ({}) pacc_ld4({arr} + (pacc_q - pacc_base) * pacc_pl + pacc_c, {reg}); }}",
@@ -274,7 +266,7 @@ impl Gen<'_> {
                         self.out,
                         "        {{ const int pacc_q = pacc_j + ({at}); if ({}) pacc_ld4({arr} + pacc_jo + ({at}) * pacc_pl, pacc_d{sl}_{}); }}",
                         input_guard(sl),
-                        nm(at)
+                        offset_name(at)
                     );
                 }
                 continue;

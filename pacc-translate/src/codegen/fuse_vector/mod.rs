@@ -22,7 +22,7 @@
 //! the output tile. The arithmetic of each point is the nest body as written, so the bits are the
 //! serial loop's. Only 3D plans of floating-point arrays get a vector form.
 
-use super::emit::{c_ident, combine, Gen, Serve, STATIC_SHARED};
+use super::emit::{c_ident, combine, offset_name, signed, Gen, Serve, STATIC_SHARED};
 use super::fuse::{fused_name, FuseCtx};
 use crate::analysis::fuse::{FusePlan, Ver};
 use crate::analysis::Analysis;
@@ -73,9 +73,12 @@ pub struct VFuse {
     pub direct: BTreeMap<usize, Vec<i64>>,
     /// Per ring: rows of padding below and above the block's rows (the farthest row read).
     pub pads: Vec<[i64; 2]>,
+    /// Every read of the group's invocations (and of their point statements), resolved.
+    reads: Vec<Read>,
 }
 
 /// One read of an invocation, resolved to the version it sees.
+#[derive(Clone, Debug)]
 struct Read {
     inv: usize,
     ver: Ver,
@@ -95,7 +98,7 @@ impl VFuse {
         if (f.arrays.iter()).any(|a| !Ty::from_elem(a.elem).is_float()) {
             return Err("only arrays of f32 or f64 have a vector form".into());
         }
-        let reads = reads(f, p, Some(an));
+        let reads = reads(f, p, an);
         let [_, [hxl, hxr]] = p.block_halo;
         let hx = [
             vector_halo(hxl as u32) as i64,
@@ -134,6 +137,7 @@ impl VFuse {
                     rows.fold([0, 0], |[lo, hi], r| [lo.max(-r.off[1]), hi.max(r.off[1])])
                 })
                 .collect(),
+            reads,
         })
     }
 
@@ -221,9 +225,9 @@ impl VFuse {
     }
 }
 
-/// Every read of every invocation that computes something, with the version it sees; with
-/// `an`, the reads of the point statements that follow it too.
-fn reads(f: &Func, p: &FusePlan, an: Option<&Analysis>) -> Vec<Read> {
+/// Every read of every invocation that computes something, and of the point statements that
+/// follow it, with the version it sees.
+fn reads(f: &Func, p: &FusePlan, an: &Analysis) -> Vec<Read> {
     let mut out = Vec::new();
     for (c, inv) in p.invs.iter().enumerate() {
         if p.fwd[c] < -p.back[c] {
@@ -239,11 +243,7 @@ fn reads(f: &Func, p: &FusePlan, an: Option<&Analysis>) -> Vec<Read> {
                 });
             }
         });
-        let points = inv
-            .points
-            .iter()
-            .flat_map(|&pt| an.map(|an| &an.point_reads[pt]));
-        for &a in points.flatten() {
+        for &a in inv.points.iter().flat_map(|&pt| &an.point_reads[pt]) {
             if !inv.writes.contains(&inv.slot[a]) {
                 out.push(Read {
                     inv: c,
@@ -333,14 +333,6 @@ fn input_guard(sl: usize) -> String {
     format!("pacc_in && {}", plane_guard(sl))
 }
 
-fn nm(d: i64) -> String {
-    if d < 0 {
-        format!("m{}", -d)
-    } else {
-        format!("p{d}")
-    }
-}
-
 /// The preprocessor settings of the fused vector forms: asked for or not (`PACC_FVX`), the block
 /// of each step count's form and its blocks per SM, and the vector helpers where the
 /// single-step vector forms do not define them.
@@ -387,14 +379,6 @@ pub fn default_block(f: &Func, an: &Analysis, p: &FusePlan) -> Option<[u32; 2]> 
 /// The name of the vector form of the kernel fusing `s` steps.
 pub fn vector_name(f: &Func, s: usize) -> String {
     format!("{}{VECTOR_SUFFIX}", fused_name(f, s))
-}
-
-fn signed(d: i64) -> String {
-    match d {
-        0 => String::new(),
-        d if d < 0 => format!(" - {}", -d),
-        d => format!(" + {d}"),
-    }
 }
 
 #[cfg(test)]

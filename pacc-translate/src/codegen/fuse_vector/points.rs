@@ -18,7 +18,7 @@ impl VCtx {
         let c = self.inv;
         match ver {
             Ver::Input(s) => match self.vf.direct.get(&s) {
-                Some(_) => format!("pacc_d{s}_{}[pacc_i]", nm(dz - p.sigma[c])),
+                Some(_) => format!("pacc_d{s}_{}[pacc_i]", offset_name(dz - p.sigma[c])),
                 None => format!(
                     "{}[pacc_i]",
                     FuseCtx::queue_reg(ver, p.inputs[&s].hi - (dz - p.sigma[c]))
@@ -47,13 +47,18 @@ impl VCtx {
         }
         // `VFuse::of` admits only reads along the axes served by a tile or a ring's rows.
         match (ver, dx) {
-            (Ver::Input(s), 0) => format!("pacc_tr{s}_{}[pacc_i]", nm(dy)),
+            (Ver::Input(s), 0) => format!("pacc_tr{s}_{}[pacc_i]", offset_name(dy)),
             (Ver::Input(s), dx) => format!("pacc_tw{s}[{W} + pacc_i + ({dx})]"),
-            (Ver::Inv(..), 0) => format!("pacc_q{}_{}_{}[pacc_i]", self.ring(ver), nm(dz), nm(dy)),
+            (Ver::Inv(..), 0) => format!(
+                "pacc_q{}_{}_{}[pacc_i]",
+                self.ring(ver),
+                offset_name(dz),
+                offset_name(dy)
+            ),
             (Ver::Inv(..), dx) => format!(
                 "pacc_qw{}_{}[{W} + pacc_i + ({dx})]",
                 self.ring(ver),
-                nm(dz)
+                offset_name(dz)
             ),
         }
     }
@@ -133,7 +138,7 @@ impl Gen<'_> {
                 let _ = writeln!(
                     self.out,
                     "            const int pacc_rb{g}_{} = (pacc_k{g} + ({d}) < 0 ? pacc_k{g} + ({d}) + {r} : pacc_k{g} + ({d})) * ({ROW} * (PACC_FVBY + {})) + pacc_ri{g};",
-                    nm(dz),
+                    offset_name(dz),
                     lo + hi,
                     r = ring.tiles()
                 );
@@ -174,7 +179,7 @@ impl Gen<'_> {
     fn vfuse_preloads(&mut self, p: &FusePlan, vf: &VFuse, c: usize) {
         let f = self.f;
         let mut rows: BTreeMap<(Ver, i64), (Vec<i64>, bool)> = BTreeMap::new();
-        for r in reads(f, p, None).iter().filter(|r| r.inv == c) {
+        for r in vf.reads.iter().filter(|r| r.inv == c) {
             let [dz, dy, dx] = r.off;
             if (dy, dx) == (0, 0) || !on_axis(&r.off) {
                 continue;
@@ -206,9 +211,9 @@ impl Gen<'_> {
                         .position(|g| g.ver == ver && g.reader == c)
                         .expect("a ring for every in-plane read of a version");
                     (
-                        format!("pacc_r{g} + pacc_rb{g}_{}", nm(dz)),
-                        format!("pacc_q{g}_{}_", nm(dz)),
-                        format!("pacc_qw{g}_{}", nm(dz)),
+                        format!("pacc_r{g} + pacc_rb{g}_{}", offset_name(dz)),
+                        format!("pacc_q{g}_{}_", offset_name(dz)),
+                        format!("pacc_qw{g}_{}", offset_name(dz)),
                         sl,
                     )
                 }
@@ -218,8 +223,8 @@ impl Gen<'_> {
                 let _ = writeln!(
                     self.out,
                     "                {t} {row}{}[{W}]; pacc_ld4({base} + ({dy}) * {ROW}, {row}{});",
-                    nm(dy),
-                    nm(dy)
+                    offset_name(dy),
+                    offset_name(dy)
                 );
             }
             if xs {
