@@ -22,12 +22,18 @@ use std::cell::Cell;
 const FAILED: i32 = 7;
 
 /// A rank's NCCL communicator over all ranks of the MPI communicator.
+///
+/// The communicator is non-blocking: NCCL's calls return while it still connects peers, and
+/// [`NcclPeers::wait`] polls it, reading failure notices meanwhile. A blocking call could not
+/// be left when another rank fails inside it (seen on two H200s: a rank's connection set-up
+/// failed and its peer spun in NCCL's connect loop for good).
 pub struct NcclPeers {
     comm: sys::ncclComm_t,
     /// Where failure notices travel (a duplicate, so they never mix with other traffic and
     /// vanish with the run).
     notices: SimpleCommunicator,
-    aborted: Cell<bool>,
+    /// Whether the communicator is gone (aborted, or closed by every rank together).
+    ended: Cell<bool>,
     /// Whether another rank's notice has arrived (this rank then tells nobody).
     notified: Cell<bool>,
 }
@@ -42,18 +48,21 @@ pub fn available() -> Result<(), String> {
     }
 }
 
+/// An exchange error of the NCCL carrier.
+fn failure(message: String) -> Error {
+    DistError::Exchange {
+        carrier: "NCCL",
+        message,
+    }
+    .into()
+}
+
 impl NcclPeers {
     /// Creates the communicator on every rank of `comm` with this rank's device (collective).
     /// Every rank takes part in every MPI step whatever happens locally, so a rank that cannot
-    /// start gets its error while the others get theirs through the caller's agreement.
+    /// start gets its error while the others get theirs through the caller's agreement; once
+    /// NCCL has started, a failing rank tells the others, who stop waiting for it.
     pub fn new(comm: &Communicator) -> Result<NcclPeers, Error> {
-        let fail = |m: String| -> Error {
-            DistError::Exchange {
-                carrier: "NCCL",
-                message: m,
-            }
-            .into()
-        };
         let here = available().and_then(|_| {
             crate::exec::cuda::bind_device().map_err(|e| e.to_string())?;
             // Point-to-point exchanges gain nothing from NVLink multicast, which can take a
@@ -74,31 +83,49 @@ impl NcclPeers {
             }
         }
         comm.process_at_rank(0).broadcast_into(&mut id[..]);
-        here.map_err(fail)?;
+        here.map_err(failure)?;
         if id[0] == 0 {
-            return Err(fail("rank 0 could not start NCCL".into()));
+            return Err(failure("rank 0 could not start NCCL".into()));
         }
         let mut unique = sys::ncclUniqueId { internal: [0; 128] };
         for (d, s) in unique.internal.iter_mut().zip(&id[1..]) {
             *d = *s as std::ffi::c_char;
         }
-        let mut raw: sys::ncclComm_t = std::ptr::null_mut();
-        // SAFETY: `raw` receives the communicator; the id came from rank 0 of this group.
-        unsafe { result::comm_init_rank(&mut raw, comm.size(), unique, comm.rank()) }
-            .map_err(|e| fail(format!("ncclCommInitRank: {e:?} ({})", code(&e))))?;
-        let peers = NcclPeers {
-            comm: raw,
+        let mut peers = NcclPeers {
+            comm: std::ptr::null_mut(),
             notices: comm.duplicate(),
-            aborted: Cell::new(false),
+            ended: Cell::new(false),
             notified: Cell::new(false),
         };
-        peers.first_round(comm.rank() as usize, comm.size() as usize)?;
-        Ok(peers)
+        let mut config = nonblocking();
+        // SAFETY: `peers.comm` receives the communicator; the id came from rank 0 of this
+        // group; the config is NCCL's initializer with `blocking` off.
+        let started = unsafe {
+            result::comm_init_rank_config(
+                &mut peers.comm,
+                comm.size(),
+                unique,
+                comm.rank(),
+                &mut config,
+            )
+        };
+        let ready = match started {
+            Ok(_) => peers.wait("ncclCommInitRankConfig"),
+            Err(e) => Err(failure(format!("ncclCommInitRankConfig: {}", code(&e)))),
+        };
+        let ready =
+            ready.and_then(|_| peers.first_round(comm.rank() as usize, comm.size() as usize));
+        match ready {
+            Ok(()) => Ok(peers),
+            Err(e) => {
+                peers.fail(&e);
+                Err(e)
+            }
+        }
     }
 
     /// One byte to and from each neighbour in the chain of ranks: NCCL connects peers on their
-    /// first exchange, which blocks until both ends are there, so that happens here, where
-    /// every rank is, rather than inside a run that a failing rank may have left.
+    /// first exchange, so that happens here, where every rank is, rather than inside a run.
     fn first_round(&self, me: usize, ranks: usize) -> Result<(), Error> {
         let neighbours: Vec<usize> = [me.checked_sub(1), Some(me + 1).filter(|&r| r < ranks)]
             .into_iter()
@@ -115,8 +142,47 @@ impl NcclPeers {
                 })
                 .collect();
             // SAFETY: the scratch buffer holds 64 bytes; the stream is waited for.
-            unsafe { self.exchange_device(&transfers, stream) }
+            let r = unsafe { self.exchange_device(&transfers, stream) };
+            // Aborted before the scratch's stream is waited for: nothing then waits for a peer.
+            if let Err(e) = &r {
+                self.fail(e);
+            }
+            r
         })
+    }
+
+    /// Waits until the communicator has finished its last call (NCCL's non-blocking calls
+    /// return `ncclInProgress` and go on in the background), reading failure notices meanwhile.
+    fn wait(&self, what: &str) -> Result<(), Error> {
+        loop {
+            let mut state = sys::ncclResult_t::ncclSuccess;
+            // SAFETY: our communicator; `state` receives its status.
+            let asked = unsafe { sys::ncclCommGetAsyncError(self.comm, &mut state) };
+            let state = asked.result().and(state.result());
+            match state {
+                Ok(result::NcclStatus::InProgress) => {
+                    self.check()?;
+                    std::thread::sleep(std::time::Duration::from_micros(20));
+                }
+                Ok(_) => return Ok(()),
+                Err(e) => return Err(failure(format!("{what}: {}", self.describe(&e)))),
+            }
+        }
+    }
+
+    /// NCCL's name for an error, with the communicator's last message (which names the CUDA
+    /// or system call that failed).
+    fn describe(&self, e: &result::NcclError) -> String {
+        // SAFETY: NCCL returns a static or per-communicator C string, or null.
+        let last = unsafe { sys::ncclGetLastError(self.comm) };
+        match last.is_null() {
+            true => code(e),
+            false => {
+                // SAFETY: non-null, NUL-terminated (NCCL's contract).
+                let text = unsafe { std::ffi::CStr::from_ptr(last) }.to_string_lossy();
+                format!("{} ({})", code(e), text.trim())
+            }
+        }
     }
 
     /// Starts relaying host memory through this rank's GPU and returns without waiting
@@ -132,29 +198,67 @@ impl NcclPeers {
             // SAFETY: the relay gives device pieces it owns, on its stream.
             unsafe { self.exchange_device(t, st) }
         };
-        let r =
-            crate::exec::cuda::Relay::start(transfers, crate::exec::cuda::RELAY_PIECE, &exchange);
-        if let Err(e) = &r {
-            self.fail(e);
-        }
-        r
+        let abandon = |e: &Error| self.fail(e);
+        crate::exec::cuda::Relay::start(
+            transfers,
+            crate::exec::cuda::RELAY_PIECE,
+            &exchange,
+            &abandon,
+        )
     }
 
     /// Waits for a relay started by [`NcclPeers::begin_host`]; on a failure, tells the other
     /// ranks (or learns theirs) and aborts, so that the relay's streams drain.
     pub fn end_host(&self, relay: crate::exec::cuda::Relay) -> Result<(), Error> {
-        let r = relay.finish(&|| self.check());
-        if let Err(e) = &r {
-            self.fail(e);
+        relay.finish(&|| self.check(), &|e| self.fail(e))
+    }
+
+    /// A barrier of the ranks that still listens for failure notices.
+    fn together(&self) -> Result<(), Error> {
+        let mut pending = self.notices.immediate_barrier();
+        loop {
+            match pending.test() {
+                Ok(_) => return Ok(()),
+                Err(p) => pending = p,
+            }
+            if let Err(e) = self.check() {
+                // The barrier cannot complete now: the run is over on every rank anyway.
+                pending.cancel();
+                return Err(e);
+            }
+            std::thread::sleep(std::time::Duration::from_micros(50));
         }
-        r
     }
 
     fn abort(&self) {
-        if !self.aborted.replace(true) {
+        if !self.ended.replace(true) && !self.comm.is_null() {
             // SAFETY: our communicator, not used again once aborted.
             let _ = unsafe { result::comm_abort(self.comm) };
         }
+    }
+}
+
+/// NCCL's configuration initializer (`NCCL_CONFIG_INITIALIZER`) with `blocking` off.
+fn nonblocking() -> sys::ncclConfig_t {
+    const UNDEF: i32 = i32::MIN;
+    sys::ncclConfig_t {
+        size: std::mem::size_of::<sys::ncclConfig_t>(),
+        magic: 0xcafe_beef,
+        version: 22800,
+        blocking: 0,
+        cgaClusterSize: UNDEF,
+        minCTAs: UNDEF,
+        maxCTAs: UNDEF,
+        netName: std::ptr::null(),
+        splitShare: UNDEF,
+        trafficClass: UNDEF,
+        commName: std::ptr::null(),
+        collnetEnable: UNDEF,
+        CTAPolicy: UNDEF,
+        shrinkShare: UNDEF,
+        nvlsCTAs: UNDEF,
+        nChannelsPerNetPeer: UNDEF,
+        nvlinkCentricSched: UNDEF,
     }
 }
 
@@ -172,7 +276,7 @@ impl Peers for NcclPeers {
         "NCCL"
     }
 
-    /// Relayed through this rank's GPU (`exec::cuda::relay_host`): host to device, NCCL,
+    /// Relayed through this rank's GPU (`exec::cuda::Relay`): host to device, NCCL,
     /// device to host, in pieces that overlap.
     unsafe fn exchange_host(&self, transfers: &[Transfer]) -> Result<(), Error> {
         let relay = self.begin_host(transfers)?;
@@ -184,13 +288,8 @@ impl Peers for NcclPeers {
         transfers: &[Transfer],
         stream: *mut std::ffi::c_void,
     ) -> Result<(), Error> {
-        let err = |what: &str, e: result::NcclError| -> Error {
-            DistError::Exchange {
-                carrier: "NCCL",
-                message: format!("{what}: {}", code(&e)),
-            }
-            .into()
-        };
+        let err =
+            |what: &str, e: result::NcclError| failure(format!("{what}: {}", self.describe(&e)));
         let st = stream as sys::cudaStream_t;
         let u8t = sys::ncclDataType_t::ncclUint8;
         result::group_start().map_err(|e| err("ncclGroupStart", e))?;
@@ -214,9 +313,14 @@ impl Peers for NcclPeers {
                 break;
             }
         }
-        // The group must be closed whatever happened inside it.
-        let closed = result::group_end().map_err(|e| err("ncclGroupEnd", e));
-        r.and(closed.map(|_| ()))
+        // The group must be closed whatever happened inside it; it is enqueued (connections
+        // made, kernels on the stream) only once the communicator is no longer in progress.
+        let closed = match result::group_end() {
+            Ok(result::NcclStatus::InProgress) => self.wait("ncclGroupEnd"),
+            Ok(_) => Ok(()),
+            Err(e) => Err(err("ncclGroupEnd", e)),
+        };
+        r.and(closed)
     }
 
     fn check(&self) -> Result<(), Error> {
@@ -238,7 +342,7 @@ impl Peers for NcclPeers {
     }
 
     fn fail(&self, error: &Error) {
-        if self.aborted.get() || self.notified.get() {
+        if self.ended.get() || self.notified.get() {
             self.abort();
             return;
         }
@@ -252,14 +356,35 @@ impl Peers for NcclPeers {
         }
         self.abort();
     }
+
+    /// Ends the communicator on every rank together, after a run that succeeded everywhere:
+    /// NCCL flushes, then each rank waits for the others before freeing its side, since a
+    /// peer may still be reading the connection buffers this rank shares with it.
+    fn close(&self) -> Result<(), Error> {
+        if self.ended.get() {
+            return Ok(());
+        }
+        // SAFETY: our communicator; nothing is enqueued on it after this.
+        let flushed = unsafe { result::comm_finalize(self.comm) }
+            .map_err(|e| failure(format!("ncclCommFinalize: {}", self.describe(&e))))
+            .and_then(|_| self.wait("ncclCommFinalize"))
+            .and_then(|_| self.together());
+        if let Err(e) = flushed {
+            self.fail(&e);
+            return Err(e);
+        }
+        self.ended.set(true);
+        // SAFETY: finalized on every rank; not used again.
+        unsafe { result::comm_destroy(self.comm) }
+            .map(|_| ())
+            .map_err(|e| failure(format!("ncclCommDestroy: {}", code(&e))))
+    }
 }
 
 impl Drop for NcclPeers {
+    /// A communicator not closed by every rank together ([`NcclPeers::close`]) is aborted:
+    /// destroying it could wait for a peer that has gone.
     fn drop(&mut self) {
-        if !self.aborted.get() {
-            // SAFETY: our communicator; every operation on it has completed (the executor
-            // synchronizes its streams before returning).
-            let _ = unsafe { result::comm_destroy(self.comm) };
-        }
+        self.abort();
     }
 }

@@ -106,8 +106,20 @@ pub fn run(
     while state.done < seg.steps {
         seg.next(&mut s, &mut inv, &mut state)?;
     }
+    let steps = seg.steps;
+    // Every rank got here: the carriers end together. The results are in the arrays already,
+    // so a carrier that does not close cleanly is a note, not a failed run.
+    let carriers = [peers.as_deref(), relayed.as_ref().map(|r| r as &dyn Peers)];
+    for p in carriers.into_iter().flatten() {
+        if let Err(e) = p.close() {
+            (s.report.adjustments).push(format!(
+                "the {} carrier did not close cleanly: {e}",
+                p.carrier()
+            ));
+        }
+    }
     let mut report = s.report;
-    report.steps = seg.steps;
+    report.steps = steps;
     report.wall_seconds = start.elapsed().as_secs_f64();
     let resident = peers.is_some();
     rank_notes(
@@ -120,7 +132,7 @@ pub fn run(
     );
     Ok(RunOutput {
         reductions: state.value,
-        swap_replays: crate::binding::swap_replays(program, seg.steps),
+        swap_replays: crate::binding::swap_replays(program, steps),
         report,
     })
 }

@@ -48,7 +48,7 @@ impl Default for DistRates {
 }
 
 impl DistRates {
-    /// The host exchange relayed through each rank's GPU (`exec::cuda::relay_host`): the
+    /// The host exchange relayed through each rank's GPU (`exec::cuda::Relay`): the
     /// halos cross the host link twice, each direction at about 54 GB/s on an H100 or H200
     /// and both at once at 77-89 GB/s, NVLink between; assumed 40 GB/s received, 200 us per
     /// exchange (NCCL's group and the first piece's round trip).

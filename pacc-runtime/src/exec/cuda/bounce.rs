@@ -81,7 +81,12 @@ impl Bounce {
     /// Rings whose slots hold at least one row of `row_bytes` (the largest row a strided copy
     /// moves), at least [`SLOT_BYTES`].
     pub fn new(ctx: &Arc<CudaContext>, row_bytes: usize) -> Result<Bounce, Error> {
-        let slot_bytes = SLOT_BYTES.max(row_bytes);
+        Bounce::with_slots(ctx, SLOT_BYTES.max(row_bytes))
+    }
+
+    /// Rings of `slot_bytes` slots (smaller ones for transfers that small).
+    pub fn with_slots(ctx: &Arc<CudaContext>, slot_bytes: usize) -> Result<Bounce, Error> {
+        let slot_bytes = slot_bytes.max(1);
         let streams = Streams::new(2)?;
         let (i, o) = (streams.0[0], streams.0[1]);
         Ok(Bounce {

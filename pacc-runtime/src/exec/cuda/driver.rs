@@ -368,11 +368,12 @@ pub(crate) unsafe fn copy_strided_async(
 }
 
 /// Enqueues a copy of `n` bytes device -> device on `st` (a copy engine's copy: only the
-/// benchmarks' copy-rate yardstick uses it; plans copy between buffer sets with a kernel).
+/// benchmarks' copy-rate yardstick and tests use it; plans copy between buffer sets with a
+/// kernel).
 ///
 /// # Safety
 /// Both ranges must be device memory of at least `n` bytes, alive until the stream has run it.
-#[cfg(feature = "bench")]
+#[cfg(any(feature = "bench", test))]
 pub(crate) unsafe fn copy_dtod_async(
     dst: DevicePtr,
     src: DevicePtr,

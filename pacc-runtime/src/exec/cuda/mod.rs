@@ -83,7 +83,7 @@ pub use probe::{
     device_memory_budget, device_memory_limit, free_memory, set_device_memory_limit, time_link,
     LinkTimes,
 };
-pub use relay::{relay_host, Relay, RELAY_PIECE};
+pub use relay::{Relay, RELAY_PIECE};
 #[cfg(feature = "bench")]
 pub use resident::{measure_dtod, ResidentOutput};
 pub use trace::{trace_json, write_trace};
