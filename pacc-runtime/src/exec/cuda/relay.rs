@@ -79,8 +79,6 @@ impl Relay {
         } else {
             transfers.len() * 2 * piece
         };
-        // The peers wait for this rank's part whatever failed here; dropping a relay waits for
-        // its streams, which may hold the carrier's operations.
         let pageable = (transfers.iter()).any(|t| {
             (t.send_bytes > 0 && !driver::range_page_locked(t.send as _, t.send_bytes))
                 || (t.recv_bytes > 0 && !driver::range_page_locked(t.recv as _, t.recv_bytes))
@@ -89,14 +87,20 @@ impl Relay {
             .map(|t| t.send_bytes.max(t.recv_bytes).min(piece))
             .max()
             .unwrap_or(0);
-        let r = Relay::new(set_bytes, pageable.then_some(slot)).and_then(|mut r| {
-            r.enqueue(transfers, piece, rounds, exchange)?;
-            Ok(r)
-        });
-        if let Err(e) = &r {
-            abandon(e);
+        // The peers wait for this rank's part whatever failed here, and dropping a relay waits
+        // for its streams, which may hold the carrier's operations: abandon first.
+        let mut r = match Relay::new(set_bytes, pageable.then_some(slot)) {
+            Ok(r) => r,
+            Err(e) => {
+                abandon(&e);
+                return Err(e);
+            }
+        };
+        if let Err(e) = r.enqueue(transfers, piece, rounds, exchange) {
+            abandon(&e);
+            return Err(e);
         }
-        r
+        Ok(r)
     }
 
     /// A relay's resources; `bounce` is the slot size when the host side is pageable.
