@@ -79,6 +79,10 @@ pub struct Args {
     /// on for sizes under 20 GB of arrays.
     #[arg(long)]
     pub verify: Option<bool>,
+    /// Plan as if the GPU had this many GB (`--device-memory 80` runs an H100's out-of-core
+    /// plans on a larger card).
+    #[arg(long, value_name = "GB")]
+    pub device_memory: Option<f64>,
     /// Host memory (GiB) the benchmark may use for arrays plus staging buffers.
     #[arg(long, default_value_t = 110.0)]
     pub max_host_gib: f64,
@@ -108,6 +112,12 @@ impl Args {
     /// Refuses flags that cannot be right before anything runs (`configs`: the names
     /// `--configs` takes besides `all`); the kernel form asked for.
     pub fn check(&self, configs: &[&str]) -> Result<pacc_runtime::KernelForm, String> {
+        if self
+            .device_memory
+            .is_some_and(|gb| gb.is_nan() || gb <= 0.0)
+        {
+            return Err("--device-memory takes a positive number of GB".into());
+        }
         if self
             .at
             .as_ref()

@@ -57,6 +57,10 @@ fn main() {
             let _ = gpu::KERNEL_FORM.set(form);
             let _ = gpu::PAD_ROWS.set(args.pad_rows);
             let _ = gpu::FUSE.set(args.fuse);
+            #[cfg(feature = "cuda")]
+            if let Some(gb) = args.device_memory {
+                pacc_runtime::exec::cuda::set_device_memory_limit(Some((gb * 1e9) as u64));
+            }
         }
         Err(e) => fail(e),
     }
