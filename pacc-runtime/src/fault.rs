@@ -48,6 +48,9 @@ pub enum Site {
     /// hook runs on the calling thread for every piece before the registering threads start;
     /// the piece it fires for fails instead of being registered.
     Register,
+    /// One round of a host exchange relayed through the GPU (`exec::cuda::Relay`), before its
+    /// pieces go to the neighbours.
+    Relay,
 }
 
 impl Site {
@@ -66,6 +69,7 @@ impl Site {
             Site::Exchange => "halo exchange",
             Site::Checkpoint => "checkpoint write",
             Site::Register => "page-locking",
+            Site::Relay => "relayed halo exchange",
         }
     }
 }

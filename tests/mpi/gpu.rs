@@ -1,7 +1,7 @@
 //! Distributed runs on GPUs (launched by the driver only with `--include-ignored` or
 //! `--ignored`, on a machine with CUDA devices): bit-exact against serial with the slabs
 //! resident on their GPUs and the halos through NCCL, and with the host exchange; a failing
-//! rank in a resident run makes every rank return an error.
+//! rank, resident or relaying its halos through the GPUs, makes every rank return an error.
 
 use crate::cases::{acoustic_equal, bits32, himeno_equal, laplace_equal, rank, size};
 use ndarray::Array3;
@@ -145,11 +145,22 @@ fn sponge_equal(w: &Communicator, nz: usize, opts: &Options, halo: HaloMode) {
     }
 }
 
-/// Rank 1 fails at its second exchange in a resident run: every rank returns an error (the
-/// others `RankFailed` naming rank 1), none waits forever for its halos.
+/// Rank 1 fails at its second exchange, in a resident run (an exchange op of the plan) and in
+/// a run on the host path whose halos are relayed through the GPUs (a relay round): every rank
+/// returns an error (the others `RankFailed` naming rank 1), none waits forever for its halos.
 pub fn fail(w: &Communicator) {
+    for (halo, site) in [
+        (HaloMode::Device, Site::Exchange),
+        (HaloMode::Relay, Site::Relay),
+    ] {
+        eprintln!("rank {}: rank 1 fails at its second {site}", rank(w));
+        fail_at(w, halo, site);
+    }
+}
+
+fn fail_at(w: &Communicator, halo: HaloMode, site: Site) {
     let (me, n) = (rank(w), size(w));
-    let opts = cuda(1, HaloMode::Device);
+    let opts = cuda(1, halo);
     let nz = 20 * n;
     let shape = (nz, 16, 16);
     let prev = Array3::<f32>::zeros(shape);
@@ -157,10 +168,11 @@ pub fn fail(w: &Communicator) {
     let wavelet = acoustic::ricker(15.0, 0.001, 12);
     let program = acoustic::propagate::program();
     let slab = dist::slab(w, program, &[nz, 16, 16], 12, &opts).unwrap();
-    assert!(slab.resident, "{:?}", slab.tuner);
+    assert_eq!(slab.resident, halo == HaloMode::Device, "{:?}", slab.tuner);
+    assert_eq!(slab.relay, halo == HaloMode::Relay, "{:?}", slab.tuner);
     let win = |a: &Array3<f32>| dist::window(a, &slab);
     let (mut lp, mut lc) = (win(&prev), win(&prev));
-    let guard = (me == 1).then(|| fault::inject(Site::Exchange, 1));
+    let guard = (me == 1).then(|| fault::inject(site, 1));
     let e = acoustic::propagate::run_distributed(
         &mut lp,
         &mut lc,
@@ -178,18 +190,23 @@ pub fn fail(w: &Communicator) {
     .unwrap_err();
     drop(guard);
     let text = e.to_string();
-    assert!(text.contains("injected fault"), "rank {me}: {text}");
+    assert!(
+        text.contains("injected fault"),
+        "rank {me} ({site}): {text}"
+    );
     if me != 1 {
-        // Rank 0 learns of it while its stream waits for rank 1's halos: its own run fails
-        // with rank 1's error, after its write-backs may have started (nothing counts as
-        // complete: what followed the abandoned exchange ran on halos that never came).
         assert!(
             matches!(
                 e.cause(),
                 Error::Dist(DistError::RankFailed { rank: 1, .. })
             ),
-            "rank {me}: {e}"
+            "rank {me} ({site}): {e}"
         );
+    }
+    if halo == HaloMode::Device && me != 1 {
+        // Rank 0 learns of it while its stream waits for rank 1's halos: its own run fails
+        // with rank 1's error, after its write-backs may have started (nothing counts as
+        // complete: what followed the abandoned exchange ran on halos that never came).
         if let Some(p) = e.progress() {
             assert_eq!(p.steps_complete, 0, "rank {me}: {e}");
         }

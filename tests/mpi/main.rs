@@ -114,7 +114,8 @@ fn driver() {
     launches.push(gpu(
         2,
         &["gpu-fail"],
-        "-n 2 on the GPUs: a rank failing mid-run in a resident run makes every rank return",
+        "-n 2 on the GPUs: a rank failing mid-run, resident or relaying its halos, makes every \
+         rank return",
     ));
     launches.push(launch(3, &["errors"], true, "-n 3: thin slabs, bad rank counts, wrong slabs and shapes, disagreeing ranks are typed errors on every rank"));
     launches.push(launch(

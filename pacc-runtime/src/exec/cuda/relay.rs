@@ -161,6 +161,7 @@ impl Relay {
             }
             driver::event_record(loaded[set], up)?;
             driver::stream_wait(ex, loaded[set])?;
+            crate::fault::hit(crate::fault::Site::Relay, || format!("relay round {round}"))?;
             // Both ends of a pair cut alike, so a piece empty here is empty there too.
             let live: Vec<Transfer> = (moves.iter().copied())
                 .filter(|m| m.send_bytes + m.recv_bytes > 0)
