@@ -213,23 +213,6 @@ impl NcclPeers {
         relay.finish(&|| self.check(), &|e| self.fail(e))
     }
 
-    /// A barrier of the ranks that still listens for failure notices.
-    fn together(&self) -> Result<(), Error> {
-        let mut pending = self.notices.immediate_barrier();
-        loop {
-            match pending.test() {
-                Ok(_) => return Ok(()),
-                Err(p) => pending = p,
-            }
-            if let Err(e) = self.check() {
-                // The barrier cannot complete now: the run is over on every rank anyway.
-                pending.cancel();
-                return Err(e);
-            }
-            std::thread::sleep(std::time::Duration::from_micros(50));
-        }
-    }
-
     fn abort(&self) {
         if !self.ended.replace(true) && !self.comm.is_null() {
             // SAFETY: our communicator, not used again once aborted.
@@ -357,9 +340,10 @@ impl Peers for NcclPeers {
         self.abort();
     }
 
-    /// Ends the communicator on every rank together, after a run that succeeded everywhere:
-    /// NCCL flushes, then each rank waits for the others before freeing its side, since a
-    /// peer may still be reading the connection buffers this rank shares with it.
+    /// Ends the communicator on every rank together, after a run that succeeded everywhere (the
+    /// session agrees on every segment, so every rank calls this): NCCL flushes, then the ranks
+    /// agree before any frees its side, since a peer may still be reading the connection
+    /// buffers this rank shares with it.
     fn close(&self) -> Result<(), Error> {
         if self.ended.get() {
             return Ok(());
@@ -367,10 +351,9 @@ impl Peers for NcclPeers {
         // SAFETY: our communicator; nothing is enqueued on it after this.
         let flushed = unsafe { result::comm_finalize(self.comm) }
             .map_err(|e| failure(format!("ncclCommFinalize: {}", self.describe(&e))))
-            .and_then(|_| self.wait("ncclCommFinalize"))
-            .and_then(|_| self.together());
-        if let Err(e) = flushed {
-            self.fail(&e);
+            .and_then(|_| self.wait("ncclCommFinalize"));
+        if let Err(e) = super::comm::agree(&self.notices, flushed) {
+            self.abort();
             return Err(e);
         }
         self.ended.set(true);
