@@ -7,7 +7,7 @@ use crate::exec::Executor;
 use crate::options::BackendChoice;
 use crate::tune::Probe;
 #[cfg(not(feature = "cuda"))]
-use crate::{invocation::Invocation, options::Options, plan::Plan, program::Program};
+use crate::{invocation::Invocation, plan::Plan, program::Program, settled::Settled};
 
 /// The backend a call runs on, once the choice is resolved against what this machine has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,7 +66,7 @@ impl Executor for NoCuda {
         _: &Program,
         _: &Plan,
         _: &Invocation<'_>,
-        _: &Options,
+        _: &Settled,
         _: Option<&dyn crate::exec::Peers>,
     ) -> Result<crate::exec::Executed, Error> {
         Err(Error::no_cuda(

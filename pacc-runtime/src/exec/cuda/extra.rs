@@ -12,8 +12,8 @@ use super::probe::free_memory;
 use super::stream::{Streams, SyncOnDrop};
 use crate::error::Error;
 use crate::invocation::Invocation;
-use crate::options::Options;
 use crate::program::Program;
+use crate::settled::CudaSettings;
 use std::time::Instant;
 
 /// What a unified-memory run measured.
@@ -71,7 +71,7 @@ pub fn managed_fits(bytes: u64) -> Result<(), String> {
 pub fn run_managed(
     program: &Program,
     inv: &Invocation<'_>,
-    opts: &Options,
+    cuda: &CudaSettings,
     prefetch: bool,
 ) -> Result<ManagedOutput, Error> {
     let info = available().map_err(|reason| Error::no_cuda(reason, None))?;
@@ -82,12 +82,12 @@ pub fn run_managed(
         what: "the unified-memory baseline".into(),
         message: m,
     })?;
-    let tuning = crate::config::march(opts)?;
+    let tuning = cuda.march.get()?;
     let md = module(
         &ctx,
         &program.name,
         &super::compile::source(program, &tuning),
-        opts.cuda.fma,
+        cuda.fma,
     )?;
     let mut managed = Managed(Vec::new());
     for a in &inv.arrays {
@@ -97,7 +97,7 @@ pub fn run_managed(
         // SAFETY: `a.bytes()` bytes on both sides; managed memory is host-accessible.
         par_copy(a.ptr as *const u8, p as *mut u8, a.bytes());
     }
-    let steps = super::resident::Steps::new(&ctx, &md, program, inv, opts, &tuning)?;
+    let steps = super::resident::Steps::new(&ctx, &md, program, inv, cuda.kernel_form, &tuning)?;
     let streams = Streams::new(1)?;
     let st = streams.0[0];
     let sync = SyncOnDrop(ctx.clone());
