@@ -252,19 +252,19 @@ fn execute_serialized(
         out
     });
     match r {
-        Err(Unplaced::Pinning(message)) if planned.compresses() || planned.exchanges() => {
+        Err(Unplaced::Pinning(refused)) if planned.compresses() || planned.exchanges() => {
             Err(Error::Cuda {
                 what: format!(
                     "page-locking the arrays (compression and halo exchanges need them \
                      page-locked: they have no {} fallback)",
                     Scheme::WHEN_PINNING_FAILS
                 ),
-                message,
+                message: refused.to_string(),
             })
         }
-        Err(Unplaced::Pinning(message)) => {
+        Err(Unplaced::Pinning(refused)) => {
             notes.push(format!(
-                "registering the arrays as page-locked failed ({message}); fell back to {}",
+                "registering the arrays as page-locked failed ({refused}); fell back to {}",
                 Scheme::WHEN_PINNING_FAILS
             ));
             let staged = prepare::staged(program, &planned, inv, &compiled.geoms, &mut notes)?;
@@ -307,18 +307,15 @@ pub fn with_scratch(
 
 /// Why a placed run did not complete.
 enum Unplaced {
-    /// Registering the arrays failed (the driver's message); the arrays are untouched.
-    Pinning(String),
+    /// Registering the arrays failed; the arrays are untouched.
+    Pinning(driver::RegisterError),
     Other(Error),
 }
 
 impl Unplaced {
     fn into_error(self) -> Error {
         match self {
-            Unplaced::Pinning(message) => Error::Cuda {
-                what: "page-locking the arrays".into(),
-                message,
-            },
+            Unplaced::Pinning(refused) => refused.into(),
             Unplaced::Other(e) => e,
         }
     }

@@ -6,7 +6,7 @@ use super::bounce::Bounce;
 use super::compile::source;
 use super::compression::DeviceCodec;
 use super::device::{self, Module};
-use super::driver::{self, range_page_locked, Event, Function};
+use super::driver::{self, range_page_locked, Event, Function, RegisterError};
 use super::launch::{self, Geometry};
 use super::memory::{DeviceBuf, PinnedHost};
 use super::pinning::{plan_pieces, Piece, PinPlan, Pinner, Registrar, MAX_PIECE};
@@ -315,10 +315,8 @@ pub(super) struct CudaRegistrar {
 }
 
 impl Registrar for CudaRegistrar {
-    fn register(&self, r: &std::ops::Range<usize>) -> Result<(), String> {
-        self.ctx
-            .bind_to_thread()
-            .map_err(|e| format!("binding the context: {e}"))?;
+    fn register(&self, r: &std::ops::Range<usize>) -> Result<(), RegisterError> {
+        (self.ctx.bind_to_thread()).map_err(|e| RegisterError::Context(e.to_string()))?;
         // SAFETY: whole pages covering the user's arrays, which stay borrowed for the run;
         // the pinner unregisters them before the run returns.
         unsafe { driver::host_register(r.start as *mut u8, r.len()) }
