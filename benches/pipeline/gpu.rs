@@ -165,7 +165,7 @@ mod imp {
     }
 
     pub fn managed_fits(bytes: u64) -> Result<(), String> {
-        cuda::managed_fits(bytes)
+        cuda::managed_fits(bytes).map_err(|e| e.to_string())
     }
 
     /// What the tuner decides for the compression of `po` (`PACC_COMPRESS_WHEN=auto`), with the

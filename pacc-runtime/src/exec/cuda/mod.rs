@@ -73,7 +73,7 @@ pub use codec_rate::{codec_throughput, measure_codec, CodecRates};
 pub use device::{available, prefer_device, DeviceInfo};
 pub use driver::Unavailable;
 #[cfg(feature = "bench")]
-pub use extra::{managed_fits, run_managed, ManagedOutput};
+pub use extra::{managed_fits, run_managed, ManagedFitError, ManagedOutput};
 pub use measure::{
     link_rates, measure_inputs, measure_inputs_at, measure_kernel_rates, measure_kernel_rates_at,
     measure_link, measure_march_candidates, release_slabs, CudaProbe,
