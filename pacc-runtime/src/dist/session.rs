@@ -574,11 +574,11 @@ fn prepare(
     opts.validate()?;
     crate::validate::call(lprog, inv)?;
     let backend = choose_backend(opts.backend, opts.source_of("backend"))?;
-    if let Some(s) = crate::config::fuse(opts) {
+    if let Some(s) = settled.fuse {
         return Err(Error::Setting {
             setting: "fuse",
             value: s.to_string(),
-            from: opts.source_of("fuse"),
+            from: settled.fuse_from.clone(),
             problem: "a distributed run does not run fused kernels yet".into(),
             fix: "leave it unset (or 1) for a distributed run".into(),
         });
@@ -635,8 +635,7 @@ fn prepare(
     }
     // The fingerprint reads every input array (69 GB a rank at 2100^3 on two GPUs): only
     // checkpoints and resuming need it, as on one node (`run.rs`).
-    let durable = opts.checkpoint.is_some() || opts.resume.is_some();
-    let fp = durable.then(|| {
+    let fp = settled.durable.then(|| {
         let saved = (0..program.arrays.len())
             .map(|a| crate::binding::written_physically(program, a))
             .collect();
