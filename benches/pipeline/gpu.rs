@@ -36,9 +36,15 @@ fn run_options(fma: bool) -> Options {
     }
 }
 
+/// [`run_options`] as a run of `program` settles them.
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+fn settled(program: &pacc_runtime::Program, fma: bool) -> pacc_runtime::settled::Settled {
+    pacc_runtime::config::settle(program, &run_options(fma))
+}
+
 #[cfg(feature = "cuda")]
 mod imp {
-    use super::run_options;
+    use super::settled;
     use crate::programs::Workload;
     use crate::results::{finish, Measurement, Stages};
     use pacc_runtime::exec::cuda;
@@ -72,7 +78,7 @@ mod imp {
         *super::MARCH.lock().unwrap_or_else(|e| e.into_inner()) = None;
         let program = w.program.clone();
         let inv = w.invocation(steps);
-        let (t, note) = tune::pick_march(&cuda::CudaProbe, &program, &inv, &run_options(fma));
+        let (t, note) = tune::pick_march(&cuda::CudaProbe, &program, &inv, &settled(&program, fma));
         *super::MARCH.lock().unwrap_or_else(|e| e.into_inner()) = t;
         note
     }
@@ -80,7 +86,8 @@ mod imp {
     pub fn kernel_rates(w: &mut Workload, fma: bool) -> Result<Vec<f64>, String> {
         let program = w.program.clone();
         let inv = w.invocation(2);
-        cuda::measure_kernel_rates(&program, &inv, &run_options(fma)).map_err(|e| e.to_string())
+        cuda::measure_kernel_rates(&program, &inv, &settled(&program, fma))
+            .map_err(|e| e.to_string())
     }
 
     /// One pacc run of `plan_opts`; the measurement of what ran.
@@ -114,8 +121,8 @@ mod imp {
         let plan =
             plan::build(&program, &w.shape, steps / s, &points, &po).map_err(|e| e.to_string())?;
         let inv = pacc_runtime::fuse::invocation(&program, w.invocation(steps), s);
-        let out =
-            cuda::execute(&program, &plan, &inv, &run_options(fma)).map_err(|e| e.to_string())?;
+        let out = cuda::execute(&program, &plan, &inv, &settled(&program, fma))
+            .map_err(|e| e.to_string())?;
         drop(inv);
         let pred = inputs
             .filter(|_| s == 1)
@@ -158,7 +165,7 @@ mod imp {
     }
 
     pub fn managed_fits(bytes: u64) -> Result<(), String> {
-        cuda::managed_fits(bytes)
+        cuda::managed_fits(bytes).map_err(|e| e.to_string())
     }
 
     /// What the tuner decides for the compression of `po` (`PACC_COMPRESS_WHEN=auto`), with the
@@ -205,7 +212,7 @@ mod imp {
     ) -> Result<Measurement, String> {
         let program = w.program.clone();
         let inv = w.invocation(steps);
-        let o = cuda::run_managed(&program, &inv, &run_options(fma), prefetch)
+        let o = cuda::run_managed(&program, &inv, &settled(&program, fma).cuda, prefetch)
             .map_err(|e| e.to_string())?;
         drop(inv);
         let mut m = Measurement {

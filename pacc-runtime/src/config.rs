@@ -1,13 +1,15 @@
 //! Options and their precedence, resolved in one place: an option the caller gives (in code, on
 //! the command line or as a `PACC_*` variable read by `Options::from_env`) beats the directive's
-//! clause, which beats the default. The session (`run`), each distributed rank, the tuner, the
-//! executors and the `pacc` tool read these functions rather than the raw fields:
+//! clause, which beats the default. The session (`run`), each distributed rank and the `pacc`
+//! tool call these functions; the tuner, fusion and the executors read only what [`settle`]
+//! resolved (`crate::settled::Settled`):
 //!
 //! - chunk count and blocking depth ([`Fixed`], [`plan_options`]), scheme and ring;
 //! - the codec ([`codec`]) and the compression rates, array by array ([`resolve`], through
 //!   `crate::compress::rates`);
 //! - steps per fused launch ([`fuse`]);
-//! - the CUDA kernels' compile-time shape ([`march`], [`march_fixed`]).
+//! - the CUDA backend's settings, the kernels' compile-time shape among them (`PACC_MARCH`),
+//!   and the rest a call's layers read ([`settle`]).
 //!
 //! What the tuner then picks where nothing is fixed is `crate::tune`'s.
 
@@ -17,6 +19,7 @@ use crate::march::MarchTuning;
 use crate::options::Options;
 use crate::plan::{PlanOptions, Scheme};
 use crate::program::Program;
+use crate::settled::{CudaSettings, March, Settled, DEFAULT_PIN_THREADS};
 
 /// Default chunk count when neither the options nor the directive give one (clamped to the
 /// number of planes).
@@ -35,7 +38,7 @@ pub fn fixed<T>(option: Option<T>, clause: Option<T>) -> Option<T> {
     option.or(clause)
 }
 
-pub use crate::tune::Fixed;
+pub use crate::settled::Fixed;
 
 impl Fixed {
     /// What `opts` and `program`'s clauses fix (see [`fixed`]).
@@ -97,19 +100,45 @@ pub fn fuse(opts: &Options) -> Option<usize> {
     opts.fuse.filter(|&s| s > 1)
 }
 
-/// The marching kernels' compile-time shape a CUDA run compiles with: the option if set, else
-/// `PACC_MARCH`, else the translator's defaults (the tuner's pick arrives as the option).
-pub fn march(opts: &Options) -> Result<MarchTuning, Error> {
-    match opts.cuda.march {
-        Some(t) => Ok(t),
-        None => Ok(MarchTuning::from_env()?.unwrap_or_default()),
+/// A call's settings as the tuner, fusion and the executors read them, resolved once: what
+/// `opts` and `program`'s clauses fix, the fused step count, and the CUDA backend's settings
+/// with their defaults. The kernels' compile-time shape is the option if set, else
+/// `PACC_MARCH`, else the translator's defaults (the tuner's pick replaces it where neither
+/// fixed it: [`CudaSettings::march_fixed`]); a `PACC_MARCH` that does not parse is kept for
+/// the CUDA backend to refuse where it compiles.
+pub fn settle(program: &Program, opts: &Options) -> Settled {
+    let c = &opts.cuda;
+    let march = match c.march {
+        Some(t) => March::from(t),
+        None => match MarchTuning::from_env() {
+            Ok(t) => March::from(t.unwrap_or_default()),
+            Err(Error::Option(m)) => March::unreadable(m),
+            Err(e) => March::unreadable(e.to_string()),
+        },
+    };
+    Settled {
+        fixed: Fixed::of(program, opts),
+        scheme_fixed: opts.scheme.is_some(),
+        compress_when: opts.compress_when,
+        fuse: fuse(opts),
+        fusion_free: opts.fuse.is_none(),
+        fuse_from: opts.source_of("fuse"),
+        durable: opts.checkpoint.is_some() || opts.resume.is_some(),
+        on_progress: opts.on_progress.clone(),
+        cuda: CudaSettings {
+            fma: c.fma,
+            trace: c.trace.clone(),
+            kernel_form: c.kernel_form,
+            march,
+            march_fixed: c.march.is_some() || std::env::var_os("PACC_MARCH").is_some(),
+            unpadded_rows: c.unpadded_rows,
+            pin_threads: c.pin_threads.unwrap_or(DEFAULT_PIN_THREADS).max(1),
+            pin_overlap: !c.pin_upfront,
+            host_path: c.host_path,
+            codec_grid: c.codec_grid,
+            serial_stream: c.serial_stream,
+        },
     }
-}
-
-/// Whether the caller fixed the kernels' shape (the option, or `PACC_MARCH`), so the tuner
-/// leaves it alone.
-pub fn march_fixed(opts: &Options) -> bool {
-    opts.cuda.march.is_some() || std::env::var_os("PACC_MARCH").is_some()
 }
 
 /// The planner options of a call on arrays of `shape` for `steps` steps before any tuning:
@@ -183,6 +212,55 @@ mod tests {
             }
         );
         assert_eq!(Fixed::of(&bare, &Options::new()), Fixed::default());
+    }
+
+    #[test]
+    fn settle_resolves_what_every_layer_reads_once() {
+        use crate::options::Origin;
+        let with_clauses = program(Some(6), None);
+        let s = settle(&with_clauses, &Options::new().fuse(1));
+        let want = Fixed {
+            chunks: Some(6),
+            block_steps: None,
+        };
+        assert_eq!(s.fixed, want, "the clause");
+        assert!(!s.scheme_fixed && !s.durable);
+        assert_eq!(s.fuse, None);
+        assert!(
+            !s.fusion_free,
+            "asking for 1 step per launch fixes single steps"
+        );
+        let t = MarchTuning::parse("bx=64,by=4").unwrap();
+        let o = Options::new()
+            .fuse(3)
+            .scheme(Scheme::StagedCopy)
+            .checkpoint("/tmp/ckpt", 2)
+            .page_locking(0, false)
+            .march(t)
+            .set_by("fuse", Origin::Environment);
+        let s = settle(&with_clauses, &o);
+        assert_eq!((s.fuse, s.fusion_free), (Some(3), false));
+        assert_eq!(s.fuse_from, "`PACC_FUSE`");
+        assert!(s.scheme_fixed && s.durable);
+        assert_eq!((s.cuda.pin_threads, s.cuda.pin_overlap), (1, false));
+        assert_eq!(
+            s.cuda.march.get().unwrap(),
+            t,
+            "the option beats `PACC_MARCH`"
+        );
+        assert!(s.cuda.march_fixed);
+        // A call that sets nothing settles to the defaults the layers below would have applied.
+        if std::env::var_os("PACC_MARCH").is_none() {
+            let s = settle(&program(None, None), &Options::new());
+            let d = Settled::default();
+            assert_eq!(s.cuda, d.cuda);
+            assert_eq!(s.cuda.pin_threads, DEFAULT_PIN_THREADS);
+            assert_eq!(
+                (s.fixed, s.fuse, s.fusion_free),
+                (d.fixed, d.fuse, d.fusion_free)
+            );
+            assert_eq!((&s.fuse_from, s.durable), (&d.fuse_from, d.durable));
+        }
     }
 
     #[test]

@@ -21,6 +21,7 @@ use crate::program::{
     Active, ArrayDecl, AxisRange, Bound, FusionError, KernelDecl, Launch, Program, ReduceEvent,
     Role, Stage,
 };
+use crate::settled::Settled;
 
 /// `program` prepared to run `steps` steps per launch through its fused kernel, or why it
 /// cannot be.
@@ -188,11 +189,11 @@ pub fn in_groups(
     program: &Program,
     total: usize,
     steps: usize,
-    opts: &crate::options::Options,
+    settled: &Settled,
     popts: &mut crate::plan::PlanOptions,
 ) -> Result<usize, Error> {
-    let from = opts.source_of("fuse");
-    refuse(program, total, steps, from, opts, popts.compresses())?;
+    let from = settled.fuse_from.clone();
+    refuse(program, total, steps, from, settled, popts.compresses())?;
     popts.block_steps = popts.block_steps.div_ceil(steps);
     Ok(total / steps)
 }
@@ -205,7 +206,7 @@ pub fn refuse(
     total: usize,
     steps: usize,
     from: String,
-    opts: &crate::options::Options,
+    settled: &Settled,
     compressed: bool,
 ) -> Result<(), Error> {
     let problem = if let Err(why) = program.fusion.get(steps) {
@@ -221,7 +222,7 @@ pub fn refuse(
             format!("a fused run takes the steps in groups of {steps}, and the call has {total}"),
             format!("ask for a multiple of {steps} steps, or leave it unset"),
         ))
-    } else if opts.checkpoint.is_some() || opts.resume.is_some() {
+    } else if settled.durable {
         Some((
             "a fused run does not write or resume checkpoints yet".into(),
             "leave it unset for a checkpointed run".into(),

@@ -78,6 +78,8 @@ pub mod report;
 #[cfg(feature = "runtime")]
 pub mod run;
 #[cfg(feature = "runtime")]
+pub mod settled;
+#[cfg(feature = "runtime")]
 pub mod tune;
 #[cfg(feature = "runtime")]
 pub mod validate;

@@ -49,7 +49,7 @@ const SM_THREADS: u32 = 2048;
 
 impl MarchTuning {
     /// `PACC_MARCH` if set (parsed), else no override. Which one a run uses is
-    /// [`crate::config::march`]'s to say.
+    /// [`crate::config::settle`]'s to say.
     pub fn from_env() -> Result<Option<MarchTuning>, Error> {
         match std::env::var("PACC_MARCH") {
             Ok(v) => MarchTuning::parse(&v).map(Some),

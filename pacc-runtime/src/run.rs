@@ -1,6 +1,7 @@
 //! The session: the entry point generated wrappers call. Validates the call once, resolves the
-//! options (`crate::config`), plans every segment, picks a backend and runs the plans through the
-//! executor interface (`crate::exec::Executor`), checkpointing between segments, and reports.
+//! options once (`crate::config`: the planner's options and the settings every layer below reads,
+//! `crate::settled::Settled`), plans every segment, picks a backend and runs the plans through
+//! the executor interface (`crate::exec::Executor`), checkpointing between segments, and reports.
 
 use crate::binding::{binding_at, written_physically};
 use crate::checkpoint::{self, Found};
@@ -12,6 +13,7 @@ use crate::options::Options;
 use crate::plan::{self, Plan, PlanOptions};
 use crate::program::Program;
 use crate::report::Report;
+use crate::settled::Settled;
 use std::time::Instant;
 
 pub use crate::binding::swap_replays;
@@ -48,26 +50,21 @@ pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<Run
     let backend = backend::choose(opts.backend, Some(opts.source_of("backend")))?;
     let steps = inv.steps;
     let asked = asked_notes(program, opts, backend, steps);
-    let fuse = crate::config::fuse(opts);
+    let mut settled = crate::config::settle(program, opts);
     let mut lap = Lap::start();
-    let free_march = fuse.is_none() && !crate::config::march_fixed(opts);
+    let free_march = settled.fuse.is_none() && !settled.cuda.march_fixed;
     let (march, march_note) = match backend.probe().filter(|_| free_march) {
-        Some(probe) => crate::tune::auto_march(probe, program, &inv, opts),
+        Some(probe) => crate::tune::auto_march(probe, program, &inv, &settled),
         None => (None, None),
     };
-    let tuned;
-    let opts = match march {
-        Some(t) => {
-            tuned = opts.clone().march(t);
-            &tuned
-        }
-        None => opts,
-    };
+    if let Some(t) = march {
+        settled.cuda.march = t.into();
+    }
     lap.mark("march tuning");
-    let (mut popts, tune_note) = resolve_options(program, &inv, opts, backend)?;
+    let (mut popts, tune_note) = resolve_options(program, &inv, opts, &settled, backend)?;
     lap.mark("tuner");
     let swap_replays = swap_replays(program, steps);
-    let (fuse, fuse_note) = fusion(program, &inv, opts, &mut popts, backend, fuse)?;
+    let (fuse, fuse_note) = fusion(program, &inv, &settled, &mut popts, backend)?;
     if let Some(probe) = backend.probe() {
         probe.release();
     }
@@ -79,7 +76,7 @@ pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<Run
             None => fused,
         };
         let inv = crate::fuse::invocation(&fused, inv, s);
-        let mut out = run_fused(&fused, inv, opts, &popts, backend)?;
+        let mut out = run_fused(&fused, inv, opts, &settled, &popts, backend)?;
         out.swap_replays = swap_replays;
         out.report.steps = steps;
         out.report
@@ -133,6 +130,7 @@ pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<Run
     let session = Session {
         program,
         opts,
+        settled: &settled,
         executor: backend.executor(),
         fingerprint: durable.fingerprint.as_ref(),
     };
@@ -164,6 +162,7 @@ fn run_fused(
     program: &Program,
     inv: Invocation<'_>,
     opts: &Options,
+    settled: &Settled,
     popts: &PlanOptions,
     backend: Backend,
 ) -> Result<RunOutput, Error> {
@@ -181,6 +180,7 @@ fn run_fused(
     let session = Session {
         program,
         opts,
+        settled,
         executor: backend.executor(),
         fingerprint: None,
     };
@@ -307,15 +307,15 @@ fn resolve_options(
     program: &Program,
     inv: &Invocation<'_>,
     opts: &Options,
+    settled: &Settled,
     backend: Backend,
 ) -> Result<(PlanOptions, Vec<String>), Error> {
     let popts = crate::config::resolve(program, inv.arrays[0].shape(), inv.steps, opts)?;
     let Some(probe) = backend.probe() else {
         return Ok((popts, Vec::new()));
     };
-    let fixed = crate::config::Fixed::of(program, opts);
-    let (mut popts, note) = crate::tune::auto_plan_options(probe, program, inv, opts, fixed, popts);
-    let decision = crate::tune::auto_compression(probe, program, inv, opts, &mut popts);
+    let (mut popts, note) = crate::tune::auto_plan_options(probe, program, inv, settled, popts);
+    let decision = crate::tune::auto_compression(probe, program, inv, settled, &mut popts);
     Ok((popts, note.into_iter().chain(decision).collect()))
 }
 
@@ -323,26 +323,22 @@ fn resolve_options(
 /// one (`None`: the translator's default).
 type Group = (usize, Option<[u32; 2]>);
 
-/// The group of the run (`None`: single steps) and a note for the report: the
-/// option's `forced` count, refused with the reason where the call cannot run it, with `popts`'
-/// block steps counted in groups; else, on CUDA, the tuner's pick, with its plan options.
+/// The group of the run (`None`: single steps) and a note for the report: the count the
+/// caller forced, refused with the reason where the call cannot run it, with `popts`' block
+/// steps counted in groups; else, on CUDA, the tuner's pick, with its plan options.
 fn fusion(
     program: &Program,
     inv: &Invocation<'_>,
-    opts: &Options,
+    settled: &Settled,
     popts: &mut PlanOptions,
     backend: Backend,
-    forced: Option<usize>,
 ) -> Result<(Option<Group>, Option<String>), Error> {
-    if let Some(s) = forced {
-        crate::fuse::in_groups(program, inv.steps, s, opts, popts)?;
+    if let Some(s) = settled.fuse {
+        crate::fuse::in_groups(program, inv.steps, s, settled, popts)?;
         return Ok((Some((s, None)), None));
     }
     let (picked, note) = match backend.probe() {
-        Some(probe) => {
-            let fixed = crate::config::Fixed::of(program, opts);
-            crate::tune::fusion::auto_fuse(probe, program, inv, opts, fixed, popts)
-        }
+        Some(probe) => crate::tune::fusion::auto_fuse(probe, program, inv, settled, popts),
         None => (None, None),
     };
     Ok((
@@ -505,6 +501,7 @@ impl Cursor {
 struct Session<'a> {
     program: &'a Program,
     opts: &'a Options,
+    settled: &'a Settled,
     executor: Box<dyn Executor>,
     fingerprint: Option<&'a checkpoint::Fingerprint>,
 }
@@ -532,12 +529,12 @@ impl Session<'_> {
             inv.steps = plan.steps;
             inv.reduction_init = cursor.reductions.clone();
             // Progress counts over the whole call, not the segment's plan.
-            let mut seg_opts = self.opts.clone();
-            seg_opts.on_progress =
-                (self.opts.on_progress.as_ref()).map(|p| p.segment(cursor.done, steps));
+            let mut segment = self.settled.clone();
+            segment.on_progress =
+                (self.settled.on_progress.as_ref()).map(|p| p.segment(cursor.done, steps));
             let out = self
                 .executor
-                .execute(self.program, plan, &inv, &seg_opts)
+                .execute(self.program, plan, &inv, &segment)
                 .map_err(|e| cursor.in_context(e))?;
             cursor.reductions = out.reductions;
             match &mut report {

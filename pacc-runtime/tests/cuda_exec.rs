@@ -5,6 +5,7 @@
 #![cfg(feature = "cuda")]
 
 use ndarray::{Array2, Array3};
+use pacc_runtime::config::settle;
 use pacc_runtime::exec::cuda::{self, PinnedArray};
 use pacc_runtime::exec::CpuKernels;
 use pacc_runtime::host::{host_array, host_array_mut};
@@ -33,7 +34,7 @@ fn heat_on_cuda(
         host_array(&*kk, "k").unwrap(),
     ];
     let inv = heat_invocation(arrays, pt, steps);
-    let out = cuda::execute(prog, plan, &inv, opts);
+    let out = cuda::execute(prog, plan, &inv, &settle(prog, opts));
     drop(inv);
     out.map(|o| (got, o))
 }
@@ -148,7 +149,7 @@ fn device_memory_cap(scheme: Scheme) {
         &prog,
         &plan,
         &heat_invocation(arrays, pt, steps),
-        &Options::default(),
+        &settle(&prog, &Options::default()),
     );
     cuda::set_device_memory_limit(None);
     let out = r.unwrap();
@@ -181,7 +182,7 @@ fn device_memory_cap(scheme: Scheme) {
         &prog,
         &plan,
         &heat_invocation(arrays, pt, steps),
-        &Options::default(),
+        &settle(&prog, &Options::default()),
     );
     cuda::set_device_memory_limit(None);
     match r {
@@ -232,7 +233,7 @@ fn registration_failure_falls_back_to_staged_copy() {
         &prog,
         &plan,
         &heat_invocation(arrays, pt, steps),
-        &Options::default().host_path(HostPath::Register),
+        &settle(&prog, &Options::default().host_path(HostPath::Register)),
     )
     .unwrap();
     unsafe { sys::cuMemHostUnregister(page as *mut _) };
@@ -280,7 +281,7 @@ fn heat3d_interior_rim() {
                 &prog,
                 &plan,
                 &heat_invocation(arrays, pt, steps),
-                &Options::default(),
+                &settle(&prog, &Options::default()),
             )
             .unwrap();
             let bad: usize = (0..2)
@@ -328,7 +329,13 @@ fn heat3d_pinned_arrays_skip_registration_and_trace() {
             host_array(&vk, "k").unwrap(),
         ];
         let inv = heat_invocation(arrays, pt, steps);
-        let out = cuda::execute(&prog, &plan, &inv, &Options::default().trace(&trace)).unwrap();
+        let out = cuda::execute(
+            &prog,
+            &plan,
+            &inv,
+            &settle(&prog, &Options::default().trace(&trace)),
+        )
+        .unwrap();
         drop(inv);
         assert_bits_eq3(&pa.to_owned(), &want[0], "pinned a");
         assert_bits_eq3(&pb.to_owned(), &want[1], "pinned b");
@@ -483,7 +490,7 @@ fn jacobi2d_all_schemes_equal_serial() {
                     points: vec![],
                 },
             };
-            let out = cuda::execute(&prog, &plan, &inv, &Options::default())
+            let out = cuda::execute(&prog, &plan, &inv, &settle(&prog, &Options::default()))
                 .unwrap_or_else(|e| panic!("{scheme} d={d} k={k}: {e}"));
             drop(inv);
             for i in 0..2 {
@@ -535,7 +542,7 @@ fn nvrtc_error_carries_the_log() {
             points: vec![],
         },
     };
-    match cuda::execute(&prog, &plan, &inv, &Options::default()) {
+    match cuda::execute(&prog, &plan, &inv, &settle(&prog, &Options::default())) {
         Err(Error::Nvrtc { kernel, log }) => {
             println!("NVRTC error for `{kernel}`:\n{log}");
             assert_eq!(kernel, "broken");
@@ -577,7 +584,7 @@ fn heat3d_timing() {
             opts = opts
                 .trace(std::path::Path::new(&dir).join(format!("trace-{scheme}-d{d}-k{k}.json")));
         }
-        let out = cuda::execute(&prog, &plan, &inv, &opts).unwrap();
+        let out = cuda::execute(&prog, &plan, &inv, &settle(&prog, &opts)).unwrap();
         drop(inv);
         let r = &out.report;
         let link = r.link_bytes() as f64 / 1e9;
@@ -601,7 +608,7 @@ fn heat3d_timing() {
                 &prog,
                 &plan2,
                 &heat_invocation(arrays, pt, steps),
-                &Options::default(),
+                &settle(&prog, &Options::default()),
             )
             .unwrap();
             for i in 0..2 {
@@ -640,7 +647,7 @@ fn heat3d_timing() {
         &prog,
         &plan,
         &heat_invocation(arrays, [n / 2; 3], steps),
-        &Options::default(),
+        &settle(&prog, &Options::default()),
     );
     cuda::set_device_memory_limit(None);
     let out = r.unwrap();
@@ -970,7 +977,7 @@ fn heat3d_wavefront_ring_equals_serial() {
             host_array(&*kk, "k").unwrap(),
         ];
         let inv = heat_invocation(arrays, pt, steps);
-        let out = cuda::execute(&prog, &plan, &inv, &Options::default())
+        let out = cuda::execute(&prog, &plan, &inv, &settle(&prog, &Options::default()))
             .unwrap_or_else(|e| panic!("{what}: {e}"));
         drop(inv);
         assert_eq!(out.plan.ring.is_some(), plan.ring.is_some(), "{what}");
@@ -1012,7 +1019,7 @@ fn heat3d_fma_within_tolerance() {
         &prog,
         &plan,
         &heat_invocation(arrays, pt, steps),
-        &Options::default().fma(true),
+        &settle(&prog, &Options::default().fma(true)),
     )
     .unwrap();
     let mut worst = 0f32;
@@ -1058,7 +1065,7 @@ fn jacobi2d_more_than_65535_planes() {
                 points: vec![],
             },
         };
-        let out = cuda::execute(&prog, &plan, &inv, &Options::default()).unwrap();
+        let out = cuda::execute(&prog, &plan, &inv, &settle(&prog, &Options::default())).unwrap();
         drop(inv);
         assert_eq!(got[0], want[0], "d={d} k={k}");
         assert_eq!(got[1], want[1], "d={d} k={k}");
@@ -1106,7 +1113,7 @@ fn heat3d_out_of_core_capped() {
             &prog,
             &plan,
             &heat_invocation(arrays, pt, steps),
-            &Options::default(),
+            &settle(&prog, &Options::default()),
         )
     };
     cuda::set_device_memory_limit(None);
@@ -1135,7 +1142,7 @@ fn heat3d_out_of_core_capped() {
             &prog,
             &plan2,
             &heat_invocation(arrays, pt, steps),
-            &Options::default(),
+            &settle(&prog, &Options::default()),
         )
         .unwrap()
     };

@@ -7,6 +7,7 @@
 #![cfg(feature = "cuda")]
 
 use ndarray::Array3;
+use pacc_runtime::config::settle;
 use pacc_runtime::exec::cuda;
 use pacc_runtime::fault::{self, Site};
 use pacc_runtime::host::{host_array, host_array_mut};
@@ -44,7 +45,8 @@ fn run_heat_with(
         host_array(&*k, "k").unwrap(),
     ];
     let inv = heat_invocation(host, PT, STEPS);
-    cuda::execute(&heat_program(), plan, &inv, opts).map(|o| o.reductions[0])
+    cuda::execute(&heat_program(), plan, &inv, &settle(&heat_program(), opts))
+        .map(|o| o.reductions[0])
 }
 
 fn same_bits(x: &[Array3<f32>; 3], y: &[Array3<f32>; 3]) -> bool {
@@ -224,7 +226,7 @@ fn a_registration_fault_leaves_the_arrays_untouched_and_unlocked() {
                         host_array(&*k, "k").unwrap(),
                     ];
                     let inv = heat_invocation(host, PT, STEPS);
-                    cuda::execute(&prog, &plan, &inv, &opts).map(|o| o.report)
+                    cuda::execute(&prog, &plan, &inv, &settle(&prog, &opts)).map(|o| o.report)
                 };
                 let what = format!("{scheme} threads {threads} overlap {overlap} #{nth}");
                 let e = match r {
@@ -316,7 +318,7 @@ fn concurrent_runs_sharing_a_read_only_array() {
                             host_array(k, "k").unwrap(),
                         ];
                         let inv = heat_invocation(arrays, PT, STEPS);
-                        cuda::execute(prog, &plan, &inv, &Options::default())
+                        cuda::execute(prog, &plan, &inv, &settle(prog, &Options::default()))
                             .unwrap_or_else(|e| panic!("thread {t} run {rep} {scheme}: {e}"));
                         drop(inv);
                         assert_bits_eq3(&a, &want[0], &format!("thread {t} run {rep} a"));

@@ -362,19 +362,18 @@ fn plan_run(a: PlanArgs, out: &mut String) -> Result<(), String> {
     let program = one_function(&a.file, a.function.as_deref())?.program;
     let shape = numbers(&a.shape)
         .map_err(|_| format!("--shape `{}`: expected numbers like 512,512,512", a.shape))?;
-    // As a run: 0 or 1 step per launch is the single-step kernels.
-    let fuse = a.fuse.filter(|&s| s > 1);
     let mut o = pacc_runtime::Options::new()
         .read_only_ring(!a.no_ring)
         .set_by("fuse", pacc_runtime::Origin::CommandLine);
     (o.chunks, o.block_steps, o.scheme) = (a.chunks, a.block_steps, Some(a.scheme));
-    o.fuse = fuse;
+    o.fuse = a.fuse;
+    // As a run: settled once (0 or 1 step per launch is the single-step kernels).
+    let settled = config::settle(&program, &o);
+    let fuse = settled.fuse;
     // One block by default: as many steps as the blocking depth the run would use (for a fused
     // run, rounded up to whole groups: the block it would run).
     let steps = a.steps.unwrap_or_else(|| {
-        let k = config::Fixed::of(&program, &o)
-            .block_steps
-            .unwrap_or(config::DEFAULT_BLOCK_STEPS);
+        let k = (settled.fixed.block_steps).unwrap_or(config::DEFAULT_BLOCK_STEPS);
         fuse.map_or(k, |s| k.div_ceil(s) * s)
     });
     let point_planes: Vec<usize> = match &a.points {
@@ -408,7 +407,7 @@ fn plan_run(a: PlanArgs, out: &mut String) -> Result<(), String> {
     let (program, plan_steps) = match fuse {
         None => (program, steps),
         Some(s) => {
-            let groups = pacc_runtime::fuse::in_groups(&program, steps, s, &o, &mut opts)
+            let groups = pacc_runtime::fuse::in_groups(&program, steps, s, &settled, &mut opts)
                 .map_err(|e| e.to_string())?;
             (
                 pacc_runtime::fuse::program(&program, s).map_err(|e| e.to_string())?,

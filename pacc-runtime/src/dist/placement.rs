@@ -56,7 +56,7 @@ pub(super) fn decide(
     }
     if lo == 0 || lo != hi {
         let why = match (&here, lo == hi) {
-            (Err(w), _) => w.clone(),
+            (Err(w), _) => w.to_string(),
             (Ok(_), true) => "another rank cannot keep its slab where it computes".into(),
             (Ok(_), false) => "the ranks run on different backends".into(),
         };
@@ -72,8 +72,7 @@ pub(super) fn decide(
             agree(comm, mine.map_err(Error::from))?;
         }
         return Ok(match here {
-            Err(_) if !forced && opts.halo == HaloMode::Host => Placement::Asked,
-            Err(_) if !forced && !matches!(chosen(opts), Ok(Backend::Cuda)) => Placement::Asked,
+            Err(w) if !forced && w.asked() => Placement::Asked,
             _ => Placement::Host(why, false),
         });
     }
@@ -155,36 +154,72 @@ fn chosen(opts: &Options) -> Result<Backend, Error> {
     backend::choose(opts.backend, Some(opts.source_of("backend")))
 }
 
-/// What would carry this rank's exchanges in a resident run; why none would.
-fn carrier(opts: &Options, inputs: Option<&TuneInputs>) -> Result<Carrier, String> {
-    if opts.halo == HaloMode::Host {
-        return Err("PACC_HALO=host asks for it".into());
+/// Why this rank could not keep its slab where it computes for a resident run.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+enum NoCarrier {
+    /// The caller asked for the host exchange.
+    #[error("PACC_HALO=host asks for it")]
+    Asked,
+    /// The CPU backend, which keeps its slab in host memory unless asked.
+    #[error("the CPU backend exchanges through host memory unless PACC_HALO=device")]
+    HostBackend,
+    /// No backend could be chosen (its error).
+    #[error("{0}")]
+    Backend(String),
+    /// The NCCL library is missing (`nccl::available`'s reason).
+    #[cfg(feature = "cuda")]
+    #[error("{0}")]
+    NoNccl(String),
+    /// Ranks share a GPU, and NCCL needs one per rank.
+    #[cfg(feature = "cuda")]
+    #[error("{sharing} ranks share each GPU, and NCCL needs a GPU of its own for every rank")]
+    SharedGpu { sharing: usize },
+    /// The GPU's memory, which the window must fit, could not be measured.
+    #[cfg(feature = "cuda")]
+    #[error("the GPU's memory could not be measured")]
+    Unmeasured,
+    /// This build has no CUDA backend.
+    #[cfg(not(feature = "cuda"))]
+    #[error(transparent)]
+    NoCuda(#[from] backend::CudaUnavailable),
+}
+
+impl NoCarrier {
+    /// Whether the host exchange is what the call asked for rather than a fallback: the
+    /// halo option says so, or the CPU backend runs (or none could be chosen, which the run
+    /// reports itself).
+    fn asked(&self) -> bool {
+        matches!(
+            self,
+            NoCarrier::Asked | NoCarrier::HostBackend | NoCarrier::Backend(_)
+        )
     }
-    match chosen(opts).map_err(|e| e.to_string())? {
+}
+
+/// What would carry this rank's exchanges in a resident run; why none would.
+fn carrier(opts: &Options, inputs: Option<&TuneInputs>) -> Result<Carrier, NoCarrier> {
+    if opts.halo == HaloMode::Host {
+        return Err(NoCarrier::Asked);
+    }
+    match chosen(opts).map_err(|e| NoCarrier::Backend(e.to_string()))? {
         Backend::Cpu(_) if opts.halo == HaloMode::Device => Ok(Carrier::Mpi),
-        Backend::Cpu(_) => Err("the CPU backend exchanges through host memory unless \
-                                PACC_HALO=device"
-            .into()),
+        Backend::Cpu(_) => Err(NoCarrier::HostBackend),
         Backend::Cuda => nccl_carrier(inputs),
     }
 }
 
 #[cfg(feature = "cuda")]
-fn nccl_carrier(inputs: Option<&TuneInputs>) -> Result<Carrier, String> {
-    super::nccl::available()?;
+fn nccl_carrier(inputs: Option<&TuneInputs>) -> Result<Carrier, NoCarrier> {
+    super::nccl::available().map_err(NoCarrier::NoNccl)?;
     let devices = crate::exec::cuda::available().map_or(1, |d| d.count);
     let sharing = super::ranks_per_device(devices);
     if sharing > 1 {
-        return Err(format!(
-            "{sharing} ranks share each GPU, and NCCL needs a GPU of its own for every rank"
-        ));
+        return Err(NoCarrier::SharedGpu { sharing });
     }
-    inputs
-        .map(|_| Carrier::Nccl)
-        .ok_or_else(|| "the GPU's memory could not be measured".into())
+    inputs.map(|_| Carrier::Nccl).ok_or(NoCarrier::Unmeasured)
 }
 
 #[cfg(not(feature = "cuda"))]
-fn nccl_carrier(_inputs: Option<&TuneInputs>) -> Result<Carrier, String> {
-    Err("pacc was built without the `cuda` feature".into())
+fn nccl_carrier(_inputs: Option<&TuneInputs>) -> Result<Carrier, NoCarrier> {
+    Err(backend::CudaUnavailable::NotBuilt.into())
 }

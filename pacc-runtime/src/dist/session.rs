@@ -15,6 +15,7 @@ use crate::options::{BackendChoice, Options};
 use crate::plan::{self, Plan, PlanOptions};
 use crate::program::{Program, Stage};
 use crate::report::Report;
+use crate::settled::{Fixed, Settled};
 use mpi::traits::Communicator as _;
 use std::time::Instant;
 
@@ -42,7 +43,8 @@ pub fn run(
     let mut inv = inv;
     inv.points = local::points(&inv.points, &inside, slab);
     inv.cpu = local::global_kernels(inv.cpu, slab);
-    let ready = prepare(program, &lprog, slab, &inv, opts);
+    let settled = crate::config::settle(&lprog, opts);
+    let ready = prepare(program, &lprog, slab, &inv, opts, &settled);
     let mut s = agree(comm, ready)?;
     let peers = match (slab.resident, s.backend) {
         (true, backend) => carrier(comm, backend, opts, &mut s.report)?,
@@ -89,6 +91,7 @@ pub fn run(
         lprog: &lprog,
         user,
         opts,
+        settled: &settled,
         peers: peers.as_deref(),
         host,
         relay: relayed.as_ref(),
@@ -175,6 +178,7 @@ struct Segments<'a, 'c, 'h> {
     lprog: &'a Program,
     user: Vec<HostArray<'h>>,
     opts: &'a Options,
+    settled: &'a Settled,
     peers: Option<&'a (dyn Peers + 'c)>,
     /// What carries the host exchange between segments.
     host: &'a (dyn Peers + 'c),
@@ -254,7 +258,7 @@ impl<'a, 'h> Segments<'a, '_, 'h> {
             (Some(i), Some(p)) => {
                 let plan = &self.plans[i];
                 let exec = s.backend.executor();
-                exec.execute_with(self.lprog, plan, inv, self.opts, Some(p))
+                exec.execute_with(self.lprog, plan, inv, self.settled, Some(p))
                     .map(|o| (o.reductions, o.report))
             }
             _ => {
@@ -264,7 +268,7 @@ impl<'a, 'h> Segments<'a, '_, 'h> {
                     s.tail.as_ref().unwrap_or(&s.full)
                 };
                 let beside_peers = beside.as_deref().map(|b| b as &dyn Peers);
-                execute(s.backend, self.lprog, plan, inv, self.opts, beside_peers)
+                execute(s.backend, self.lprog, plan, inv, self.settled, beside_peers)
             }
         };
         let waited = Instant::now();
@@ -565,15 +569,16 @@ fn prepare(
     slab: &Slab,
     inv: &Invocation<'_>,
     opts: &Options,
+    settled: &Settled,
 ) -> Result<Session, Error> {
     opts.validate()?;
     crate::validate::call(lprog, inv)?;
     let backend = choose_backend(opts.backend, opts.source_of("backend"))?;
-    if let Some(s) = crate::config::fuse(opts) {
+    if let Some(s) = settled.fuse {
         return Err(Error::Setting {
             setting: "fuse",
             value: s.to_string(),
-            from: opts.source_of("fuse"),
+            from: settled.fuse_from.clone(),
             problem: "a distributed run does not run fused kernels yet".into(),
             fix: "leave it unset (or 1) for a distributed run".into(),
         });
@@ -599,12 +604,14 @@ fn prepare(
     if let Some(probe) = backend.probe().filter(|_| blocks) {
         // The rank's chunks (and scheme, unless named) for its window at the agreed depth,
         // with its kernels timed on its own arrays.
-        let o = Options {
-            block_steps: Some(k),
-            ..opts.clone()
+        let at_depth = Settled {
+            fixed: Fixed {
+                block_steps: Some(k),
+                ..settled.fixed
+            },
+            ..settled.clone()
         };
-        let fixed = crate::config::Fixed::of(lprog, &o);
-        let (tuned, note) = crate::tune::auto_plan_options(probe, lprog, inv, &o, fixed, popts);
+        let (tuned, note) = crate::tune::auto_plan_options(probe, lprog, inv, &at_depth, popts);
         probe.release();
         popts = tuned;
         notes.extend(note);
@@ -628,8 +635,7 @@ fn prepare(
     }
     // The fingerprint reads every input array (69 GB a rank at 2100^3 on two GPUs): only
     // checkpoints and resuming need it, as on one node (`run.rs`).
-    let durable = opts.checkpoint.is_some() || opts.resume.is_some();
-    let fp = durable.then(|| {
+    let fp = settled.durable.then(|| {
         let saved = (0..program.arrays.len())
             .map(|a| crate::binding::written_physically(program, a))
             .collect();
@@ -700,11 +706,11 @@ fn execute(
     program: &Program,
     plan: &Plan,
     inv: &Invocation<'_>,
-    opts: &Options,
+    settled: &Settled,
     peers: Option<&dyn Peers>,
 ) -> Result<(Vec<f64>, Report), Error> {
     let out = backend
         .executor()
-        .execute_with(program, plan, inv, opts, peers)?;
+        .execute_with(program, plan, inv, settled, peers)?;
     Ok((out.reductions, out.report))
 }

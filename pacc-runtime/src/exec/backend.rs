@@ -7,7 +7,7 @@ use crate::exec::Executor;
 use crate::options::BackendChoice;
 use crate::tune::Probe;
 #[cfg(not(feature = "cuda"))]
-use crate::{invocation::Invocation, options::Options, plan::Plan, program::Program};
+use crate::{invocation::Invocation, plan::Plan, program::Program, settled::Settled};
 
 /// The backend a call runs on, once the choice is resolved against what this machine has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,13 +66,10 @@ impl Executor for NoCuda {
         _: &Program,
         _: &Plan,
         _: &Invocation<'_>,
-        _: &Options,
+        _: &Settled,
         _: Option<&dyn crate::exec::Peers>,
     ) -> Result<crate::exec::Executed, Error> {
-        Err(Error::no_cuda(
-            "pacc was built without the `cuda` feature",
-            None,
-        ))
+        Err(Error::no_cuda(CudaUnavailable::NotBuilt.to_string(), None))
     }
 }
 
@@ -89,7 +86,7 @@ pub(crate) fn choose(choice: BackendChoice, from: Option<String>) -> Result<Back
         BackendChoice::Cpu => Backend::Cpu(Order::Submission),
         BackendChoice::Shuffled(seed) => Backend::Cpu(Order::Shuffled(seed)),
         BackendChoice::Cuda => {
-            cuda_available().map_err(|reason| Error::no_cuda(reason, from))?;
+            cuda_available().map_err(|reason| Error::no_cuda(reason.to_string(), from))?;
             Backend::Cuda
         }
         BackendChoice::Auto => match cuda_available() {
@@ -102,22 +99,33 @@ pub(crate) fn choose(choice: BackendChoice, from: Option<String>) -> Result<Back
     })
 }
 
+/// Why the CUDA backend cannot run here: the build (rebuild with the `cuda` feature) or the
+/// machine (a library, a device, the driver).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum CudaUnavailable {
+    #[cfg(not(feature = "cuda"))]
+    #[error("pacc was built without the `cuda` feature")]
+    NotBuilt,
+    #[cfg(feature = "cuda")]
+    #[error(transparent)]
+    Machine(#[from] crate::exec::cuda::Unavailable),
+}
+
 /// Whether the CUDA backend can run here (`Ok`), else why not.
 #[cfg(not(feature = "cuda"))]
-fn cuda_available() -> Result<(), String> {
-    Err("pacc was built without the `cuda` feature".into())
+fn cuda_available() -> Result<(), CudaUnavailable> {
+    Err(CudaUnavailable::NotBuilt)
 }
 
 /// Whether the CUDA backend can run here (`Ok`), else why not.
 #[cfg(feature = "cuda")]
-fn cuda_available() -> Result<(), String> {
-    crate::exec::cuda::available()
-        .map(|_| ())
-        .map_err(String::from)
+fn cuda_available() -> Result<(), CudaUnavailable> {
+    crate::exec::cuda::available()?;
+    Ok(())
 }
 
 /// Says once per process that `auto` fell back to the CPU backend.
-fn announce_cpu_fallback(reason: &str) {
+fn announce_cpu_fallback(reason: &CudaUnavailable) {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| eprintln!("pacc: no CUDA device ({reason}); running on the CPU backend"));
 }

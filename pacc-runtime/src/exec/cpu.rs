@@ -12,11 +12,11 @@ use crate::error::{CompressError, Error, Result};
 use crate::exec::{reduction_identity, BufView, Executed, Executor, KernelFrame, Peers, Tracker};
 use crate::fault::{self, Site};
 use crate::invocation::Invocation;
-use crate::options::Options;
 use crate::plan::{HostSide, Op, OpKind, Plan};
 use crate::program::{Elem, Program, ReduceOp};
 use crate::progress::{OnProgress, StepCounter};
 use crate::report::{Report, StageTimes};
+use crate::settled::Settled;
 use crate::validate;
 use rayon::prelude::*;
 use std::ops::Range;
@@ -60,11 +60,11 @@ impl Executor for CpuExecutor {
         program: &Program,
         plan: &Plan,
         inv: &Invocation<'_>,
-        opts: &Options,
+        settled: &Settled,
         peers: Option<&dyn Peers>,
     ) -> Result<Executed> {
         let start = Instant::now();
-        let progress = opts.on_progress.as_ref();
+        let progress = settled.on_progress.as_ref();
         let out = run_plan(program, plan, inv, self.order, progress, peers)?;
         let device = format!("CPU, {} rayon threads", rayon::current_num_threads());
         let mut report = Report::of_plan(program, self.name(), Some(device), plan);

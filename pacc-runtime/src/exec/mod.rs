@@ -21,10 +21,10 @@ pub use tracker::{writes_user_array, Tracker};
 
 use crate::error::Result;
 use crate::invocation::Invocation;
-use crate::options::Options;
 use crate::plan::Plan;
 use crate::program::Program;
 use crate::report::Report;
+use crate::settled::Settled;
 
 /// What executing a plan gives back besides the host arrays it updated in place.
 #[derive(Debug)]
@@ -46,15 +46,17 @@ pub trait Executor {
     /// The backend's name in reports: "cpu", "shuffled" or "cuda".
     fn name(&self) -> &'static str;
 
-    /// Runs `plan` for `program`; the invocation's host arrays are read and written in place.
-    /// A plan with halo exchanges ([`crate::plan::exchange`]) needs `peers` to carry them out;
-    /// without, its first exchange is an error.
+    /// Runs `plan` for `program` with the call's resolved settings (`settled`: the session
+    /// resolves them, an executor applies no precedence of its own); the invocation's host
+    /// arrays are read and written in place. A plan with halo exchanges
+    /// ([`crate::plan::exchange`]) needs `peers` to carry them out; without, its first exchange
+    /// is an error.
     fn execute_with(
         &self,
         program: &Program,
         plan: &Plan,
         inv: &Invocation<'_>,
-        opts: &Options,
+        settled: &Settled,
         peers: Option<&dyn Peers>,
     ) -> Result<Executed>;
 
@@ -64,8 +66,8 @@ pub trait Executor {
         program: &Program,
         plan: &Plan,
         inv: &Invocation<'_>,
-        opts: &Options,
+        settled: &Settled,
     ) -> Result<Executed> {
-        self.execute_with(program, plan, inv, opts, None)
+        self.execute_with(program, plan, inv, settled, None)
     }
 }

@@ -1,7 +1,8 @@
 //! The CUDA backend's settings, kept apart from the settings every backend reads so that a new
 //! backend adds its own struct beside this one instead of fields across [`Options`](super::Options).
 //! The builder methods on `Options` (`fma`, `trace`, `kernel_form`, `march`, `row_padding`,
-//! `page_locking`) set these fields.
+//! `page_locking`) set these fields; `crate::config::settle` resolves them into what the
+//! backend reads (`crate::settled::CudaSettings`).
 
 use super::{env_usize, switch};
 use crate::error::Error;
@@ -20,14 +21,14 @@ pub struct CudaOptions {
     pub kernel_form: KernelForm,
     /// The marching kernels' compile-time shape (see [`MarchTuning`]). Unset: `PACC_MARCH`,
     /// else the tuner's choice on long runs, else the translator's defaults
-    /// (`crate::config::march`).
+    /// (`crate::config::settle`).
     pub march: Option<MarchTuning>,
     /// Keep rows unpadded in the device buffers (`PACC_PAD_ROWS=0`). By default every row of a
     /// translated program's buffers starts on 128 bytes (see
     /// [`Options::row_padding`](super::Options::row_padding)).
     pub unpadded_rows: bool,
     /// Threads page-locking the user's arrays (`PACC_PIN_THREADS`; unset:
-    /// `exec::cuda::DEFAULT_PIN_THREADS`).
+    /// `crate::settled::DEFAULT_PIN_THREADS`).
     pub pin_threads: Option<usize>,
     /// Page-lock every piece of the user's arrays before the first operation
     /// (`PACC_PIN_OVERLAP=0`) instead of beside the run's first transfers and kernels.

@@ -7,8 +7,8 @@ use super::Probe;
 use crate::error::Error;
 use crate::invocation::Invocation;
 use crate::march::MarchTuning;
-use crate::options::Options;
 use crate::program::{Elem, Program};
+use crate::settled::Settled;
 use std::sync::Mutex;
 
 /// Kernels at `rate` points per second on any slab; march candidate `i` at `i + 1` Gpt/s; a
@@ -52,7 +52,7 @@ impl Probe for FakeDevice {
         &self,
         program: &Program,
         _: &Invocation<'_>,
-        _: &Options,
+        _: &Settled,
         planes: usize,
     ) -> Result<TuneInputs, Error> {
         self.note(format!("inputs {planes}"));
@@ -77,7 +77,7 @@ impl Probe for FakeDevice {
         &self,
         _: &Program,
         _: &Invocation<'_>,
-        _: &Options,
+        _: &Settled,
         candidates: &[MarchTuning],
     ) -> Vec<(MarchTuning, Vec<f64>)> {
         self.note(format!("time {}", candidates.len()));
@@ -95,8 +95,8 @@ impl Probe for FakeDevice {
         Err(Error::Internal("the fake device has no codecs".into()))
     }
 
-    fn compile_ahead(&self, forms: &[(&Program, &Options)]) {
-        let marches: Vec<_> = forms.iter().map(|(_, o)| o.cuda.march).collect();
+    fn compile_ahead(&self, forms: &[(&Program, &Settled)]) {
+        let marches: Vec<_> = forms.iter().map(|(_, s)| s.cuda.march.get().ok()).collect();
         self.note(format!("compile {marches:?}"));
     }
 }

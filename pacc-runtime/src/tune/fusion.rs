@@ -10,9 +10,9 @@
 //! timing a fused form costs a compile and a short run; the forms are timed shallowest
 //! first, and a deeper one only while the shallower beat single steps.
 
-use crate::options::Options;
 use crate::plan::PlanOptions;
 use crate::program::Program;
+use crate::settled::Settled;
 
 /// A fused form is taken only when its predicted run is at most this share of the single-step
 /// one: the slab's rates carry a few percent of noise, and a tie is not worth the level
@@ -46,9 +46,10 @@ pub const BLOCK_TRIALS: usize = 3;
 /// The variants of fused program `fp` the tuner times: its vector form with each of its first
 /// [`BLOCK_TRIALS`] blocks, or `fp` alone where it has one block or none, or where the caller's
 /// march settings ask for the one-column form (`vx=1`).
-pub fn block_variants(fp: &Program, opts: &Options) -> Vec<(Option<[u32; 2]>, Program)> {
+pub fn block_variants(fp: &Program, settled: &Settled) -> Vec<(Option<[u32; 2]>, Program)> {
     let blocks = (fp.fusion.active.as_ref()).map_or(Vec::new(), |a| a.decl.vector_blocks.clone());
-    let vector = opts.cuda.march.is_none_or(|t| t.vector());
+    // An unreadable `PACC_MARCH` fails every form's compile, which the fusion note reports.
+    let vector = settled.cuda.march.get().map_or(true, |t| t.vector());
     if blocks.len() < 2 || !vector {
         return vec![(blocks.first().copied().filter(|_| vector), fp.clone())];
     }
@@ -60,9 +61,15 @@ pub fn block_variants(fp: &Program, opts: &Options) -> Vec<(Option<[u32; 2]>, Pr
 /// The fused step counts worth timing for a call of `steps` steps: forms the translator
 /// generated that the call can run (a multiple of the group, no checkpoints or compression;
 /// [`crate::fuse::refuse`] is the rule).
-pub fn candidates(program: &Program, steps: usize, opts: &Options, compressed: bool) -> Vec<usize> {
-    let allowed =
-        |s: usize| crate::fuse::refuse(program, steps, s, String::new(), opts, compressed).is_ok();
+pub fn candidates(
+    program: &Program,
+    steps: usize,
+    settled: &Settled,
+    compressed: bool,
+) -> Vec<usize> {
+    let allowed = |s: usize| {
+        crate::fuse::refuse(program, steps, s, String::new(), settled, compressed).is_ok()
+    };
     (program.fusion.kernels.iter())
         .map(|k| k.steps)
         .filter(|&s| s > 1 && allowed(s))
@@ -113,9 +120,9 @@ mod weigh {
     use super::{candidates, pick, slab_planes, FUSE_MARGIN, SLAB_SLACK, WEIGH_SECONDS};
     use crate::error::Error;
     use crate::invocation::Invocation;
-    use crate::options::Options;
     use crate::plan::PlanOptions;
     use crate::program::{FusionError, Program};
+    use crate::settled::Settled;
     use crate::tune::{
         plane_rate, tuned_choice, useful_points, Fixed, Probe, TuneChoice, MARCH_TUNE_POINTS,
     };
@@ -133,30 +140,30 @@ mod weigh {
     /// `run`'s hook, on a backend with a [`Probe`] when the options leave fusion free: the fused form
     /// to run (its steps per launch and plan options, block steps in groups) when the model
     /// predicts it beats single steps, and a note for the report whenever fusion was weighed.
-    /// `base` holds the planner settings the single-step run resolved, `fixed` what the caller
-    /// fixed of them.
+    /// `base` holds the planner settings the single-step run resolved, `settled.fixed` what the
+    /// caller fixed of them.
     pub fn auto_fuse(
         probe: &dyn Probe,
         program: &Program,
         inv: &Invocation<'_>,
-        opts: &Options,
-        fixed: Fixed,
+        settled: &Settled,
         base: &PlanOptions,
     ) -> (Option<Picked>, Option<String>) {
         let shape = inv.arrays[0].shape();
-        if opts.fuse.is_some() || useful_points(program, shape, inv.steps) < MARCH_TUNE_POINTS {
+        let long = useful_points(program, shape, inv.steps) >= MARCH_TUNE_POINTS;
+        if !settled.fusion_free || !long {
             return (None, None);
         }
-        let steps = candidates(program, inv.steps, opts, base.compresses());
+        let steps = candidates(program, inv.steps, settled, base.compresses());
         if steps.is_empty() {
             return (None, None);
         }
-        if clearly_short(probe, program, inv, opts, fixed, base) {
+        if clearly_short(probe, program, inv, settled, base) {
             return (None, None);
         }
         let began = std::time::Instant::now();
         let planes = slab_planes(program, shape, &steps);
-        let single = match form(probe, program, inv, opts, fixed, base, 1, planes) {
+        let single = match form(probe, program, inv, settled, base, 1, planes) {
             Ok(f) => f,
             Err(e) => return (None, Some(format!("fusion not weighed ({e})"))),
         };
@@ -169,13 +176,13 @@ mod weigh {
             .map(|&s| {
                 (
                     s,
-                    crate::fuse::program(program, s).map(|p| block_variants(&p, opts)),
+                    crate::fuse::program(program, s).map(|p| block_variants(&p, settled)),
                 )
             })
             .collect();
-        let ahead: Vec<(&Program, &Options)> = (fused.iter())
+        let ahead: Vec<(&Program, &Settled)> = (fused.iter())
             .filter_map(|(_, v)| v.as_ref().ok())
-            .flat_map(|v| v.iter().map(|(_, p)| (p, opts)))
+            .flat_map(|v| v.iter().map(|(_, p)| (p, settled)))
             .collect();
         probe.compile_ahead(&ahead);
         // Deeper groups recompute more halo: time the next one only while fusing deeper pays.
@@ -184,7 +191,7 @@ mod weigh {
         let mut best = single.choice.predicted_seconds;
         for (i, (s, variants)) in fused.into_iter().enumerate() {
             let f = (variants.map_err(|e| Error::Internal(e.to_string())))
-                .and_then(|v| fastest_block(probe, v, inv, opts, fixed, base, s, planes));
+                .and_then(|v| fastest_block(probe, v, inv, settled, base, s, planes));
             let t = match f {
                 Ok(f) => {
                     let t = f.choice.predicted_seconds;
@@ -224,13 +231,11 @@ mod weigh {
 
     /// The fastest of a fused form's block variants ([`block_variants`]), each timed on the
     /// slab; an error only when every variant failed.
-    #[allow(clippy::too_many_arguments)]
     fn fastest_block(
         probe: &dyn Probe,
         variants: Vec<(Option<[u32; 2]>, Program)>,
         inv: &Invocation<'_>,
-        opts: &Options,
-        fixed: Fixed,
+        settled: &Settled,
         base: &PlanOptions,
         s: usize,
         planes: usize,
@@ -238,7 +243,7 @@ mod weigh {
         let mut best: Option<Form> = None;
         let mut last_err = None;
         for (block, fp) in variants {
-            match form(probe, &fp, inv, opts, fixed, base, s, planes) {
+            match form(probe, &fp, inv, settled, base, s, planes) {
                 Ok(f) => {
                     let f = Form { block, ..f };
                     let faster = |b: &Form| f.choice.predicted_seconds < b.choice.predicted_seconds;
@@ -259,37 +264,35 @@ mod weigh {
         probe: &dyn Probe,
         program: &Program,
         inv: &Invocation<'_>,
-        opts: &Options,
-        fixed: Fixed,
+        settled: &Settled,
         base: &PlanOptions,
     ) -> bool {
         let shape = inv.arrays[0].shape();
-        (probe.inputs(program, inv, opts))
-            .and_then(|t| tuned_choice(program, shape, inv.steps, opts, base, fixed, t))
+        let fixed = settled.fixed;
+        (probe.inputs(program, inv, settled))
+            .and_then(|t| tuned_choice(program, shape, inv.steps, settled, base, fixed, t))
             .is_ok_and(|c| c.predicted_seconds * SLAB_SLACK < WEIGH_SECONDS)
     }
 
     /// Times `program` (single step, or a fused run's program of `s` steps per launch) on the
     /// slab and asks the model for its whole run.
-    #[allow(clippy::too_many_arguments)]
     fn form(
         probe: &dyn Probe,
         program: &Program,
         inv: &Invocation<'_>,
-        opts: &Options,
-        fixed: Fixed,
+        settled: &Settled,
         base: &PlanOptions,
         s: usize,
         planes: usize,
     ) -> Result<Form, Error> {
         let shape = inv.arrays[0].shape();
-        let t = probe.inputs_at(program, inv, opts, planes)?;
+        let t = probe.inputs_at(program, inv, settled, planes)?;
         let rate = plane_rate(program, shape, &t.rates.kernel_rate) * s as f64;
         let fixed = Fixed {
-            block_steps: fixed.block_steps.map(|k| k.div_ceil(s)),
-            ..fixed
+            block_steps: settled.fixed.block_steps.map(|k| k.div_ceil(s)),
+            ..settled.fixed
         };
-        let choice = tuned_choice(program, shape, inv.steps / s, opts, base, fixed, t)?;
+        let choice = tuned_choice(program, shape, inv.steps / s, settled, base, fixed, t)?;
         Ok(Form {
             steps: s,
             block: None,
@@ -374,7 +377,7 @@ mod tests {
     #[test]
     fn candidates_are_the_generated_forms_the_call_can_run() {
         let p = fusable(&[2, 3]);
-        let o = Options::default();
+        let o = Settled::default();
         assert_eq!(candidates(&p, 12, &o, false), vec![2, 3]);
         assert_eq!(
             candidates(&p, 8, &o, false),
@@ -382,7 +385,10 @@ mod tests {
             "8 is no multiple of 3"
         );
         assert!(candidates(&p, 12, &o, true).is_empty(), "compressed runs");
-        let ck = o.clone().checkpoint("/tmp/x", 1);
+        let ck = Settled {
+            durable: true,
+            ..o.clone()
+        };
         assert!(candidates(&p, 12, &ck, false).is_empty(), "checkpoints");
         assert!(candidates(&fusable(&[]), 12, &o, false).is_empty());
     }
@@ -441,16 +447,24 @@ mod weighing {
         }
     }
 
+    /// A call that names the scheme (region sharing) and leaves fusion to the tuner.
+    fn region_sharing() -> Settled {
+        Settled {
+            scheme_fixed: true,
+            ..Settled::default()
+        }
+    }
+
     /// What `auto_fuse` times for a 256³ call of 6114 steps (10^11 points, long enough to
     /// weigh) on a device running its kernels at `rate`: the slab depths asked for.
     fn weighed(rate: f64) -> (Vec<usize>, Option<String>) {
         let program = fusable(&[2, 3]);
         let base = base();
         let probe = FakeDevice::new(rate);
-        let opts = Options::default().scheme(Scheme::RegionSharing);
+        let settled = region_sharing();
         let (_, note) = crate::invocation::fixtures::zeros(2, [256; 3], 6114, |inv| {
             // Neither the options nor the program fix chunks or block steps.
-            auto_fuse(&probe, &program, inv, &opts, Default::default(), &base)
+            auto_fuse(&probe, &program, inv, &settled, &base)
         });
         let slabs = (probe.asked().iter())
             .filter_map(|a| a.strip_prefix("inputs ")?.parse().ok())
@@ -467,9 +481,9 @@ mod weighing {
         // The second block runs the fused kernels 3x faster than the others, which run as
         // fast as single steps: the fused form wins only with it.
         let probe = FakeDevice::new(1e9).with_block_rates(&[([16, 24], 3.0)]);
-        let opts = Options::default().scheme(Scheme::RegionSharing);
+        let settled = region_sharing();
         let (picked, note) = crate::invocation::fixtures::zeros(2, [256; 3], 6114, |inv| {
-            auto_fuse(&probe, &program, inv, &opts, Default::default(), &base)
+            auto_fuse(&probe, &program, inv, &settled, &base)
         });
         let picked = picked.expect("the fused form with the fast block");
         assert_eq!((picked.steps, picked.block), (2, Some([16, 24])));
@@ -497,9 +511,8 @@ mod weighing {
             }
         ));
         // Asking for the one-column form (`vx=1`) times the program as it is, once.
-        let scalar = opts
-            .clone()
-            .march(crate::march::MarchTuning::parse("vx=1").unwrap());
+        let mut scalar = settled.clone();
+        scalar.cuda.march = crate::march::MarchTuning::parse("vx=1").unwrap().into();
         let variants = block_variants(&fused, &scalar);
         assert_eq!(variants.len(), 1);
         assert_eq!(variants[0].0, None);

@@ -23,6 +23,9 @@
 //!
 //! Before that, on long runs, [`auto_march`] picks the marching kernels' compile-time shape
 //! (registers against occupancy, see [`MarchTuning::candidates`]) by timing each candidate.
+//!
+//! Every hook reads the call's settings as the session resolved them ([`Settled`]), never the
+//! options.
 
 pub mod compression;
 pub mod fusion;
@@ -40,17 +43,13 @@ pub use model::{
 pub use probe::Probe;
 pub use search::{block_step_candidates, choose, choose_scheme, AUTO_SCHEMES, RESIDENT_MARGIN};
 
+pub use crate::settled::Fixed;
+
+use crate::invocation::Invocation;
 use crate::march::MarchTuning;
 use crate::plan::PlanOptions;
 use crate::program::Program;
-
-/// The chunk count and blocking depth the caller fixed, by option or by the directive's clause
-/// (`crate::config` applies that rule: `Fixed::of`); the tuner chooses the others.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Fixed {
-    pub chunks: Option<usize>,
-    pub block_steps: Option<usize>,
-}
+use crate::settled::Settled;
 
 /// Kernel points of a call below which timing kernel shapes costs more than it can save: about
 /// a second of kernels on an H100, against a compile (side by side) and a short run per candidate.
@@ -58,18 +57,18 @@ pub const MARCH_TUNE_POINTS: u64 = 100_000_000_000;
 
 /// `run`'s hook for the marching kernels' compile-time shape, when neither the options nor
 /// `PACC_MARCH` fix it: on a call of at least [`MARCH_TUNE_POINTS`] kernel points, the
-/// fastest of [`pick_march`]. `None`: keep what the options say.
+/// fastest of [`pick_march`]. `None`: keep the settled shape.
 pub fn auto_march(
     probe: &dyn Probe,
     program: &Program,
-    inv: &crate::invocation::Invocation<'_>,
-    opts: &crate::options::Options,
+    inv: &Invocation<'_>,
+    settled: &Settled,
 ) -> (Option<MarchTuning>, Option<String>) {
     let shape = inv.arrays[0].shape();
     if useful_points(program, shape, inv.steps) < MARCH_TUNE_POINTS {
         return (None, None);
     }
-    pick_march(probe, program, inv, opts)
+    pick_march(probe, program, inv, settled)
 }
 
 /// Times every [`MarchTuning::candidates`] on a slab of the call's arrays and returns the
@@ -78,8 +77,8 @@ pub fn auto_march(
 pub fn pick_march(
     probe: &dyn Probe,
     program: &Program,
-    inv: &crate::invocation::Invocation<'_>,
-    opts: &crate::options::Options,
+    inv: &Invocation<'_>,
+    settled: &Settled,
 ) -> (Option<MarchTuning>, Option<String>) {
     use crate::options::KernelForm;
     use crate::program::Launch;
@@ -88,7 +87,7 @@ pub fn pick_march(
         Launch::Marching { block } => Some(block),
         Launch::PerPoint | Launch::Fused { .. } => None,
     });
-    let Some(block) = block.filter(|_| opts.cuda.kernel_form == KernelForm::Marching) else {
+    let Some(block) = block.filter(|_| settled.cuda.kernel_form == KernelForm::Marching) else {
         return (None, None);
     };
     let forms = MarchTuning::stage_forms(&program.cuda_source);
@@ -96,13 +95,17 @@ pub fn pick_march(
     let vector = MarchTuning::vector_forms(&program.cuda_source);
     let candidates = MarchTuning::candidates(block, forms, rows, vector);
     let began = std::time::Instant::now();
-    let each: Vec<crate::options::Options> = (candidates.iter())
-        .map(|&c| opts.clone().march(c))
+    let each: Vec<Settled> = (candidates.iter())
+        .map(|&c| {
+            let mut s = settled.clone();
+            s.cuda.march = c.into();
+            s
+        })
         .collect();
-    let pairs: Vec<_> = each.iter().map(|o| (program, o)).collect();
+    let pairs: Vec<_> = each.iter().map(|s| (program, s)).collect();
     probe.compile_ahead(&pairs);
     let compiled = began.elapsed().as_secs_f64();
-    let timed = probe.march_candidates(program, inv, opts, &candidates);
+    let timed = probe.march_candidates(program, inv, settled, &candidates);
     let spent = (compiled, began.elapsed().as_secs_f64() - compiled);
     let rates: Vec<Vec<f64>> = timed.iter().map(|(_, r)| r.clone()).collect();
     let Some(best) = fastest_kernels(program, shape, &rates) else {
@@ -140,22 +143,22 @@ pub fn pick_march(
 }
 
 /// `run`'s hook: on a backend with a [`Probe`], tunes whichever of chunks and block steps the
-/// caller did not fix (`fixed`). Returns the options to plan with and a note for the report.
-/// If measuring fails, keeps `base` and says why.
+/// caller did not fix (`settled.fixed`). Returns the options to plan with and a note for the
+/// report. If measuring fails, keeps `base` and says why.
 pub fn auto_plan_options(
     probe: &dyn Probe,
     program: &Program,
-    inv: &crate::invocation::Invocation<'_>,
-    opts: &crate::options::Options,
-    fixed: Fixed,
+    inv: &Invocation<'_>,
+    settled: &Settled,
     base: PlanOptions,
 ) -> (PlanOptions, Option<String>) {
+    let fixed = settled.fixed;
     if (fixed.chunks.is_some() && fixed.block_steps.is_some()) || inv.steps == 0 {
         return (base, None);
     }
     let shape = inv.arrays[0].shape();
-    let r = (probe.inputs(program, inv, opts))
-        .and_then(|t| tuned_choice(program, shape, inv.steps, opts, &base, fixed, t));
+    let r = (probe.inputs(program, inv, settled))
+        .and_then(|t| tuned_choice(program, shape, inv.steps, settled, &base, fixed, t));
     match r {
         Ok(c) => (c.plan_options(&base), Some(c.summary())),
         Err(e) => (
@@ -172,18 +175,18 @@ pub fn auto_plan_options(
 pub fn auto_compression(
     probe: &dyn Probe,
     program: &Program,
-    inv: &crate::invocation::Invocation<'_>,
-    opts: &crate::options::Options,
+    inv: &Invocation<'_>,
+    settled: &Settled,
     popts: &mut PlanOptions,
 ) -> Option<String> {
     use crate::options::CompressWhen;
     popts.compress.iter().position(Option::is_some)?;
-    if opts.compress_when == CompressWhen::Always || inv.steps == 0 {
+    if settled.compress_when == CompressWhen::Always || inv.steps == 0 {
         return None;
     }
     let shape = inv.arrays[0].shape();
     let points: Vec<usize> = inv.points.iter().map(|p| p[0] as usize).collect();
-    let decided = probe.inputs(program, inv, opts).and_then(|t| {
+    let decided = probe.inputs(program, inv, settled).and_then(|t| {
         let codec = codec_speeds(probe, program, popts)?;
         let d = compression::decide(program, shape, inv.steps, &points, popts, &t.rates, &codec)?;
         Ok(d)
@@ -237,12 +240,12 @@ pub fn codec_speeds(
 
 /// The model's choice for a call of `steps` steps of `program` with measured inputs `t`: the
 /// free ones of chunks and block steps (`fixed` holds the others), and the scheme unless the
-/// options name it (`base` holds the planner's other settings).
+/// caller named it (`base` holds the planner's other settings).
 pub(crate) fn tuned_choice(
     program: &Program,
     shape: &[usize],
     steps: usize,
-    opts: &crate::options::Options,
+    settled: &Settled,
     base: &PlanOptions,
     fixed: Fixed,
     mut t: TuneInputs,
@@ -257,9 +260,9 @@ pub(crate) fn tuned_choice(
     t.chunks = fixed.chunks;
     t.block_steps = fixed.block_steps;
     t.read_only_ring = base.read_only_ring;
-    match opts.scheme {
-        Some(_) => choose(program, shape, steps, &t),
-        None => choose_scheme(program, shape, steps, &t, &AUTO_SCHEMES),
+    match settled.scheme_fixed {
+        true => choose(program, shape, steps, &t),
+        false => choose_scheme(program, shape, steps, &t, &AUTO_SCHEMES),
     }
 }
 
@@ -270,7 +273,6 @@ mod fake;
 mod tests {
     use super::fake::FakeDevice;
     use super::*;
-    use crate::options::Options;
     use crate::program::{fixtures::one_kernel, Launch, Role};
 
     #[test]
@@ -285,7 +287,7 @@ mod tests {
         program.kernels[0].launch = Launch::Marching { block: [32, 8] };
         let probe = FakeDevice::new(1e9);
         let (chosen, note) = crate::invocation::fixtures::zeros(2, [16, 8, 8], 10, |inv| {
-            pick_march(&probe, &program, inv, &Options::default())
+            pick_march(&probe, &program, inv, &Settled::default())
         });
         let candidates = MarchTuning::candidates([32, 8], None, false, false);
         assert!(candidates.len() > 1);

@@ -11,8 +11,8 @@ use crate::codec::CodecKind;
 use crate::error::Error;
 use crate::invocation::Invocation;
 use crate::march::MarchTuning;
-use crate::options::Options;
 use crate::program::{Elem, Program};
+use crate::settled::Settled;
 
 /// A device the tuner can time kernels and transfers on.
 pub trait Probe: Sync {
@@ -23,7 +23,7 @@ pub trait Probe: Sync {
         &self,
         program: &Program,
         inv: &Invocation<'_>,
-        opts: &Options,
+        settled: &Settled,
         planes: usize,
     ) -> Result<TuneInputs, Error>;
 
@@ -33,14 +33,14 @@ pub trait Probe: Sync {
         &self,
         program: &Program,
         inv: &Invocation<'_>,
-        opts: &Options,
+        settled: &Settled,
         candidates: &[MarchTuning],
     ) -> Vec<(MarchTuning, Vec<f64>)>;
 
-    /// Compiles ahead, side by side, what timing each `(program, options)` pair will compile
+    /// Compiles ahead, side by side, what timing each `(program, settings)` pair will compile
     /// one by one (the march candidates, the fused forms), so the tuner pays for the longest
     /// compile instead of their sum. A backend that compiles nothing does nothing.
-    fn compile_ahead(&self, _forms: &[(&Program, &Options)]) {}
+    fn compile_ahead(&self, _forms: &[(&Program, &Settled)]) {}
 
     /// Frees what the measurements keep for the next one (the CUDA probe's page-locked slab
     /// buffers); called once the tuner is done with a call.
@@ -55,9 +55,9 @@ pub trait Probe: Sync {
         &self,
         program: &Program,
         inv: &Invocation<'_>,
-        opts: &Options,
+        settled: &Settled,
     ) -> Result<TuneInputs, Error> {
         let planes = slab_planes(program, inv.arrays[0].shape()[0]);
-        self.inputs_at(program, inv, opts, planes)
+        self.inputs_at(program, inv, settled, planes)
     }
 }

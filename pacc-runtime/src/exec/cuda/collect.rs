@@ -9,10 +9,10 @@ use super::prepare::Resources;
 use super::trace::write_trace;
 use crate::error::Error;
 use crate::invocation::Invocation;
-use crate::options::Options;
 use crate::plan::{OpKind, Plan};
 use crate::program::Program;
 use crate::report::{Report, StageTimes, TraceEvent};
+use crate::settled::Settled;
 use cudarc::driver::CudaContext;
 use std::sync::Arc;
 
@@ -103,12 +103,12 @@ pub(super) fn combine_reductions(
 }
 
 /// The run's report (`notes` after the plan's own adjustments); writes the trace if
-/// `opts.cuda.trace` asks for one.
+/// `settled.cuda.trace` asks for one.
 pub(super) fn report(
     program: &Program,
     plan: &Plan,
     info: &DeviceInfo,
-    opts: &Options,
+    settled: &Settled,
     (stages, timeline): (StageTimes, Vec<TraceEvent>),
     notes: Vec<String>,
     wall_seconds: f64,
@@ -116,7 +116,7 @@ pub(super) fn report(
     let mut report = Report::of_plan(program, "cuda", Some(info.name.clone()), plan);
     report.adjustments.extend(notes);
     (report.wall_seconds, report.stages, report.timeline) = (wall_seconds, stages, timeline);
-    if let Some(path) = &opts.cuda.trace {
+    if let Some(path) = &settled.cuda.trace {
         // The run has already updated the arrays: a trace that cannot be written is a note,
         // not an error.
         if let Err(e) = write_trace(path, &program.name, &report.timeline) {

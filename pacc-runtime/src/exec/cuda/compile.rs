@@ -4,24 +4,20 @@
 use super::device;
 use super::launch;
 use crate::error::Error;
-use crate::options::Options;
 use crate::program::{Program, VECTOR_WIDTH};
+use crate::settled::CudaSettings;
 
-/// Compiles, side by side, the program modules that runs of each `(program, options)` pair
-/// will ask for ([`device::compile_ahead`]). Nothing is run; a form that does not compile is
-/// left for its run to report.
-pub(super) fn ahead(forms: &[(&Program, &Options)]) -> Result<(), Error> {
+/// Compiles, side by side, the program modules that runs of each `(program, settings)` pair
+/// will ask for ([`device::compile_ahead`]). Nothing is run; a form that does not compile (an
+/// unreadable `PACC_MARCH` among them) is left for its run to report.
+pub(super) fn ahead(forms: &[(&Program, &CudaSettings)]) -> Result<(), Error> {
     let info = super::available().map_err(|reason| Error::no_cuda(reason, None))?;
     let ctx = device::context(info.ordinal)?;
     let sources: Vec<(String, String, bool)> = forms
         .iter()
-        .filter_map(|(program, opts)| {
-            let tuning = crate::config::march(opts).ok()?;
-            Some((
-                program.name.clone(),
-                source(program, &tuning),
-                opts.cuda.fma,
-            ))
+        .filter_map(|(program, cuda)| {
+            let tuning = cuda.march.get().ok()?;
+            Some((program.name.clone(), source(program, &tuning), cuda.fma))
         })
         .collect();
     device::compile_ahead(&ctx, &sources);

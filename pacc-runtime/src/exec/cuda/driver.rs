@@ -254,19 +254,43 @@ pub(crate) fn range_page_locked(ptr: *const u8, bytes: usize) -> bool {
     bytes > 0 && is_page_locked(ptr) && is_page_locked(ptr.wrapping_add(bytes - 1))
 }
 
-/// Page-locks `bytes` of host memory at `ptr` (portable: every context sees it); `Err` is the
-/// driver's message.
+/// Why host memory was not page-locked. Kept apart from the crate's [`Error`]: a run whose
+/// registration fails has touched nothing and can go ahead without page-locked arrays
+/// (staged-copy), which it cannot after other driver errors.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum RegisterError {
+    /// The driver refused the range (`reason` is its error).
+    #[error("cuMemHostRegister of {bytes} bytes failed: {reason}")]
+    Refused { bytes: usize, reason: String },
+    /// The registering thread could not make the run's context current.
+    #[error("binding the context: {0}")]
+    Context(String),
+    /// The registering threads ended before every piece was registered.
+    #[error("the page-locking threads stopped early")]
+    Stopped,
+}
+
+impl From<RegisterError> for Error {
+    fn from(e: RegisterError) -> Error {
+        Error::Cuda {
+            what: "page-locking the arrays".into(),
+            message: e.to_string(),
+        }
+    }
+}
+
+/// Page-locks `bytes` of host memory at `ptr` (portable: every context sees it).
 ///
 /// # Safety
 /// The range must be whole pages of live host memory that stays alive until
 /// [`host_unregister`].
-pub(crate) unsafe fn host_register(ptr: *mut u8, bytes: usize) -> Result<(), String> {
+pub(crate) unsafe fn host_register(ptr: *mut u8, bytes: usize) -> Result<(), RegisterError> {
     let r = sys::cuMemHostRegister_v2(ptr as *mut c_void, bytes, sys::CU_MEMHOSTREGISTER_PORTABLE);
     if r != sys::CUresult::CUDA_SUCCESS {
-        return Err(format!(
-            "cuMemHostRegister of {bytes} bytes failed: {}",
-            result::DriverError(r)
-        ));
+        return Err(RegisterError::Refused {
+            bytes,
+            reason: result::DriverError(r).to_string(),
+        });
     }
     Ok(())
 }

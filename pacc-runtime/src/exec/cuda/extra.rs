@@ -12,8 +12,8 @@ use super::probe::free_memory;
 use super::stream::{Streams, SyncOnDrop};
 use crate::error::Error;
 use crate::invocation::Invocation;
-use crate::options::Options;
 use crate::program::Program;
+use crate::settled::CudaSettings;
 use std::time::Instant;
 
 /// What a unified-memory run measured.
@@ -49,17 +49,30 @@ impl Drop for Managed {
 /// Bytes kept free beside a managed allocation (context, modules, other tenants' slack).
 const MANAGED_MARGIN: u64 = 2 << 30;
 
-/// Whether `bytes` of managed memory fit in free device memory with a margin (`Err` says why
-/// not). Never allocate managed memory without asking this first.
-pub fn managed_fits(bytes: u64) -> Result<(), String> {
-    let (free, _) = free_memory().map_err(|e| e.to_string())?;
+/// Why managed arrays are not allocated: the free memory could not be read, or they would
+/// oversubscribe the device (a caller skips the baseline then).
+#[derive(Debug, thiserror::Error)]
+pub enum ManagedFitError {
+    #[error("{0}")]
+    Unknown(Error),
+    #[error(
+        "{:.1} GiB of managed arrays (+{:.0} GiB margin) would not fit in the {:.1} GiB of free \
+         device memory; not oversubscribing a shared GPU",
+        gib(*.bytes), gib(MANAGED_MARGIN), gib(*.free)
+    )]
+    TooLarge { bytes: u64, free: u64 },
+}
+
+fn gib(bytes: u64) -> f64 {
+    bytes as f64 / (1u64 << 30) as f64
+}
+
+/// Whether `bytes` of managed memory fit in free device memory with a margin. Never allocate
+/// managed memory without asking this first.
+pub fn managed_fits(bytes: u64) -> Result<(), ManagedFitError> {
+    let (free, _) = free_memory().map_err(ManagedFitError::Unknown)?;
     if bytes + MANAGED_MARGIN > free {
-        return Err(format!(
-            "{:.1} GiB of managed arrays (+{:.0} GiB margin) would not fit in the {:.1} GiB of free device memory; not oversubscribing a shared GPU",
-            bytes as f64 / (1u64 << 30) as f64,
-            MANAGED_MARGIN as f64 / (1u64 << 30) as f64,
-            free as f64 / (1u64 << 30) as f64
-        ));
+        return Err(ManagedFitError::TooLarge { bytes, free });
     }
     Ok(())
 }
@@ -71,7 +84,7 @@ pub fn managed_fits(bytes: u64) -> Result<(), String> {
 pub fn run_managed(
     program: &Program,
     inv: &Invocation<'_>,
-    opts: &Options,
+    cuda: &CudaSettings,
     prefetch: bool,
 ) -> Result<ManagedOutput, Error> {
     let info = available().map_err(|reason| Error::no_cuda(reason, None))?;
@@ -80,14 +93,14 @@ pub fn run_managed(
     let total: u64 = inv.arrays.iter().map(|a| a.bytes() as u64).sum();
     managed_fits(total).map_err(|m| Error::Cuda {
         what: "the unified-memory baseline".into(),
-        message: m,
+        message: m.to_string(),
     })?;
-    let tuning = crate::config::march(opts)?;
+    let tuning = cuda.march.get()?;
     let md = module(
         &ctx,
         &program.name,
         &super::compile::source(program, &tuning),
-        opts.cuda.fma,
+        cuda.fma,
     )?;
     let mut managed = Managed(Vec::new());
     for a in &inv.arrays {
@@ -97,7 +110,7 @@ pub fn run_managed(
         // SAFETY: `a.bytes()` bytes on both sides; managed memory is host-accessible.
         par_copy(a.ptr as *const u8, p as *mut u8, a.bytes());
     }
-    let steps = super::resident::Steps::new(&ctx, &md, program, inv, opts, &tuning)?;
+    let steps = super::resident::Steps::new(&ctx, &md, program, inv, cuda.kernel_form, &tuning)?;
     let streams = Streams::new(1)?;
     let st = streams.0[0];
     let sync = SyncOnDrop(ctx.clone());

@@ -10,9 +10,10 @@ use crate::exec::cuda::{self, CudaOutput};
 use crate::exec::{CpuKernelFn, CpuKernels, CpuPointFn, KernelFrame};
 use crate::invocation::{HostArray, Invocation};
 use crate::march::MarchTuning;
-use crate::options::{KernelForm, Options};
+use crate::options::KernelForm;
 use crate::plan::{self, PlanOptions, Scheme};
 use crate::program::{Elem, Program};
+use crate::settled::{CudaSettings, Settled};
 use crate::tune::measure::{link_from_times, slab_planes};
 use crate::tune::model::{plane_points, LinkRates, TuneInputs};
 use crate::tune::Probe;
@@ -91,7 +92,7 @@ type Key = (
     usize,
     bool,
     KernelForm,
-    Option<MarchTuning>,
+    MarchTuning,
     bool,
 );
 
@@ -106,15 +107,15 @@ fn rate_cache() -> std::sync::MutexGuard<'static, HashMap<Key, Vec<f64>>> {
 /// Points per second of each kernel of `program`, measured by running it (3 steps in core,
 /// the first not counted) on a copy of the first planes of the call's arrays: a slab of the real plane size, as
 /// deep as the program's reach needs ([`slab_planes`]). Cached per process, program,
-/// plane shape and the options the kernels depend on. The slab's page-locked buffers stay held
-/// for the next measurement until [`release_slabs`].
+/// plane shape and the settings the kernels depend on. The slab's page-locked buffers stay
+/// held for the next measurement until [`release_slabs`].
 pub fn measure_kernel_rates(
     program: &Program,
     inv: &Invocation<'_>,
-    opts: &Options,
+    settled: &Settled,
 ) -> Result<Vec<f64>, Error> {
     let planes = slab_planes(program, inv.arrays[0].shape()[0]);
-    measure_kernel_rates_at(program, inv, opts, planes)
+    measure_kernel_rates_at(program, inv, settled, planes)
 }
 
 /// [`measure_kernel_rates`] on a slab of `planes` planes (at most the call's). `program`
@@ -123,9 +124,10 @@ pub fn measure_kernel_rates(
 pub fn measure_kernel_rates_at(
     program: &Program,
     inv: &Invocation<'_>,
-    opts: &Options,
+    settled: &Settled,
     planes: usize,
 ) -> Result<Vec<f64>, Error> {
+    let c = &settled.cuda;
     let shape = inv.arrays[0].shape().to_vec();
     let planes = planes.min(shape[0]);
     let mut h = std::collections::hash_map::DefaultHasher::new();
@@ -138,10 +140,10 @@ pub fn measure_kernel_rates_at(
         h.finish(),
         shape[1..].to_vec(),
         planes,
-        opts.cuda.fma,
-        opts.cuda.kernel_form,
-        opts.cuda.march,
-        opts.cuda.unpadded_rows,
+        c.fma,
+        c.kernel_form,
+        c.march.get()?,
+        c.unpadded_rows,
     );
     if let Some(v) = rate_cache().get(&key) {
         return Ok(v.clone());
@@ -170,7 +172,7 @@ pub fn measure_kernel_rates_at(
             read_only_ring: true,
         },
     )?;
-    let o = kernel_options(opts);
+    let o = kernel_settings(c);
     let out = cuda::execute(program, &plan, &slab.invocation(program, inv, steps)?, &o)?;
     let rates = rates_from(program, &out);
     rate_cache().insert(key, rates.clone());
@@ -207,19 +209,18 @@ fn load_rates(key: &str, kernels: usize) -> Option<Vec<f64>> {
     (rates.len() == kernels && rates.iter().all(|r| r.is_finite() && *r > 0.0)).then_some(rates)
 }
 
-/// The settings of `opts` that a kernel's rate depends on (the rest of [`Key`]), and
-/// defaults for everything else.
-fn kernel_options(opts: &Options) -> Options {
-    let c = &opts.cuda;
-    Options {
-        cuda: crate::options::CudaOptions {
+/// The settings of `c` that a kernel's rate depends on (the rest of [`Key`]), and defaults for
+/// everything else.
+fn kernel_settings(c: &CudaSettings) -> Settled {
+    Settled {
+        cuda: CudaSettings {
             fma: c.fma,
             kernel_form: c.kernel_form,
-            march: c.march,
+            march: c.march.clone(),
             unpadded_rows: c.unpadded_rows,
-            ..Default::default()
+            ..CudaSettings::default()
         },
-        ..Options::default()
+        ..Settled::default()
     }
 }
 
@@ -229,14 +230,14 @@ fn kernel_options(opts: &Options) -> Options {
 pub fn measure_march_candidates(
     program: &Program,
     inv: &Invocation<'_>,
-    opts: &Options,
+    settled: &Settled,
     candidates: &[MarchTuning],
 ) -> Vec<(MarchTuning, Vec<f64>)> {
     candidates
         .iter()
         .filter_map(|&c| {
-            let mut o = kernel_options(opts);
-            o.cuda.march = Some(c);
+            let mut o = kernel_settings(&settled.cuda);
+            o.cuda.march = c.into();
             measure_kernel_rates(program, inv, &o).ok().map(|r| (c, r))
         })
         .collect()
@@ -437,10 +438,10 @@ impl Drop for Slab {
 pub fn measure_inputs(
     program: &Program,
     inv: &Invocation<'_>,
-    opts: &Options,
+    settled: &Settled,
 ) -> Result<TuneInputs, Error> {
     let planes = slab_planes(program, inv.arrays[0].shape()[0]);
-    measure_inputs_at(program, inv, opts, planes)
+    measure_inputs_at(program, inv, settled, planes)
 }
 
 /// [`measure_inputs`] with the kernels timed on a slab of `planes` planes
@@ -448,7 +449,7 @@ pub fn measure_inputs(
 pub fn measure_inputs_at(
     program: &Program,
     inv: &Invocation<'_>,
-    opts: &Options,
+    settled: &Settled,
     planes: usize,
 ) -> Result<TuneInputs, Error> {
     // A process's first measurement compiles the program while the link is timed: the one
@@ -457,13 +458,12 @@ pub fn measure_inputs_at(
         Some(_) => link_rates(),
         None => std::thread::scope(|s| {
             s.spawn(|| {
-                let o = kernel_options(opts);
-                let _ = super::compile::ahead(&[(program, &o)]);
+                let _ = super::compile::ahead(&[(program, &settled.cuda)]);
             });
             link_rates()
         }),
     }?;
-    let rates = measure_kernel_rates_at(program, inv, opts, planes)?;
+    let rates = measure_kernel_rates_at(program, inv, settled, planes)?;
     let budget = cuda::device_memory_budget()?;
     let mut t = TuneInputs::new(link, rates, budget);
     // Staging buffers are pinned beside the caller's arrays: a staged-copy candidate must fit
@@ -490,17 +490,16 @@ impl Probe for CudaProbe {
         &self,
         program: &Program,
         inv: &Invocation<'_>,
-        opts: &Options,
+        settled: &Settled,
         planes: usize,
     ) -> Result<TuneInputs, Error> {
-        measure_inputs_at(program, inv, opts, planes)
+        measure_inputs_at(program, inv, settled, planes)
     }
 
-    fn compile_ahead(&self, forms: &[(&Program, &Options)]) {
-        // The options the timing runs compile with (`measure_kernel_rates_at`).
-        let opts: Vec<Options> = forms.iter().map(|(_, o)| kernel_options(o)).collect();
-        let pairs: Vec<(&Program, &Options)> =
-            forms.iter().zip(&opts).map(|((p, _), o)| (*p, o)).collect();
+    fn compile_ahead(&self, forms: &[(&Program, &Settled)]) {
+        // What a module depends on (the shape, FMA) is what the timing runs compile with.
+        let pairs: Vec<(&Program, &CudaSettings)> =
+            forms.iter().map(|(p, s)| (*p, &s.cuda)).collect();
         let _ = super::compile::ahead(&pairs);
     }
 
@@ -512,10 +511,10 @@ impl Probe for CudaProbe {
         &self,
         program: &Program,
         inv: &Invocation<'_>,
-        opts: &Options,
+        settled: &Settled,
         candidates: &[MarchTuning],
     ) -> Vec<(MarchTuning, Vec<f64>)> {
-        measure_march_candidates(program, inv, opts, candidates)
+        measure_march_candidates(program, inv, settled, candidates)
     }
 
     fn codec_rates(

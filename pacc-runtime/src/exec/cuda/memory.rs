@@ -2,7 +2,7 @@
 //! pinned arrays, pinned staging buffers and raw device buffers. Every owner frees on drop.
 
 use super::device::context;
-use super::driver::{self, range_page_locked, DevicePtr};
+use super::driver::{self, range_page_locked, DevicePtr, RegisterError};
 use crate::error::Error;
 use crate::exec::GridElem;
 use crate::invocation::HostArray;
@@ -22,8 +22,8 @@ pub(crate) struct Registration {
 impl Registration {
     /// Registers every `(ptr, bytes)` range that is not already page-locked. Ranges are widened
     /// to whole pages and merged where they touch, so two small arrays sharing a page do not
-    /// collide. On failure, what was registered is undone and the driver's message returned.
-    pub fn new(ctx: &Arc<CudaContext>, arrays: &[(*mut u8, usize)]) -> Result<Self, String> {
+    /// collide. On failure, what was registered is undone and the driver's refusal returned.
+    pub fn new(ctx: &Arc<CudaContext>, arrays: &[(*mut u8, usize)]) -> Result<Self, RegisterError> {
         const PAGE: usize = 4096;
         let mut reg = Registration {
             ctx: ctx.clone(),
@@ -99,10 +99,7 @@ pub fn lock_host(arrays: &[HostArray]) -> Result<HostLock, Error> {
     let ctx = context(info.ordinal)?;
     let t = std::time::Instant::now();
     let ranges: Vec<(*mut u8, usize)> = arrays.iter().map(|a| (a.ptr, a.bytes())).collect();
-    let reg = Registration::new(&ctx, &ranges).map_err(|m| Error::Cuda {
-        what: "page-locking the arrays".into(),
-        message: m,
-    })?;
+    let reg = Registration::new(&ctx, &ranges)?;
     let bytes = reg.bytes();
     Ok(HostLock {
         _reg: reg,

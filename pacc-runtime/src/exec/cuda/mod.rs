@@ -1,7 +1,7 @@
 //! The CUDA backend: runs a [`Plan`] on an NVIDIA GPU through cudarc's driver API.
 //!
 //! * Kernels: the program's `cuda_source` is compiled by NVRTC once per process, device, source
-//!   and FMA setting (`--fmad=false` unless [`Options::fma`]), to the device's machine code
+//!   and FMA setting (`--fmad=false` unless `Options::fma`), to the device's machine code
 //!   (CUBIN for `sm_XY`), which the driver loads without compiling again.
 //! * Host memory: for direct-map, region-sharing and the wavefront, the user's arrays (read-only
 //!   ones too) are page-locked with `cuMemHostRegister` (portable) piece by piece on a few
@@ -73,7 +73,7 @@ pub use codec_rate::{codec_throughput, measure_codec, CodecRates};
 pub use device::{available, prefer_device, DeviceInfo};
 pub use driver::Unavailable;
 #[cfg(feature = "bench")]
-pub use extra::{managed_fits, run_managed, ManagedOutput};
+pub use extra::{managed_fits, run_managed, ManagedFitError, ManagedOutput};
 pub use measure::{
     link_rates, measure_inputs, measure_inputs_at, measure_kernel_rates, measure_kernel_rates_at,
     measure_link, measure_march_candidates, release_slabs, CudaProbe,
@@ -91,10 +91,10 @@ pub use trace::{trace_json, write_trace};
 use crate::error::Error;
 use crate::exec::{Peers, Tracker};
 use crate::invocation::Invocation;
-use crate::options::Options;
 use crate::plan::{Plan, Scheme};
 use crate::program::Program;
 use crate::report::Report;
+use crate::settled::Settled;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -128,10 +128,10 @@ impl crate::exec::Executor for CudaExecutor {
         program: &Program,
         plan: &Plan,
         inv: &Invocation<'_>,
-        opts: &Options,
+        settled: &Settled,
         peers: Option<&dyn Peers>,
     ) -> Result<crate::exec::Executed, Error> {
-        let o = execute_with_peers(program, plan, inv, opts, peers)?;
+        let o = execute_with_peers(program, plan, inv, settled, peers)?;
         Ok(crate::exec::Executed {
             reductions: o.reductions,
             report: o.report,
@@ -142,7 +142,8 @@ impl crate::exec::Executor for CudaExecutor {
 /// Serializes CUDA runs within the process (see [`execute`]).
 static RUNS: Mutex<()> = Mutex::new(());
 
-/// Runs `plan` for `program` on CUDA device 0. See the module documentation.
+/// Runs `plan` for `program` on CUDA device 0 with the call's resolved settings
+/// (`crate::config::settle`). See the module documentation.
 ///
 /// **CUDA runs in one process are serialized**: each call holds a process-wide lock from start
 /// to end, so concurrent calls (from several threads, possibly sharing read-only host arrays
@@ -156,9 +157,9 @@ pub fn execute(
     program: &Program,
     plan: &Plan,
     inv: &Invocation<'_>,
-    opts: &Options,
+    settled: &Settled,
 ) -> Result<CudaOutput, Error> {
-    execute_with_peers(program, plan, inv, opts, None)
+    execute_with_peers(program, plan, inv, settled, None)
 }
 
 /// [`execute`] for a plan that may exchange halos with other ranks through `peers`.
@@ -166,7 +167,7 @@ fn execute_with_peers(
     program: &Program,
     plan: &Plan,
     inv: &Invocation<'_>,
-    opts: &Options,
+    settled: &Settled,
     peers: Option<&dyn Peers>,
 ) -> Result<CudaOutput, Error> {
     let _serial = RUNS.lock().unwrap_or_else(|e| e.into_inner());
@@ -175,7 +176,7 @@ fn execute_with_peers(
         // Pieces handed over for unregistering wait until the run, teardown included, is over:
         // unregistering waits for the device to go idle.
         let _hold = pinning::background::hold();
-        execute_serialized(program, plan, inv, opts, peers)
+        execute_serialized(program, plan, inv, settled, peers)
     };
     // No page of the caller's stays registered once the call returns: the caller may free or
     // reuse the memory at once, and a registration left behind serves a new mapping at the same
@@ -211,7 +212,7 @@ fn execute_serialized(
     program: &Program,
     plan: &Plan,
     inv: &Invocation<'_>,
-    opts: &Options,
+    settled: &Settled,
     peers: Option<&dyn Peers>,
 ) -> Result<CudaOutput, Error> {
     let t_start = Instant::now();
@@ -219,24 +220,24 @@ fn execute_serialized(
     validate(program, plan, inv)?;
     let ctx = device::context(info.ordinal)?;
     let context_s = t_start.elapsed().as_secs_f64();
-    let compiled = prepare::compile(&ctx, program, plan, opts)?;
+    let compiled = prepare::compile(&ctx, program, plan, &settled.cuda)?;
     let compile_s = t_start.elapsed().as_secs_f64() - context_s;
     let mut notes: Vec<String> = compiled.note.iter().cloned().collect();
     let pin = prepare::PinSettings {
-        threads: opts.cuda.pin_threads.unwrap_or(DEFAULT_PIN_THREADS).max(1),
-        overlap: !opts.cuda.pin_upfront,
+        threads: settled.cuda.pin_threads,
+        overlap: settled.cuda.pin_overlap,
     };
     let run = Run {
         ctx: &ctx,
         program,
         inv,
-        opts,
+        settled,
         compiled: &compiled,
         info: &info,
         t_start,
         peers,
     };
-    let pad = !opts.cuda.unpadded_rows;
+    let pad = !settled.cuda.unpadded_rows;
     let placed = prepare::place(program, plan, inv, &compiled.geoms, pad, pin, &mut notes)?;
     let planned = placed.plan.clone();
     let place_s = t_start.elapsed().as_secs_f64() - compile_s - context_s;
@@ -251,19 +252,19 @@ fn execute_serialized(
         out
     });
     match r {
-        Err(Unplaced::Pinning(message)) if planned.compresses() || planned.exchanges() => {
+        Err(Unplaced::Pinning(refused)) if planned.compresses() || planned.exchanges() => {
             Err(Error::Cuda {
                 what: format!(
                     "page-locking the arrays (compression and halo exchanges need them \
                      page-locked: they have no {} fallback)",
                     Scheme::WHEN_PINNING_FAILS
                 ),
-                message,
+                message: refused.to_string(),
             })
         }
-        Err(Unplaced::Pinning(message)) => {
+        Err(Unplaced::Pinning(refused)) => {
             notes.push(format!(
-                "registering the arrays as page-locked failed ({message}); fell back to {}",
+                "registering the arrays as page-locked failed ({refused}); fell back to {}",
                 Scheme::WHEN_PINNING_FAILS
             ));
             let staged = prepare::staged(program, &planned, inv, &compiled.geoms, &mut notes)?;
@@ -304,23 +305,17 @@ pub fn with_scratch(
     }
 }
 
-/// Default threads page-locking the user's arrays (`Options::pin_threads`).
-pub const DEFAULT_PIN_THREADS: usize = 4;
-
 /// Why a placed run did not complete.
 enum Unplaced {
-    /// Registering the arrays failed (the driver's message); the arrays are untouched.
-    Pinning(String),
+    /// Registering the arrays failed; the arrays are untouched.
+    Pinning(driver::RegisterError),
     Other(Error),
 }
 
 impl Unplaced {
     fn into_error(self) -> Error {
         match self {
-            Unplaced::Pinning(message) => Error::Cuda {
-                what: "page-locking the arrays".into(),
-                message,
-            },
+            Unplaced::Pinning(refused) => refused.into(),
             Unplaced::Other(e) => e,
         }
     }
@@ -337,7 +332,7 @@ struct Run<'a, 'i> {
     ctx: &'a Arc<cudarc::driver::CudaContext>,
     program: &'a Program,
     inv: &'a Invocation<'i>,
-    opts: &'a Options,
+    settled: &'a Settled,
     compiled: &'a prepare::Compiled,
     info: &'a DeviceInfo,
     t_start: Instant,
@@ -350,9 +345,10 @@ impl Run<'_, '_> {
         let (program, inv) = (self.program, self.inv);
         let plan = placed.plan;
         // Padded rows may admit the vector forms the host's rows did not.
-        let compiled = &self
-            .compiled
-            .for_rows(program, &plan.shape, placed.rows, self.opts)?;
+        let compiled =
+            &self
+                .compiled
+                .for_rows(program, &plan.shape, placed.rows, &self.settled.cuda)?;
         let geoms = &compiled.geoms;
         let t_alloc = Instant::now();
         let mut res = prepare::allocate(
@@ -362,11 +358,11 @@ impl Run<'_, '_> {
             inv,
             geoms,
             placed.rows,
-            &self.opts.cuda,
+            &self.settled.cuda,
         )?;
         let allocated = t_alloc.elapsed().as_secs_f64();
         let mut notes = notes;
-        let wanted = self.opts.cuda.host_path;
+        let wanted = self.settled.cuda.host_path;
         (res.pinning, res.bounce) = prepare::reach_host(
             self.ctx, program, &plan, inv, placed.pin, wanted, &mut notes,
         )?;
@@ -380,7 +376,7 @@ impl Run<'_, '_> {
             &mut res,
             &mut tracker,
             submit::Outside {
-                on_progress: self.opts.on_progress.as_ref(),
+                on_progress: self.settled.on_progress.as_ref(),
                 peers: self.peers,
             },
         );
@@ -421,7 +417,8 @@ impl Run<'_, '_> {
         let reductions = collect::combine_reductions(program, &plan, inv, &op_slot, &vals);
         let wall = self.t_start.elapsed().as_secs_f64();
         let parts = (stages, timeline);
-        let mut report = collect::report(program, &plan, self.info, self.opts, parts, notes, wall);
+        let mut report =
+            collect::report(program, &plan, self.info, self.settled, parts, notes, wall);
         report.device_bytes += res.rows.extra_bytes(&plan);
         report.add_setup("allocation", allocated);
         report.kernels = (compiled.geoms.iter().zip(&program.kernels))

@@ -18,6 +18,7 @@
 //! injected into one (`Site::Register`), leaves the arrays untouched, and what was registered
 //! is unregistered before the error returns.
 
+use super::driver::RegisterError;
 use crate::error::Error;
 use crate::fault::{self, Fault, Site};
 use crate::plan::{OpKind, Plan};
@@ -180,7 +181,7 @@ fn pieces_in_use(ranges: Vec<Range<usize>>, touched: &[Option<Range<usize>>]) ->
 /// Registers and unregisters host ranges: the driver, or a stand-in in tests.
 pub(crate) trait Registrar: Send + Sync + 'static {
     /// Page-locks `range` (whole pages), or says why not.
-    fn register(&self, range: &Range<usize>) -> Result<(), String>;
+    fn register(&self, range: &Range<usize>) -> Result<(), RegisterError>;
     /// Undoes [`Registrar::register`]; nothing copies from the range any more.
     fn unregister(&self, range: &Range<usize>);
 }
@@ -188,7 +189,7 @@ pub(crate) trait Registrar: Send + Sync + 'static {
 /// Why a piece was not registered.
 #[derive(Clone, Debug)]
 enum Failure {
-    Driver(String),
+    Driver(RegisterError),
     Fault(Fault),
 }
 
@@ -292,9 +293,7 @@ impl<R: Registrar> Pinner<R> {
                 break Ok(());
             }
             if s.alive == 0 {
-                break Err(Failure::Driver(
-                    "the page-locking threads stopped early".into(),
-                ));
+                break Err(Failure::Driver(RegisterError::Stopped));
             }
             s = self.state.1.wait(s).unwrap_or_else(|e| e.into_inner());
         };
@@ -302,10 +301,7 @@ impl<R: Registrar> Pinner<R> {
         self.waited += t.elapsed().as_secs_f64();
         r.map_err(|f| match f {
             Failure::Fault(f) => f.into(),
-            Failure::Driver(m) => Error::Cuda {
-                what: "page-locking the arrays".into(),
-                message: m,
-            },
+            Failure::Driver(e) => e.into(),
         })
     }
 
@@ -320,8 +316,8 @@ impl<R: Registrar> Pinner<R> {
         (self.lock().slots.iter()).all(|s| matches!(s, Slot::Registered | Slot::Unregistered))
     }
 
-    /// The driver's message if registering a piece failed (not an injected fault).
-    pub fn driver_failure(&self) -> Option<String> {
+    /// The driver's refusal if registering a piece failed (not an injected fault).
+    pub fn driver_failure(&self) -> Option<RegisterError> {
         self.lock().slots.iter().find_map(|s| match s {
             Slot::Failed(Failure::Driver(m)) => Some(m.clone()),
             _ => None,
@@ -713,11 +709,14 @@ mod tests {
     }
 
     impl Registrar for Fake {
-        fn register(&self, r: &Range<usize>) -> Result<(), String> {
+        fn register(&self, r: &Range<usize>) -> Result<(), RegisterError> {
             let mut calls = self.calls.lock().unwrap();
             calls.push(r.start);
             if self.fail == Some(calls.len() - 1) {
-                return Err("no more pinned memory".into());
+                return Err(RegisterError::Refused {
+                    bytes: r.len(),
+                    reason: "no more pinned memory".into(),
+                });
             }
             assert!(self.now.lock().unwrap().insert(r.start), "registered twice");
             Ok(())
@@ -766,7 +765,7 @@ mod tests {
     }
 
     impl Registrar for Slow {
-        fn register(&self, r: &Range<usize>) -> Result<(), String> {
+        fn register(&self, r: &Range<usize>) -> Result<(), RegisterError> {
             self.inner.register(r)
         }
         fn unregister(&self, r: &Range<usize>) {

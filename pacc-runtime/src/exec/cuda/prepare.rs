@@ -6,7 +6,7 @@ use super::bounce::Bounce;
 use super::compile::source;
 use super::compression::DeviceCodec;
 use super::device::{self, Module};
-use super::driver::{self, range_page_locked, Event, Function};
+use super::driver::{self, range_page_locked, Event, Function, RegisterError};
 use super::launch::{self, Geometry};
 use super::memory::{DeviceBuf, PinnedHost};
 use super::pinning::{plan_pieces, Piece, PinPlan, Pinner, Registrar, MAX_PIECE};
@@ -17,9 +17,10 @@ use crate::cosched::CoSchedule;
 use crate::error::Error;
 use crate::fault::{self, Site};
 use crate::invocation::Invocation;
-use crate::options::{HostPath, Options};
+use crate::options::{HostPath, KernelForm};
 use crate::plan::{HostSide, OpKind, Plan, PlanOptions, Scheme};
 use crate::program::{Elem, Program, ReduceOp};
+use crate::settled::CudaSettings;
 use crate::tune::host_path::HostTraffic;
 use cudarc::driver::CudaContext;
 use std::sync::Arc;
@@ -49,17 +50,17 @@ pub(super) fn compile(
     ctx: &Arc<CudaContext>,
     program: &Program,
     plan: &Plan,
-    opts: &Options,
+    cuda: &CudaSettings,
 ) -> Result<Compiled, Error> {
     fault::hit(Site::Compile, || {
         format!("NVRTC compile of `{}`", program.name)
     })?;
-    let mut tuning = crate::config::march(opts)?;
-    let mut module = device::module(ctx, &program.name, &source(program, &tuning), opts.cuda.fma)?;
+    let mut tuning = cuda.march.get()?;
+    let mut module = device::module(ctx, &program.name, &source(program, &tuning), cuda.fma)?;
     let mut note = None;
-    if opts.cuda.kernel_form == crate::options::KernelForm::Marching {
+    if cuda.kernel_form == KernelForm::Marching {
         if let Some((t, why)) = launch::occupancy_guard(&module, program, &tuning)? {
-            module = device::module(ctx, &program.name, &source(program, &t), opts.cuda.fma)?;
+            module = device::module(ctx, &program.name, &source(program, &t), cuda.fma)?;
             (tuning, note) = (t, Some(why));
         }
     }
@@ -70,7 +71,8 @@ pub(super) fn compile(
     let sms = driver::sm_count(ctx);
     // The rows are chosen later (`place`); until then, the host's.
     let pitch = *plan.shape.last().unwrap_or(&1);
-    let geoms = geometries(&module, program, &plan.shape, pitch, opts, &tuning, sms)?;
+    let form = cuda.kernel_form;
+    let geoms = geometries(&module, program, &plan.shape, pitch, form, &tuning, sms)?;
     let pfuncs = program
         .points
         .iter()
@@ -100,14 +102,14 @@ fn geometries(
     program: &Program,
     shape: &[usize],
     pitch: usize,
-    opts: &Options,
+    form: KernelForm,
     tuning: &launch::MarchTuning,
     sms: usize,
 ) -> Result<Vec<Geometry>, Error> {
     program
         .kernels
         .iter()
-        .map(|k| launch::geometry(module, k, shape, pitch, opts.cuda.kernel_form, sms, tuning))
+        .map(|k| launch::geometry(module, k, shape, pitch, form, sms, tuning))
         .collect()
 }
 
@@ -119,12 +121,12 @@ impl Compiled {
         program: &Program,
         shape: &[usize],
         rows: Rows,
-        opts: &Options,
+        cuda: &CudaSettings,
     ) -> Result<Compiled, Error> {
         let mut c = self.clone();
         if rows.pitch != rows.len {
-            let (md, t) = (&self.module, &self.tuning);
-            c.geoms = geometries(md, program, shape, rows.pitch, opts, t, self.sms)?;
+            let (md, t, form) = (&self.module, &self.tuning, cuda.kernel_form);
+            c.geoms = geometries(md, program, shape, rows.pitch, form, t, self.sms)?;
         }
         Ok(c)
     }
@@ -288,7 +290,8 @@ pub(super) struct Placed {
     pub rows: Rows,
 }
 
-/// How the user's arrays are page-locked (`Options::pin_threads`, `Options::pin_overlap`).
+/// How the user's arrays are page-locked ([`CudaSettings::pin_threads`],
+/// [`CudaSettings::pin_overlap`]).
 #[derive(Clone, Copy, Debug)]
 pub(super) struct PinSettings {
     pub threads: usize,
@@ -312,10 +315,8 @@ pub(super) struct CudaRegistrar {
 }
 
 impl Registrar for CudaRegistrar {
-    fn register(&self, r: &std::ops::Range<usize>) -> Result<(), String> {
-        self.ctx
-            .bind_to_thread()
-            .map_err(|e| format!("binding the context: {e}"))?;
+    fn register(&self, r: &std::ops::Range<usize>) -> Result<(), RegisterError> {
+        (self.ctx.bind_to_thread()).map_err(|e| RegisterError::Context(e.to_string()))?;
         // SAFETY: whole pages covering the user's arrays, which stay borrowed for the run;
         // the pinner unregisters them before the run returns.
         unsafe { driver::host_register(r.start as *mut u8, r.len()) }
@@ -547,9 +548,7 @@ pub(super) struct Resources {
     pub events: Events,
     /// One per plan stream.
     pub streams: Streams,
-    /// Whether every operation runs on stream 0, in plan order ([`CudaOptions::serial_stream`]).
-    ///
-    /// [`CudaOptions::serial_stream`]: crate::options::CudaOptions::serial_stream
+    /// Whether every operation runs on stream 0, in plan order ([`CudaSettings::serial_stream`]).
     pub serial: bool,
     pub codec: Option<DeviceCodec>,
     /// One slot per reduction per kernel op that has reductions.
@@ -589,7 +588,7 @@ pub(super) fn allocate(
     inv: &Invocation<'_>,
     geoms: &[Geometry],
     rows: Rows,
-    cuda: &crate::options::CudaOptions,
+    cuda: &CudaSettings,
 ) -> Result<Resources, Error> {
     let pbytes: Vec<usize> = plan.elem_sizes.iter().map(|e| e * plan.plane_len).collect();
     let ring = plan.ring.as_ref().map(|r| r.set);

@@ -10,7 +10,7 @@ use super::memory::DeviceBuf;
 use super::stream::{Events, Streams, SyncOnDrop};
 use crate::error::Error;
 use crate::invocation::Invocation;
-use crate::options::Options;
+use crate::options::KernelForm;
 use crate::program::{Program, Stage};
 use std::sync::Arc;
 
@@ -74,7 +74,7 @@ impl<'a> Steps<'a> {
         md: &Module,
         program: &'a Program,
         inv: &'a Invocation<'a>,
-        opts: &Options,
+        form: KernelForm,
         tuning: &launch::MarchTuning,
     ) -> Result<Self, Error> {
         let shape = inv.arrays[0].shape().to_vec();
@@ -84,7 +84,7 @@ impl<'a> Steps<'a> {
         let geoms = program
             .kernels
             .iter()
-            .map(|k| launch::geometry(md, k, &shape, pitch, opts.cuda.kernel_form, sms, tuning))
+            .map(|k| launch::geometry(md, k, &shape, pitch, form, sms, tuning))
             .collect::<Result<Vec<_>, _>>()?;
         let pfuncs = program
             .points
