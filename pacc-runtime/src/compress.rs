@@ -1,7 +1,8 @@
-//! Compression settings of a call: the directive's `compress(a = R, ..)` clause and
-//! [`Options::compress`] resolved to one rate per physical array, and checked against the
-//! program, the shape, the scheme and the codec's rate rule ([`Codec::accepts`], with the codec
-//! `crate::config` resolved) before any data is touched.
+//! Compression settings of a call: the rate of each physical array, which
+//! `crate::config::compress_rates` resolves from the directive's `compress(a = R, ..)` clause
+//! and [`crate::Options::compress`], checked against the program, the shape, the scheme and the
+//! codec's rate rule ([`Codec::accepts`], with the codec `crate::config` resolved) before any
+//! data is touched.
 //!
 //! Compression is per *physical* array (the host keeps one compressed copy of each), and arrays
 //! that trade places through `std::mem::swap` share buffers, so every array of a swap group must
@@ -13,7 +14,6 @@ pub use crate::options::{parse_list, ParsedList};
 
 use crate::binding::written_physically;
 use crate::codec::{Codec, CodecError, CodecKind, Rate};
-use crate::options::Options;
 use crate::plan::Scheme;
 use crate::program::Program;
 
@@ -21,47 +21,39 @@ fn rate_text(r: Option<f64>) -> String {
     r.map_or("uncompressed".into(), |r| format!("rate {r}"))
 }
 
-/// The rate each physical array is compressed at (`None`: uncompressed), from the clause, then
-/// the options (which override it array by array). Checks names, rates, swap groups, scratch
-/// arrays and the scheme; `shape` is the arrays' shape. `codec` gives the codec the options
-/// resolve to (`crate::config::codec`), asked only when some array is compressed.
-pub fn rates(
+/// Whether array `a` is scratch: written by the steps but not returned to the caller (the host
+/// keeps no copy of it, so there is nothing to compress).
+pub(crate) fn scratch(program: &Program, a: usize) -> bool {
+    !crate::plan::returned_arrays(program)[a] && written_physically(program, a)
+}
+
+/// Whether array `a` is an input only (never written): lossy compression changes the caller's
+/// data, so `compress_all` leaves it alone unless asked.
+pub(crate) fn input_only(program: &Program, a: usize) -> bool {
+    !written_physically(program, a)
+}
+
+/// The refusal of a rate for an array the program does not have.
+pub(crate) fn unknown_array(program: &Program, name: &str) -> CompressError {
+    CompressError::UnknownArray {
+        name: name.into(),
+        program: program.name.clone(),
+        arrays: array_list(program),
+    }
+}
+
+/// `rates` (one per physical array, `None`: uncompressed; `crate::config::compress_rates` says
+/// which) checked against the program, the shape `shape`, the scheme, swap groups, scratch
+/// arrays and the codec's rate rule. `codec` gives the codec the options resolve to, asked only
+/// when some array is compressed.
+pub fn check(
     program: &Program,
     shape: &[usize],
     scheme: Scheme,
-    opts: &Options,
+    rates: Vec<Option<f64>>,
     codec: impl FnOnce() -> Result<CodecKind, CompressError>,
 ) -> Result<Vec<Option<f64>>, CompressError> {
     let n = program.arrays.len();
-    let mut rates: Vec<Option<f64>> = vec![None; n];
-    let scratch =
-        |a: usize| !crate::plan::returned_arrays(program)[a] && written_physically(program, a);
-    if !opts.compress_off {
-        for c in &program.compress {
-            if let Some(slot) = rates.get_mut(c.array) {
-                *slot = Some(c.rate);
-            }
-        }
-    }
-    if let Some(r) = opts.compress_all {
-        // Inputs only where the caller allows their lossy compression.
-        let input = |a: usize| !written_physically(program, a);
-        for (a, slot) in rates.iter_mut().enumerate() {
-            if !scratch(a) && (opts.compress_inputs || !input(a)) {
-                *slot = Some(r);
-            }
-        }
-    }
-    for (name, r) in &opts.compress {
-        let a = program
-            .array_index(name)
-            .ok_or_else(|| CompressError::UnknownArray {
-                name: name.clone(),
-                program: program.name.clone(),
-                arrays: array_list(program),
-            })?;
-        rates[a] = Some(*r);
-    }
     if rates.iter().all(Option::is_none) {
         return Ok(rates);
     }
@@ -71,7 +63,7 @@ pub fn rates(
     let codec = codec()?.get();
     for (a, r) in rates.iter().enumerate() {
         if let Some(r) = r {
-            if scratch(a) {
+            if scratch(program, a) {
                 return Err(CompressError::Scratch {
                     array: program.arrays[a].name.clone(),
                 });

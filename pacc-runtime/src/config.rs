@@ -6,7 +6,7 @@
 //!
 //! - chunk count and blocking depth ([`Fixed`], [`plan_options`]), scheme and ring;
 //! - the codec ([`codec`]) and the compression rates, array by array ([`resolve`], through
-//!   `crate::compress::rates`);
+//!   [`compress_rates`]);
 //! - steps per fused launch ([`fuse`]);
 //! - the CUDA backend's settings, the kernels' compile-time shape among them (`PACC_MARCH`),
 //!   and the rest a call's layers read ([`settle`]).
@@ -78,8 +78,8 @@ pub fn codec(program: &Program, opts: &Options) -> Result<CodecKind, CompressErr
 
 /// The planner options for a call of `steps` steps on arrays of `planes` planes: explicit
 /// options first, then the directive's clauses, then the defaults. Compression rates are resolved
-/// separately, array by array, by `crate::compress::rates` (they need the shape), which refuses
-/// a codec name [`codec`] does not know; here such a name leaves the default.
+/// separately, array by array, by [`compress_rates`] (they need the shape), which refuses a
+/// codec name [`codec`] does not know; here such a name leaves the default.
 pub fn plan_options(program: &Program, planes: usize, steps: usize, opts: &Options) -> PlanOptions {
     let f = Fixed::of(program, opts);
     let scheme = opts.scheme.unwrap_or(DEFAULT_SCHEME);
@@ -141,9 +141,43 @@ pub fn settle(program: &Program, opts: &Options) -> Settled {
     }
 }
 
+/// The rate each physical array is compressed at (`None`: uncompressed) on arrays of `shape`
+/// under `scheme`: the directive's clause (unless [`Options::compress_off`]), then
+/// [`Options::compress_all`] (arrays the steps write, and inputs only with
+/// [`Options::compress_inputs`]; never scratch arrays), then [`Options::compress`], each
+/// overriding the one before array by array; then checked (`crate::compress::check`).
+pub fn compress_rates(
+    program: &Program,
+    shape: &[usize],
+    scheme: crate::plan::Scheme,
+    opts: &Options,
+) -> Result<Vec<Option<f64>>, crate::error::CompressError> {
+    use crate::compress::{input_only, scratch, unknown_array};
+    let mut rates: Vec<Option<f64>> = vec![None; program.arrays.len()];
+    if !opts.compress_off {
+        for c in &program.compress {
+            if let Some(slot) = rates.get_mut(c.array) {
+                *slot = Some(c.rate);
+            }
+        }
+    }
+    if let Some(r) = opts.compress_all {
+        for (a, slot) in rates.iter_mut().enumerate() {
+            if !scratch(program, a) && (opts.compress_inputs || !input_only(program, a)) {
+                *slot = Some(r);
+            }
+        }
+    }
+    for (name, r) in &opts.compress {
+        let a = (program.array_index(name)).ok_or_else(|| unknown_array(program, name))?;
+        rates[a] = Some(*r);
+    }
+    crate::compress::check(program, shape, scheme, rates, || codec(program, opts))
+}
+
 /// The planner options of a call on arrays of `shape` for `steps` steps before any tuning:
-/// [`plan_options`] and each array's compression rate (`crate::compress::rates`; none when no
-/// array is compressed). The session and each distributed rank start from this.
+/// [`plan_options`] and each array's compression rate ([`compress_rates`]; none when no array
+/// is compressed). The session and each distributed rank start from this.
 pub fn resolve(
     program: &Program,
     shape: &[usize],
@@ -151,8 +185,7 @@ pub fn resolve(
     opts: &Options,
 ) -> Result<PlanOptions, Error> {
     let mut popts = plan_options(program, shape[0], steps, opts);
-    let codec = || codec(program, opts);
-    popts.compress = crate::compress::rates(program, shape, popts.scheme, opts, codec)?;
+    popts.compress = compress_rates(program, shape, popts.scheme, opts)?;
     if !popts.compresses() {
         popts.compress.clear();
     }

@@ -392,10 +392,8 @@ fn plan_run(a: PlanArgs, out: &mut String) -> Result<(), String> {
         let l = pacc_runtime::compress::parse_list(c).map_err(|e| format!("--compress: {e}"))?;
         (o.compress, o.compress_all, o.compress_off) = (l.arrays, l.all, l.off);
     }
-    let rates = pacc_runtime::compress::rates(&program, &shape, a.scheme, &o, || {
-        config::codec(&program, &o)
-    })
-    .map_err(|e| e.to_string())?;
+    let rates =
+        config::compress_rates(&program, &shape, a.scheme, &o).map_err(|e| e.to_string())?;
     let base = config::plan_options(&program, shape.first().copied().unwrap_or(0), steps, &o);
     let mut opts = PlanOptions {
         buffer_sets: a.buffer_sets.unwrap_or(base.buffer_sets),
