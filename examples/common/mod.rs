@@ -20,10 +20,8 @@ use std::time::{Duration, Instant};
 /// then to the directive's clauses and pacc's defaults).
 #[derive(Args, Debug, Clone)]
 pub struct PipelineArgs {
-    /// Backend: auto (CUDA when a device is present, else the CPU backend), cuda, cpu, serial
-    /// (the untouched serial function) or shuffled[:SEED] (the CPU backend running the plan's
-    /// operations in a random order its dependencies allow).
-    #[arg(long)]
+    // Help from `backend_help` (the names the runtime's parser takes).
+    #[arg(long, help = backend_help())]
     pub backend: Option<String>,
     /// Number of chunks the outermost axis is split into.
     #[arg(long)]
@@ -428,6 +426,12 @@ pub fn parse_list<T: std::str::FromStr>(s: &str, n: usize, what: &str) -> Result
 }
 
 /// `--scheme`'s help: the registered schemes (`plan/scheme.rs`), so a new one shows up here.
+fn backend_help() -> String {
+    let names =
+        (pacc::runtime::BackendChoice::NAMES.iter()).map(|(n, what)| format!("{n} ({what})"));
+    format!("Backend: {}", pacc::runtime::options::sentence_list(names))
+}
+
 fn scheme_help() -> String {
     format!(
         "How data moves between host and device: {} (the wavefront: skewed tiling, every point \

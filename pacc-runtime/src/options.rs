@@ -47,10 +47,47 @@ impl std::str::FromStr for BackendChoice {
                 Ok(BackendChoice::Shuffled(seed))
             }
             _ => Err(Error::Option(format!(
-                "unknown backend `{s}`; expected auto, cuda, cpu, serial or shuffled[:SEED]"
+                "unknown backend `{s}`; expected {}",
+                BackendChoice::names_text()
             ))),
         }
     }
+}
+
+impl BackendChoice {
+    /// The names `PACC_BACKEND`, `Options::backend`'s parser and the examples' `--backend` take,
+    /// each with what it runs: the one list their messages and help read.
+    pub const NAMES: [(&'static str, &'static str); 5] = [
+        (
+            "auto",
+            "CUDA when a device is present, else the CPU backend",
+        ),
+        ("cuda", "the CUDA backend"),
+        ("cpu", "the CPU backend"),
+        ("serial", "the untouched serial function"),
+        (
+            "shuffled[:SEED]",
+            "the CPU backend running the plan's operations in a random order its dependencies \
+             allow",
+        ),
+    ];
+
+    /// The names, as a sentence's list ("auto, cuda, ... or shuffled[:SEED]").
+    pub fn names_text() -> String {
+        sentence_list(Self::NAMES.iter().map(|(name, _)| name.to_string()))
+    }
+}
+
+/// `a, b or c`.
+pub fn sentence_list(items: impl ExactSizeIterator<Item = String>) -> String {
+    let n = items.len();
+    (items.enumerate())
+        .map(|(i, item)| match i {
+            0 => item,
+            i if i + 1 == n => format!(" or {item}"),
+            _ => format!(", {item}"),
+        })
+        .collect()
 }
 
 /// Options of one call. Unset fields fall back to the directive's clauses, then to defaults.
@@ -622,6 +659,22 @@ fn parse_usize(key: &str, v: &str) -> Result<usize, Error> {
 mod tests {
     use super::cuda::pad_rows;
     use super::*;
+
+    #[test]
+    fn every_listed_backend_parses_and_the_refusal_lists_them_all() {
+        for (name, _) in BackendChoice::NAMES {
+            let name = name.replace("[:SEED]", ":7");
+            assert!(name.parse::<BackendChoice>().is_ok(), "{name}");
+        }
+        let e = "gpu".parse::<BackendChoice>().unwrap_err().to_string();
+        for (name, _) in BackendChoice::NAMES {
+            assert!(e.contains(name), "{e}");
+        }
+        assert!(
+            e.contains("auto, cuda, cpu, serial or shuffled[:SEED]"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn a_count_too_large_says_so() {
