@@ -72,7 +72,7 @@ impl BackendChoice {
         ),
     ];
 
-    /// The names, as a sentence's list ("auto, cuda, ... or shuffled[:SEED]").
+    /// The names, as a sentence's list (`auto, cuda, ... or shuffled[:SEED]`).
     pub fn names_text() -> String {
         sentence_list(Self::NAMES.iter().map(|(name, _)| name.to_string()))
     }
