@@ -12,11 +12,15 @@ use super::comm::Communicator;
 use crate::error::{DistError, Error};
 use crate::exec::{Peers, Transfer};
 use cudarc::nccl::{result, sys};
+use mpi::collective::SystemOperation;
 use mpi::datatype::Equivalence;
+use mpi::topology::CommunicatorRelation;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::Communicator as _;
 use mpi::traits::*;
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::mem::ManuallyDrop;
+use std::rc::Rc;
 
 /// The tag of a failing rank's notice on the notice communicator.
 const FAILED: i32 = 7;
@@ -27,15 +31,36 @@ const FAILED: i32 = 7;
 /// [`NcclPeers::wait`] polls it, reading failure notices meanwhile. A blocking call could not
 /// be left when another rank fails inside it (seen on two H200s: a rank's connection set-up
 /// failed and its peer spun in NCCL's connect loop for good).
-pub struct NcclPeers {
+///
+/// Clones share one communicator: a rank keeps it for the next call over the same ranks
+/// ([`NcclPeers::for_call`]), since starting one costs most of a second.
+#[derive(Clone)]
+pub struct NcclPeers(Rc<Shared>);
+
+/// The communicator and what its calls need besides.
+pub struct Shared {
     comm: sys::ncclComm_t,
-    /// Where failure notices travel (a duplicate, so they never mix with other traffic and
-    /// vanish with the run).
+    /// Where failure notices travel (a duplicate, so they never mix with other traffic).
     notices: SimpleCommunicator,
-    /// Whether the communicator is gone (aborted, or closed by every rank together).
+    /// Whether the communicator is gone (aborted).
     ended: Cell<bool>,
     /// Whether another rank's notice has arrived (this rank then tells nobody).
     notified: Cell<bool>,
+}
+
+impl std::ops::Deref for NcclPeers {
+    type Target = Shared;
+    fn deref(&self) -> &Shared {
+        &self.0
+    }
+}
+
+thread_local! {
+    /// The communicator this thread's last call made, with (a duplicate of) the MPI
+    /// communicator it was made over. Never dropped: a thread's locals may go after
+    /// `MPI_Finalize`, and freeing an MPI communicator then stops the process.
+    static KEPT: RefCell<ManuallyDrop<Option<(NcclPeers, SimpleCommunicator)>>> =
+        const { RefCell::new(ManuallyDrop::new(None)) };
 }
 
 /// Whether the NCCL library can be loaded here; the reason when not.
@@ -83,7 +108,8 @@ impl NcclPeers {
             }
         }
         comm.process_at_rank(0).broadcast_into(&mut id[..]);
-        here.map_err(failure)?;
+        // Every rank enters NCCL's set-up or none: a rank waiting there would wait for good.
+        super::comm::agree(comm, here.map_err(failure))?;
         if id[0] == 0 {
             return Err(failure("rank 0 could not start NCCL".into()));
         }
@@ -91,24 +117,25 @@ impl NcclPeers {
         for (d, s) in unique.internal.iter_mut().zip(&id[1..]) {
             *d = *s as std::ffi::c_char;
         }
-        let mut peers = NcclPeers {
+        let mut shared = Shared {
             comm: std::ptr::null_mut(),
             notices: comm.duplicate(),
             ended: Cell::new(false),
             notified: Cell::new(false),
         };
         let mut config = nonblocking();
-        // SAFETY: `peers.comm` receives the communicator; the id came from rank 0 of this
+        // SAFETY: `shared.comm` receives the communicator; the id came from rank 0 of this
         // group; the config is NCCL's initializer with `blocking` off.
         let started = unsafe {
             result::comm_init_rank_config(
-                &mut peers.comm,
+                &mut shared.comm,
                 comm.size(),
                 unique,
                 comm.rank(),
                 &mut config,
             )
         };
+        let peers = NcclPeers(Rc::new(shared));
         let ready = match started {
             Ok(_) => peers.wait("ncclCommInitRankConfig"),
             Err(e) => Err(failure(format!("ncclCommInitRankConfig: {}", code(&e)))),
@@ -122,6 +149,35 @@ impl NcclPeers {
                 Err(e)
             }
         }
+    }
+
+    /// NCCL over `comm` for a call (collective): the communicator an earlier call over the same
+    /// ranks made, where every rank still has a working one, else a new one; whether it was
+    /// an earlier one.
+    pub fn for_call(comm: &Communicator) -> Result<(NcclPeers, bool), Error> {
+        let same = |parent: &SimpleCommunicator| {
+            matches!(
+                parent.compare(comm),
+                CommunicatorRelation::Identical | CommunicatorRelation::Congruent
+            )
+        };
+        let mine = KEPT.with(|k| {
+            (k.borrow().as_ref())
+                .filter(|(p, parent)| !p.ended.get() && !p.notified.get() && same(parent))
+                .map(|(p, _)| p.clone())
+        });
+        let (have, mut all) = (i32::from(mine.is_some()), 0);
+        comm.all_reduce_into(&have, &mut all, SystemOperation::min());
+        if let (1, Some(p)) = (all, mine) {
+            return Ok((p, true));
+        }
+        // Discarded alike on every rank, between calls: aborting it waits for no one.
+        let old = KEPT.with(|k| k.borrow_mut().take());
+        drop(old);
+        // Agreed before the duplicate, which every rank must make together.
+        let p = super::comm::agree(comm, NcclPeers::new(comm))?;
+        KEPT.with(|k| **k.borrow_mut() = Some((p.clone(), comm.duplicate())));
+        Ok((p, false))
     }
 
     /// One byte to and from each neighbour in the chain of ranks: NCCL connects peers on their
@@ -211,13 +267,6 @@ impl NcclPeers {
     /// ranks (or learns theirs) and aborts, so that the relay's streams drain.
     pub fn end_host(&self, relay: crate::exec::cuda::Relay) -> Result<(), Error> {
         relay.finish(&|| self.check(), &|e| self.fail(e))
-    }
-
-    fn abort(&self) {
-        if !self.ended.replace(true) && !self.comm.is_null() {
-            // SAFETY: our communicator, not used again once aborted.
-            let _ = unsafe { result::comm_abort(self.comm) };
-        }
     }
 }
 
@@ -339,34 +388,19 @@ impl Peers for NcclPeers {
         }
         self.abort();
     }
+}
 
-    /// Ends the communicator on every rank together, after a run that succeeded everywhere (the
-    /// session agrees on every segment, so every rank calls this): NCCL flushes, then the ranks
-    /// agree before any frees its side, since a peer may still be reading the connection
-    /// buffers this rank shares with it.
-    fn close(&self) -> Result<(), Error> {
-        if self.ended.get() {
-            return Ok(());
+impl Shared {
+    fn abort(&self) {
+        if !self.ended.replace(true) && !self.comm.is_null() {
+            // SAFETY: our communicator, not used again once aborted.
+            let _ = unsafe { result::comm_abort(self.comm) };
         }
-        // SAFETY: our communicator; nothing is enqueued on it after this.
-        let flushed = unsafe { result::comm_finalize(self.comm) }
-            .map_err(|e| failure(format!("ncclCommFinalize: {}", self.describe(&e))))
-            .and_then(|_| self.wait("ncclCommFinalize"));
-        if let Err(e) = super::comm::agree(&self.notices, flushed) {
-            self.abort();
-            return Err(e);
-        }
-        self.ended.set(true);
-        // SAFETY: finalized on every rank; not used again.
-        unsafe { result::comm_destroy(self.comm) }
-            .map(|_| ())
-            .map_err(|e| failure(format!("ncclCommDestroy: {}", code(&e))))
     }
 }
 
-impl Drop for NcclPeers {
-    /// A communicator not closed by every rank together ([`NcclPeers::close`]) is aborted:
-    /// destroying it could wait for a peer that has gone.
+impl Drop for Shared {
+    /// Aborted, never destroyed: destroying could wait for a peer that has gone.
     fn drop(&mut self) {
         self.abort();
     }

@@ -110,17 +110,6 @@ pub fn run(
         seg.next(&mut s, &mut inv, &mut state)?;
     }
     let steps = seg.steps;
-    // Every rank got here: the carriers end together. The results are in the arrays already,
-    // so a carrier that does not close cleanly is a note, not a failed run.
-    let carriers = [peers.as_deref(), relayed.as_ref().map(|r| r as &dyn Peers)];
-    for p in carriers.into_iter().flatten() {
-        if let Err(e) = p.close() {
-            (s.report.adjustments).push(format!(
-                "the {} carrier did not close cleanly: {e}",
-                p.carrier()
-            ));
-        }
-    }
     let mut report = s.report;
     report.steps = steps;
     report.wall_seconds = start.elapsed().as_secs_f64();
@@ -421,16 +410,20 @@ fn relay(comm: &Communicator, report: &mut Report) -> Result<Option<Relayer>, Er
     Ok(None)
 }
 
-/// NCCL over `comm`, agreed by every rank; the report says how long it took to start (the
+/// NCCL over `comm`, agreed by every rank (an earlier call's communicator where every rank
+/// kept one over the same ranks); the report says which, or how long it took to start (the
 /// library, the communicator, the first round).
 #[cfg(feature = "cuda")]
 fn start_nccl(comm: &Communicator, report: &mut Report) -> Result<Relayer, Error> {
     let t = Instant::now();
-    let p = agree(comm, super::nccl::NcclPeers::new(comm))?;
-    report.adjustments.push(format!(
-        "NCCL started in {:.3} s (library, communicator, first exchange)",
-        t.elapsed().as_secs_f64()
-    ));
+    let (p, earlier) = agree(comm, super::nccl::NcclPeers::for_call(comm))?;
+    report.adjustments.push(match earlier {
+        true => "NCCL: the communicator of an earlier call over the same ranks".into(),
+        false => format!(
+            "NCCL started in {:.3} s (library, communicator, first exchange)",
+            t.elapsed().as_secs_f64()
+        ),
+    });
     Ok(p)
 }
 

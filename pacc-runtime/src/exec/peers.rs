@@ -70,12 +70,6 @@ pub trait Peers {
     fn fail(&self, error: &Error) {
         let _ = error;
     }
-
-    /// Called on every rank once the run has succeeded on all of them: ends the carrier
-    /// together with the other ranks.
-    fn close(&self) -> Result<(), Error> {
-        Ok(())
-    }
 }
 
 /// The error of an exchange found in a plan run without [`Peers`].
