@@ -109,3 +109,43 @@ fn fused_2d_asymmetric_rows_on_cuda_equal_serial() {
 fn fused_runs_on_cuda_of_any_number_of_groups_leave_the_names_as_serial() {
     fused::any_number_of_groups(&suite());
 }
+
+/// The tuner weighing fusion on the GPU (`tune::fusion`; the test hook weighs this call, far
+/// shorter than a weighing is worth): single steps and the fused forms compiled side by side
+/// and timed on a slab of the call's arrays, the fused vector form's first blocks each timed.
+/// Whichever form the tuner picks, the run equals serial.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn the_tuner_weighs_the_fused_forms_and_their_blocks_on_the_gpu() {
+    use common::{differing, noise};
+    use ndarray::Array3;
+    use pacc::models::acoustic;
+    gpu::device();
+    let (shape, steps, (sz, sy, sx)) = ((70, 66, 72), 12, (35, 30, 40));
+    let mut r = noise(11, -1.0, 1.0);
+    let (p0, c0) = (
+        Array3::from_shape_fn(shape, |_| r()),
+        Array3::from_shape_fn(shape, |_| r()),
+    );
+    let mut rv = noise(13, 0.01, 0.2);
+    let vel = Array3::from_shape_fn(shape, |_| rv());
+    let w = acoustic::ricker(25.0, 0.002, steps);
+    let (mut sp, mut sc) = (p0.clone(), c0.clone());
+    acoustic::propagate::serial(&mut sp, &mut sc, &vel, &w, sz, sy, sx, 100.0, steps);
+    let opts = pacc::Options {
+        backend: BackendChoice::Cuda,
+        ..Default::default()
+    };
+    let (mut p, mut q) = (p0.clone(), c0.clone());
+    let weigh = pacc::runtime::tune::fusion::weigh_every_call();
+    let ((), rep) =
+        acoustic::propagate::run(&mut p, &mut q, &vel, &w, sz, sy, sx, 100.0, steps, &opts)
+            .unwrap();
+    drop(weigh);
+    let notes = rep.adjustments.join("\n");
+    let note = (rep.adjustments.iter())
+        .find(|n| n.starts_with("fusion: predicted single step"))
+        .unwrap_or_else(|| panic!("fusion was not weighed: {notes}"));
+    assert!(note.contains("fused 2 (vector form, block "), "{note}");
+    assert_eq!((differing(&p, &sp), differing(&q, &sc)), (0, 0), "{notes}");
+}

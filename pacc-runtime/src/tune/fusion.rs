@@ -26,6 +26,40 @@ pub const FUSE_MARGIN: f64 = 0.95;
 /// a few percent of the run. A later process with the rates on disk pays nothing.
 pub const WEIGH_SECONDS: f64 = 60.0;
 
+thread_local! {
+    /// Set by [`weigh_every_call`].
+    static EVERY_CALL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Makes this thread's calls weigh fusion whatever their length until the guard drops, as a
+/// call over [`WEIGH_SECONDS`] would: for the GPU tests, whose calls are far shorter than a
+/// weighing is worth. Test-only.
+#[doc(hidden)]
+pub fn weigh_every_call() -> WeighGuard {
+    EVERY_CALL.with(|c| c.set(true));
+    WeighGuard(std::marker::PhantomData)
+}
+
+/// Ends [`weigh_every_call`] when dropped.
+#[doc(hidden)]
+#[must_use = "weighing every call ends when the guard is dropped"]
+pub struct WeighGuard(std::marker::PhantomData<*const ()>);
+
+impl Drop for WeighGuard {
+    fn drop(&mut self) {
+        let _ = EVERY_CALL.try_with(|c| c.set(false));
+    }
+}
+
+/// The predicted length from which a call is weighed ([`WEIGH_SECONDS`], 0 under
+/// [`weigh_every_call`]).
+fn weigh_from() -> f64 {
+    match EVERY_CALL.with(|c| c.get()) {
+        true => 0.0,
+        false => WEIGH_SECONDS,
+    }
+}
+
 /// How far the tuner's default slab may misjudge a run's time against the fusion slab's
 /// deeper one, when deciding that a run is too short to weigh fusion at all.
 const SLAB_SLACK: f64 = 2.0;
@@ -117,7 +151,7 @@ pub struct Picked {
 
 mod weigh {
     use super::{block_variants, Picked};
-    use super::{candidates, pick, slab_planes, FUSE_MARGIN, SLAB_SLACK, WEIGH_SECONDS};
+    use super::{candidates, pick, slab_planes, weigh_from, FUSE_MARGIN, SLAB_SLACK};
     use crate::error::Error;
     use crate::invocation::Invocation;
     use crate::plan::PlanOptions;
@@ -150,7 +184,8 @@ mod weigh {
         base: &PlanOptions,
     ) -> (Option<Picked>, Option<String>) {
         let shape = inv.arrays[0].shape();
-        let long = useful_points(program, shape, inv.steps) >= MARCH_TUNE_POINTS;
+        let long =
+            weigh_from() == 0.0 || useful_points(program, shape, inv.steps) >= MARCH_TUNE_POINTS;
         if !settled.fusion_free || !long {
             return (None, None);
         }
@@ -167,7 +202,7 @@ mod weigh {
             Ok(f) => f,
             Err(e) => return (None, Some(format!("fusion not weighed ({e})"))),
         };
-        if single.choice.predicted_seconds < WEIGH_SECONDS {
+        if single.choice.predicted_seconds < weigh_from() {
             return (None, None);
         }
         // Every fused form and block at once: the longest compile instead of their sum.
@@ -258,7 +293,7 @@ mod weigh {
     }
 
     /// Whether the single-step run, predicted from the rates the tuner already has (its own
-    /// slab's, no new one), is far below [`WEIGH_SECONDS`]: a slab of the fusion's depth only
+    /// slab's, no new one), is far below [`super::WEIGH_SECONDS`]: a slab of the fusion's depth only
     /// to find that out cost 2.3 s of a 9 s run's set-up (sponge 1600³, fresh H200).
     fn clearly_short(
         probe: &dyn Probe,
@@ -271,7 +306,7 @@ mod weigh {
         let fixed = settled.fixed;
         (probe.inputs(program, inv, settled))
             .and_then(|t| tuned_choice(program, shape, inv.steps, settled, base, fixed, t))
-            .is_ok_and(|c| c.predicted_seconds * SLAB_SLACK < WEIGH_SECONDS)
+            .is_ok_and(|c| c.predicted_seconds * SLAB_SLACK < weigh_from())
     }
 
     /// Times `program` (single step, or a fused run's program of `s` steps per launch) on the
@@ -540,5 +575,28 @@ mod weighing {
             "single steps and at least one fused form: {slabs:?}"
         );
         assert!(note.unwrap().starts_with("fusion: predicted"));
+    }
+
+    #[test]
+    fn weighing_every_call_weighs_a_short_one_until_the_guard_drops() {
+        // 10^11 points at 10^13 per second: far too short to weigh, and weighed under the hook.
+        assert_eq!(weighed(1e13).1, None);
+        let guard = weigh_every_call();
+        let note = weighed(1e13).1.expect("weighed");
+        assert!(note.starts_with("fusion: predicted single step"), "{note}");
+        // A call far below MARCH_TUNE_POINTS too.
+        let program = fusable(&[2]);
+        let (_, note) = crate::invocation::fixtures::zeros(2, [32; 3], 12, |inv| {
+            auto_fuse(
+                &FakeDevice::new(1e13),
+                &program,
+                inv,
+                &region_sharing(),
+                &base(),
+            )
+        });
+        assert!(note.is_some_and(|n| n.contains("fused 2")));
+        drop(guard);
+        assert_eq!(weighed(1e13).1, None);
     }
 }
