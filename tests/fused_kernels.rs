@@ -148,4 +148,6 @@ fn the_tuner_weighs_the_fused_forms_and_their_blocks_on_the_gpu() {
         .unwrap_or_else(|| panic!("fusion was not weighed: {notes}"));
     assert!(note.contains("fused 2 (vector form, block "), "{note}");
     assert_eq!((differing(&p, &sp), differing(&q, &sc)), (0, 0), "{notes}");
+    // The figures, for the log of a GPU run.
+    eprintln!("{note}");
 }
