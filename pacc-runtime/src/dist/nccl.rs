@@ -63,13 +63,17 @@ thread_local! {
         const { RefCell::new(ManuallyDrop::new(None)) };
 }
 
-/// Whether the NCCL library can be loaded here; the reason when not.
-pub fn available() -> Result<(), String> {
+/// The NCCL library could not be loaded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the NCCL library (libnccl.so.2) was not found")]
+pub struct NcclMissing;
+
+/// Whether the NCCL library can be loaded here.
+pub fn available() -> Result<(), NcclMissing> {
     // SAFETY: only tries to open the library.
-    if unsafe { sys::is_culib_present() } {
-        Ok(())
-    } else {
-        Err("the NCCL library (libnccl.so.2) was not found".into())
+    match unsafe { sys::is_culib_present() } {
+        true => Ok(()),
+        false => Err(NcclMissing),
     }
 }
 
@@ -88,7 +92,7 @@ impl NcclPeers {
     /// start gets its error while the others get theirs through the caller's agreement; once
     /// NCCL has started, a failing rank tells the others, who stop waiting for it.
     pub fn new(comm: &Communicator) -> Result<NcclPeers, Error> {
-        let here = available().and_then(|_| {
+        let here = available().map_err(|e| e.to_string()).and_then(|_| {
             crate::exec::cuda::bind_device().map_err(|e| e.to_string())?;
             // Point-to-point exchanges gain nothing from NVLink multicast, which can take a
             // shared machine's GPUs out of service: off unless the caller chose otherwise.

@@ -166,10 +166,10 @@ enum NoCarrier {
     /// No backend could be chosen (its error).
     #[error("{0}")]
     Backend(String),
-    /// The NCCL library is missing (`nccl::available`'s reason).
+    /// The NCCL library is missing.
     #[cfg(feature = "cuda")]
-    #[error("{0}")]
-    NoNccl(String),
+    #[error(transparent)]
+    NoNccl(#[from] super::nccl::NcclMissing),
     /// Ranks share a GPU, and NCCL needs one per rank.
     #[cfg(feature = "cuda")]
     #[error("{sharing} ranks share each GPU, and NCCL needs a GPU of its own for every rank")]
@@ -210,7 +210,7 @@ fn carrier(opts: &Options, inputs: Option<&TuneInputs>) -> Result<Carrier, NoCar
 
 #[cfg(feature = "cuda")]
 fn nccl_carrier(inputs: Option<&TuneInputs>) -> Result<Carrier, NoCarrier> {
-    super::nccl::available().map_err(NoCarrier::NoNccl)?;
+    super::nccl::available()?;
     let devices = crate::exec::cuda::available().map_or(1, |d| d.count);
     let sharing = super::ranks_per_device(devices);
     if sharing > 1 {
