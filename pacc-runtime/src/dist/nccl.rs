@@ -46,6 +46,10 @@ pub struct Shared {
     ended: Cell<bool>,
     /// Whether another rank's notice has arrived (this rank then tells nobody).
     notified: Cell<bool>,
+    /// Whether the first exchange has begun ([`NcclPeers::connect`]).
+    connected: Cell<bool>,
+    /// This rank and the number of ranks.
+    place: (usize, usize),
 }
 
 impl std::ops::Deref for NcclPeers {
@@ -126,6 +130,8 @@ impl NcclPeers {
             notices: comm.duplicate(),
             ended: Cell::new(false),
             notified: Cell::new(false),
+            connected: Cell::new(false),
+            place: (comm.rank() as usize, comm.size() as usize),
         };
         let mut config = nonblocking();
         // SAFETY: `shared.comm` receives the communicator; the id came from rank 0 of this
@@ -140,19 +146,31 @@ impl NcclPeers {
             )
         };
         let peers = NcclPeers(Rc::new(shared));
-        let ready = match started {
-            Ok(_) => peers.wait("ncclCommInitRankConfig"),
-            Err(e) => Err(failure(format!("ncclCommInitRankConfig: {}", code(&e)))),
-        };
-        let ready =
-            ready.and_then(|_| peers.first_round(comm.rank() as usize, comm.size() as usize));
-        match ready {
-            Ok(()) => Ok(peers),
+        // NCCL sets the communicator up in the background while the run prepares and uploads;
+        // the first exchange waits for it ([`NcclPeers::connect`]).
+        match started {
+            Ok(_) => Ok(peers),
             Err(e) => {
+                let e = failure(format!("ncclCommInitRankConfig: {}", code(&e)));
                 peers.fail(&e);
                 Err(e)
             }
         }
+    }
+
+    /// Before the first exchange: waits for the communicator's set-up, then connects the
+    /// neighbours with a one-byte round. Every rank gets here (each has exchanges to make),
+    /// and one that fails before tells the others, who stop waiting.
+    fn connect(&self) -> Result<(), Error> {
+        if self.connected.replace(true) {
+            return Ok(());
+        }
+        let (me, ranks) = self.place;
+        let r = (self.wait("ncclCommInitRankConfig")).and_then(|_| self.first_round(me, ranks));
+        if let Err(e) = &r {
+            self.fail(e);
+        }
+        r
     }
 
     /// NCCL over `comm` for a call (collective): the communicator an earlier call over the same
@@ -185,7 +203,7 @@ impl NcclPeers {
     }
 
     /// One byte to and from each neighbour in the chain of ranks: NCCL connects peers on their
-    /// first exchange, so that happens here, where every rank is, rather than inside a run.
+    /// first exchange, so that happens here, before the run's own exchanges.
     fn first_round(&self, me: usize, ranks: usize) -> Result<(), Error> {
         let neighbours: Vec<usize> = [me.checked_sub(1), Some(me + 1).filter(|&r| r < ranks)]
             .into_iter()
@@ -233,7 +251,11 @@ impl NcclPeers {
     /// NCCL's name for an error, with the communicator's last message (which names the CUDA
     /// or system call that failed).
     fn describe(&self, e: &result::NcclError) -> String {
-        // SAFETY: NCCL returns a static or per-communicator C string, or null.
+        if self.ended.get() {
+            return code(e);
+        }
+        // SAFETY: a live communicator; NCCL returns a static or per-communicator C string, or
+        // null.
         let last = unsafe { sys::ncclGetLastError(self.comm) };
         match last.is_null() {
             true => code(e),
@@ -324,6 +346,12 @@ impl Peers for NcclPeers {
         transfers: &[Transfer],
         stream: *mut std::ffi::c_void,
     ) -> Result<(), Error> {
+        if self.ended.get() {
+            return Err(failure(
+                "the communicator was aborted after a failure".into(),
+            ));
+        }
+        self.connect()?;
         let err =
             |what: &str, e: result::NcclError| failure(format!("{what}: {}", self.describe(&e)));
         let st = stream as sys::cudaStream_t;
