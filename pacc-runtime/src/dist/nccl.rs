@@ -46,10 +46,6 @@ pub struct Shared {
     ended: Cell<bool>,
     /// Whether another rank's notice has arrived (this rank then tells nobody).
     notified: Cell<bool>,
-    /// Whether the first exchange has begun ([`NcclPeers::connect`]).
-    connected: Cell<bool>,
-    /// This rank and the number of ranks.
-    place: (usize, usize),
 }
 
 impl std::ops::Deref for NcclPeers {
@@ -130,8 +126,6 @@ impl NcclPeers {
             notices: comm.duplicate(),
             ended: Cell::new(false),
             notified: Cell::new(false),
-            connected: Cell::new(false),
-            place: (comm.rank() as usize, comm.size() as usize),
         };
         let mut config = nonblocking();
         // SAFETY: `shared.comm` receives the communicator; the id came from rank 0 of this
@@ -146,31 +140,18 @@ impl NcclPeers {
             )
         };
         let peers = NcclPeers(Rc::new(shared));
-        // NCCL sets the communicator up in the background while the run prepares and uploads;
-        // the first exchange waits for it ([`NcclPeers::connect`]).
-        match started {
-            Ok(_) => Ok(peers),
+        let ready = match started {
+            Ok(_) => peers.wait("ncclCommInitRankConfig"),
+            Err(e) => Err(failure(format!("ncclCommInitRankConfig: {}", code(&e)))),
+        };
+        let (me, ranks) = (comm.rank() as usize, comm.size() as usize);
+        match ready.and_then(|_| peers.first_round(me, ranks)) {
+            Ok(()) => Ok(peers),
             Err(e) => {
-                let e = failure(format!("ncclCommInitRankConfig: {}", code(&e)));
                 peers.fail(&e);
                 Err(e)
             }
         }
-    }
-
-    /// Before the first exchange: waits for the communicator's set-up, then connects the
-    /// neighbours with a one-byte round. Every rank gets here (each has exchanges to make),
-    /// and one that fails before tells the others, who stop waiting.
-    fn connect(&self) -> Result<(), Error> {
-        if self.connected.replace(true) {
-            return Ok(());
-        }
-        let (me, ranks) = self.place;
-        let r = (self.wait("ncclCommInitRankConfig")).and_then(|_| self.first_round(me, ranks));
-        if let Err(e) = &r {
-            self.fail(e);
-        }
-        r
     }
 
     /// NCCL over `comm` for a call (collective): the communicator an earlier call over the same
@@ -203,7 +184,9 @@ impl NcclPeers {
     }
 
     /// One byte to and from each neighbour in the chain of ranks: NCCL connects peers on their
-    /// first exchange, so that happens here, before the run's own exchanges.
+    /// first exchange, so that happens here, where every rank is, rather than inside a run
+    /// (where waiting for it would idle the kernel stream: 0.4 s of 1.35 s of stepping on two
+    /// H200s when it was tried, `benches/results/2026-11-28-h200x2-nccl-close/` call 9).
     fn first_round(&self, me: usize, ranks: usize) -> Result<(), Error> {
         let neighbours: Vec<usize> = [me.checked_sub(1), Some(me + 1).filter(|&r| r < ranks)]
             .into_iter()
@@ -351,7 +334,6 @@ impl Peers for NcclPeers {
                 "the communicator was aborted after a failure".into(),
             ));
         }
-        self.connect()?;
         let err =
             |what: &str, e: result::NcclError| failure(format!("{what}: {}", self.describe(&e)));
         let st = stream as sys::cudaStream_t;

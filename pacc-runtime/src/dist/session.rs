@@ -411,8 +411,8 @@ fn relay(comm: &Communicator, report: &mut Report) -> Result<Option<Relayer>, Er
 }
 
 /// NCCL over `comm`, agreed by every rank (an earlier call's communicator where every rank
-/// kept one over the same ranks); the report says which, or how long starting it took before
-/// the rest of its set-up went on in the background.
+/// kept one over the same ranks); the report says which, or how long it took to start (the
+/// library, the communicator, the first round).
 #[cfg(feature = "cuda")]
 fn start_nccl(comm: &Communicator, report: &mut Report) -> Result<Relayer, Error> {
     let t = Instant::now();
@@ -420,8 +420,7 @@ fn start_nccl(comm: &Communicator, report: &mut Report) -> Result<Relayer, Error
     report.adjustments.push(match earlier {
         true => "NCCL: the communicator of an earlier call over the same ranks".into(),
         false => format!(
-            "NCCL started in {:.3} s; its communicator sets up beside the run's own set-up and \
-             connects at the first exchange",
+            "NCCL started in {:.3} s (library, communicator, first exchange)",
             t.elapsed().as_secs_f64()
         ),
     });
