@@ -88,9 +88,9 @@ fn failure(message: String) -> Error {
 
 impl NcclPeers {
     /// Creates the communicator on every rank of `comm` with this rank's device (collective).
-    /// Every rank takes part in every MPI step whatever happens locally, so a rank that cannot
-    /// start gets its error while the others get theirs through the caller's agreement; once
-    /// NCCL has started, a failing rank tells the others, who stop waiting for it.
+    /// Every rank takes part in every MPI step whatever happens locally, and the ranks agree
+    /// that each can start before any enters NCCL's set-up; from there a failing rank tells
+    /// the others, who stop waiting for it.
     pub fn new(comm: &Communicator) -> Result<NcclPeers, Error> {
         let here = available().map_err(|e| e.to_string()).and_then(|_| {
             crate::exec::cuda::bind_device().map_err(|e| e.to_string())?;
