@@ -429,7 +429,7 @@ pub fn parse_list<T: std::str::FromStr>(s: &str, n: usize, what: &str) -> Result
 fn backend_help() -> String {
     let names =
         (pacc::runtime::BackendChoice::NAMES.iter()).map(|(n, what)| format!("{n} ({what})"));
-    format!("Backend: {}", pacc::runtime::options::sentence_list(names))
+    format!("Backend: {}", pacc::runtime::words::sentence_list(names))
 }
 
 fn scheme_help() -> String {

@@ -30,6 +30,7 @@
 pub mod codec;
 pub mod program;
 pub mod rng;
+pub mod words;
 
 #[cfg(feature = "runtime")]
 pub mod binding;

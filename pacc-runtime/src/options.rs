@@ -74,20 +74,8 @@ impl BackendChoice {
 
     /// The names, as a sentence's list (`auto, cuda, ... or shuffled[:SEED]`).
     pub fn names_text() -> String {
-        sentence_list(Self::NAMES.iter().map(|(name, _)| name.to_string()))
+        crate::words::sentence_list(Self::NAMES.iter().map(|(name, _)| name))
     }
-}
-
-/// `a, b or c`.
-pub fn sentence_list(items: impl ExactSizeIterator<Item = String>) -> String {
-    let n = items.len();
-    (items.enumerate())
-        .map(|(i, item)| match i {
-            0 => item,
-            i if i + 1 == n => format!(" or {item}"),
-            _ => format!(", {item}"),
-        })
-        .collect()
 }
 
 /// Options of one call. Unset fields fall back to the directive's clauses, then to defaults.

@@ -300,8 +300,8 @@ fn not_generated(generated: &[usize]) -> String {
     if generated.is_empty() {
         return "the program has no fused form".into();
     }
-    let have: Vec<String> = generated.iter().map(|s| s.to_string()).collect();
-    format!("the translator fuses {} steps only", have.join(" or "))
+    let have = crate::words::sentence_list(generated.iter().map(|s| s.to_string()));
+    format!("the translator fuses {have} steps only")
 }
 
 /// A kernel that advances `steps` steps of the step body per launch. It reads every array's

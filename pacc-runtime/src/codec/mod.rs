@@ -289,11 +289,7 @@ impl CodecKind {
 
     /// The names [`CodecKind::from_str`](std::str::FromStr) takes, for messages: `zfp or f16`.
     pub fn names() -> String {
-        let n: Vec<&str> = CodecKind::ALL.iter().map(|k| k.name()).collect();
-        match n.split_last() {
-            Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
-            _ => n.join(""),
-        }
+        crate::words::sentence_list(CodecKind::ALL.iter().map(|k| k.name()))
     }
 }
 

@@ -156,15 +156,11 @@ impl Scheme {
     /// The names of the registered schemes that pass `keep`, listed as in a sentence
     /// (`a, b or c`).
     pub fn names_where(keep: impl Fn(Scheme) -> bool) -> String {
-        let names: Vec<&str> = (Scheme::ALL.into_iter())
-            .filter(|&s| keep(s))
-            .map(Scheme::name)
-            .collect();
-        match names.split_last() {
-            None => String::new(),
-            Some((last, [])) => last.to_string(),
-            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
-        }
+        crate::words::sentence_list(
+            (Scheme::ALL.into_iter())
+                .filter(|&s| keep(s))
+                .map(Scheme::name),
+        )
     }
 
     /// Each scheme's default buffer sets, grouped: `3 for a and b, 4 for c`.

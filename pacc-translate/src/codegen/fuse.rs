@@ -24,8 +24,7 @@ pub const FUSE_STEPS: [usize; 2] = [2, 3];
 
 /// [`FUSE_STEPS`] as a sentence lists them ("2 or 3"), for help texts and messages.
 pub fn fuse_steps_text() -> String {
-    let v: Vec<String> = FUSE_STEPS.iter().map(|s| s.to_string()).collect();
-    v.join(" or ")
+    pacc_runtime::words::sentence_list(FUSE_STEPS.iter().map(|s| s.to_string()))
 }
 
 /// Thread blocks a fused kernel may take, by preference: up to 512 threads first (blocks of
