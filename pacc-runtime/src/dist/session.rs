@@ -109,9 +109,8 @@ pub fn run(
     while state.done < seg.steps {
         seg.next(&mut s, &mut inv, &mut state)?;
     }
-    let steps = seg.steps;
     let mut report = s.report;
-    report.steps = steps;
+    report.steps = seg.steps;
     report.wall_seconds = start.elapsed().as_secs_f64();
     let resident = peers.is_some();
     rank_notes(
@@ -124,7 +123,7 @@ pub fn run(
     );
     Ok(RunOutput {
         reductions: state.value,
-        swap_replays: crate::binding::swap_replays(program, steps),
+        swap_replays: crate::binding::swap_replays(program, seg.steps),
         report,
     })
 }

@@ -51,10 +51,15 @@ impl Drop for WeighGuard {
     }
 }
 
+/// Whether [`weigh_every_call`] holds on this thread.
+fn weighs_every_call() -> bool {
+    EVERY_CALL.with(|c| c.get())
+}
+
 /// The predicted length from which a call is weighed ([`WEIGH_SECONDS`], 0 under
 /// [`weigh_every_call`]).
 fn weigh_from() -> f64 {
-    match EVERY_CALL.with(|c| c.get()) {
+    match weighs_every_call() {
         true => 0.0,
         false => WEIGH_SECONDS,
     }
@@ -151,7 +156,8 @@ pub struct Picked {
 
 mod weigh {
     use super::{block_variants, Picked};
-    use super::{candidates, pick, slab_planes, weigh_from, FUSE_MARGIN, SLAB_SLACK};
+    use super::{candidates, pick, slab_planes, weigh_from, weighs_every_call};
+    use super::{FUSE_MARGIN, SLAB_SLACK};
     use crate::error::Error;
     use crate::invocation::Invocation;
     use crate::plan::PlanOptions;
@@ -185,7 +191,7 @@ mod weigh {
     ) -> (Option<Picked>, Option<String>) {
         let shape = inv.arrays[0].shape();
         let long =
-            weigh_from() == 0.0 || useful_points(program, shape, inv.steps) >= MARCH_TUNE_POINTS;
+            weighs_every_call() || useful_points(program, shape, inv.steps) >= MARCH_TUNE_POINTS;
         if !settled.fusion_free || !long {
             return (None, None);
         }
