@@ -102,8 +102,11 @@ impl Gpu {
         println!("kernel rates (slab): {}", shown.join(", "));
         let budget = gpu::budget().unwrap_or(0);
         let mut inputs = TuneInputs::new(*link, rates, budget);
-        inputs.rates.host_copy_rate =
-            tune::measure_host_copy_rate(1 << 30, pacc::runtime::memcopy::STAGE_PIECE);
+        inputs.rates.host_copy_rate = tune::measure_host_copy_rate(
+            1 << 30,
+            pacc::runtime::memcopy::STAGE_PIECE,
+            pacc::runtime::memcopy::STAGE_STORES,
+        );
         b.res.host_copy_gbps = inputs.rates.host_copy_rate / 1e9;
         println!(
             "host memcpy (parallel, 4 MiB pieces): {:.1} GB/s",

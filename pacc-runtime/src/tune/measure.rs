@@ -4,31 +4,48 @@
 //! ([`super::model`]) only ever sees the [`Rates`](super::Rates) that come out.
 
 use super::model::LinkRates;
+use crate::memcopy::Stores;
 use crate::program::{Bound, Program};
 
 /// Host memcpy rate in bytes per second, as the staged-copy executor and the bounce rings copy
-/// (pieces of `piece` bytes in parallel on the same pool): the best of 3 copies of `bytes` bytes
-/// between two fresh buffers.
-pub fn measure_host_copy_rate(bytes: usize, piece: usize) -> f64 {
+/// (pieces of `piece` bytes in parallel on the same pool, writing as `stores` says): the best of
+/// 3 copies of `bytes` bytes between two buffers written beforehand, so that no copy times the
+/// kernel's first touch of a page (a one-shot call's process, its 96 GB arrays just written,
+/// measured 18-30 GB/s on fresh buffers where others measured 46-60; H200, 2026-11-28).
+pub fn measure_host_copy_rate(bytes: usize, piece: usize, stores: Stores) -> f64 {
     let bytes = bytes.max(4 * piece);
-    let src = vec![1u8; bytes];
-    let mut dst = vec![0u8; bytes];
+    let (src, mut dst) = (written(bytes, 1), written(bytes, 0));
     let mut best = f64::INFINITY;
     for _ in 0..3 {
         let t = std::time::Instant::now();
         // SAFETY: two live buffers of `bytes` bytes.
-        unsafe { crate::memcopy::copy(src.as_ptr(), dst.as_mut_ptr(), bytes, piece) };
+        unsafe { crate::memcopy::copy_with(src.as_ptr(), dst.as_mut_ptr(), bytes, piece, stores) };
         best = best.min(t.elapsed().as_secs_f64());
     }
     std::hint::black_box(&dst);
     bytes as f64 / best.max(1e-9)
 }
 
-/// This host's memcpy rate in the bounce rings' pieces, measured once per
-/// process on 64 MiB ([`measure_host_copy_rate`]).
+/// `bytes` bytes of `value`, written on all cores.
+fn written(bytes: usize, value: u8) -> Vec<u8> {
+    use rayon::prelude::*;
+    let mut v = Vec::with_capacity(bytes);
+    (v.spare_capacity_mut().par_chunks_mut(1 << 21))
+        .for_each(|c| c.fill(std::mem::MaybeUninit::new(value)));
+    // SAFETY: every byte of the capacity was written above.
+    unsafe { v.set_len(bytes) };
+    v
+}
+
+/// This host's copy rate as the bounce rings copy, measured once per process on 256 MiB
+/// ([`measure_host_copy_rate`]): larger than a smaller buffer pair the host's last-level cache
+/// would hold (an H200's host has 300 MiB of it), as the arrays a call bounces are.
 pub fn host_copy_rate() -> f64 {
     static RATE: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
-    *RATE.get_or_init(|| measure_host_copy_rate(64 << 20, crate::memcopy::BOUNCE_PIECE))
+    *RATE.get_or_init(|| {
+        use crate::memcopy::{BOUNCE_PIECE, BOUNCE_STORES};
+        measure_host_copy_rate(256 << 20, BOUNCE_PIECE, BOUNCE_STORES)
+    })
 }
 
 /// The slab planes kernels reaching `halo` planes need for their rate: four reaches and

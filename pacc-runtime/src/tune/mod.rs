@@ -254,8 +254,10 @@ pub(crate) fn tuned_choice(
     t.scheme = base.scheme;
     if base.scheme.transfers().stages_through_pinned_buffers() {
         static HOST: OnceLock<f64> = OnceLock::new();
-        t.rates.host_copy_rate =
-            *HOST.get_or_init(|| measure_host_copy_rate(256 << 20, crate::memcopy::STAGE_PIECE));
+        t.rates.host_copy_rate = *HOST.get_or_init(|| {
+            use crate::memcopy::{STAGE_PIECE, STAGE_STORES};
+            measure_host_copy_rate(256 << 20, STAGE_PIECE, STAGE_STORES)
+        });
     }
     t.chunks = fixed.chunks;
     t.block_steps = fixed.block_steps;

@@ -23,8 +23,12 @@ use std::sync::Arc;
 
 /// Slots per direction.
 pub(super) const SLOTS: usize = 4;
-/// Bytes of one slot: 0.6 ms of the H100's link, and 32 pieces for the host copy's threads.
-pub(super) const SLOT_BYTES: usize = 32 << 20;
+/// Bytes of one slot: 1.2 ms of an H200's link, and 64 pieces for the host copy's threads.
+/// Each slot's copy is a host function with a fixed cost, which larger slots spread: a
+/// one-shot call bouncing 55 GB took 1.75 s with 64 MiB slots against 1.90-2.30 s with
+/// 32 MiB, 2.86-3.31 s with 8 MiB and 8.31 s with 4 MiB; 128 MiB gained nothing more (1.79 s;
+/// H200, 2026-11-28, `benches/results/2026-11-28-h200-cold-link/`).
+pub(super) const SLOT_BYTES: usize = 64 << 20;
 
 /// One direction's ring.
 struct Lane {
@@ -122,6 +126,7 @@ impl Bounce {
             dst,
             len,
             piece: crate::memcopy::BOUNCE_PIECE,
+            stores: crate::memcopy::BOUNCE_STORES,
         });
         let p = &*c as *const HostCopy as *mut c_void;
         self.copies.push(c);

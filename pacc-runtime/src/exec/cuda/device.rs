@@ -176,21 +176,19 @@ pub(crate) fn module(
     Ok(loaded().entry(key_of).or_insert(md).clone())
 }
 
-/// Compiles and loads every `(program, source, fma)` of `forms` on up to one thread per core,
-/// into the cache [`module`] reads: the tuner's candidates, each a whole NVRTC compile, cost
-/// the longest one instead of their sum. Forms that fail are left for [`module`] to report
-/// when a run asks for them.
-pub(crate) fn compile_ahead(ctx: &Arc<CudaContext>, forms: &[(String, String, bool)]) {
+/// Runs `each` on every item on up to one thread per core: the tuner's candidates, each a
+/// whole NVRTC compile, cost the longest one instead of their sum.
+pub(crate) fn side_by_side<T: Sync>(items: &[T], each: impl Fn(&T) + Sync) {
     let threads = std::thread::available_parallelism().map_or(4, |n| n.get());
     let next = std::sync::atomic::AtomicUsize::new(0);
     std::thread::scope(|s| {
-        for _ in 0..threads.min(forms.len()) {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some((program, source, fma)) = forms.get(i) else {
-                    break;
-                };
-                let _ = module(ctx, program, source, *fma);
+        for _ in 0..threads.min(items.len()) {
+            s.spawn(|| {
+                while let Some(item) =
+                    items.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+                {
+                    each(item);
+                }
             });
         }
     });

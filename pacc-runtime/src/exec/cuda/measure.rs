@@ -32,7 +32,13 @@ pub fn measure_link(bytes: usize, reps: usize) -> Result<LinkRates, Error> {
 /// [`link_rates`]' answer, once this process has one.
 static LINK: OnceLock<Result<LinkRates, String>> = OnceLock::new();
 
-/// The link rates, measured once per host and device (256 MiB pinned buffers, best of 3) and
+/// Bytes of each copy that measures the link. On an H200 (2026-11-28) 32 MiB gave the rates
+/// of 256 MiB within 1% (55.0 / 55.1 / 99.8 GB/s host to device, device to host, both,
+/// against 55.4 / 55.3 / 95.5-99.0) in 0.045 s instead of 0.41-0.92 s: the larger buffers'
+/// allocation, not their copies, was the cost (`benches/results/2026-11-28-h200-cold-link/`).
+pub const LINK_PROBE_BYTES: usize = 32 << 20;
+
+/// The link rates, measured once per host and device ([`LINK_PROBE_BYTES`], best of 5) and
 /// kept on disk, else once per process.
 pub fn link_rates() -> Result<LinkRates, Error> {
     LINK.get_or_init(|| {
@@ -40,7 +46,7 @@ pub fn link_rates() -> Result<LinkRates, Error> {
         if let Some(l) = disk_cache::load(Kind::Link, &key).and_then(|t| parse_link(&t)) {
             return Ok(l);
         }
-        let l = measure_link(256 << 20, 3).map_err(|e| e.to_string())?;
+        let l = measure_link(LINK_PROBE_BYTES, 5).map_err(|e| e.to_string())?;
         let text = format!("{:?} {:?} {:?} {}", l.htod, l.dtoh, l.both, l.bytes);
         disk_cache::store(Kind::Link, &key, &text);
         Ok(l)
@@ -500,7 +506,14 @@ impl Probe for CudaProbe {
         // What a module depends on (the shape, FMA) is what the timing runs compile with.
         let pairs: Vec<(&Program, &CudaSettings)> =
             forms.iter().map(|(p, s)| (*p, &s.cuda)).collect();
-        let _ = super::compile::ahead(&pairs);
+        // A process's first tuning also times the link meanwhile: the compiles keep the
+        // host's cores busy, the link its copy engines.
+        std::thread::scope(|s| {
+            if LINK.get().is_none() {
+                s.spawn(|| link_rates().map(drop));
+            }
+            let _ = super::compile::ahead(&pairs);
+        });
     }
 
     fn release(&self) {

@@ -3,9 +3,8 @@
 //! arrays (falling back to staged-copy if that fails), and allocate everything the run uses.
 
 use super::bounce::Bounce;
-use super::compile::source;
 use super::compression::DeviceCodec;
-use super::device::{self, Module};
+use super::device::Module;
 use super::driver::{self, range_page_locked, Event, Function, RegisterError};
 use super::launch::{self, Geometry};
 use super::memory::{DeviceBuf, PinnedHost};
@@ -55,19 +54,11 @@ pub(super) fn compile(
     fault::hit(Site::Compile, || {
         format!("NVRTC compile of `{}`", program.name)
     })?;
-    let mut tuning = cuda.march.get()?;
-    let mut module = device::module(ctx, &program.name, &source(program, &tuning), cuda.fma)?;
-    let mut note = None;
-    if cuda.kernel_form == KernelForm::Marching {
-        if let Some((t, why)) = launch::occupancy_guard(&module, program, &tuning)? {
-            module = device::module(ctx, &program.name, &source(program, &t), cuda.fma)?;
-            (tuning, note) = (t, Some(why));
-        }
-    }
+    let (module, tuning, note) = super::compile::guarded_module(ctx, program, cuda)?;
     fault::hit(Site::Compile, || {
         "NVRTC compile of pacc's internal kernels".into()
     })?;
-    let internal = device::module(ctx, "pacc_internal", device::INTERNAL_SOURCE, false)?;
+    let internal = super::compile::internal(ctx)?;
     let sms = driver::sm_count(ctx);
     // The rows are chosen later (`place`); until then, the host's.
     let pitch = *plan.shape.last().unwrap_or(&1);

@@ -82,6 +82,7 @@ pub(super) struct HostCopy {
     pub len: usize,
     /// Copies of at least four pieces go in pieces of this many bytes on rayon's pool.
     pub piece: usize,
+    pub stores: crate::memcopy::Stores,
 }
 
 /// The host function of a [`HostCopy`] (runs on the driver's thread; large copies in pieces on
@@ -91,5 +92,5 @@ pub(super) struct HostCopy {
 /// `user` must point at a live `HostCopy` whose ranges are valid and do not overlap.
 pub(super) unsafe extern "C" fn host_copy(user: *mut c_void) {
     let c = &*(user as *const HostCopy);
-    crate::memcopy::copy(c.src, c.dst, c.len, c.piece);
+    crate::memcopy::copy_with(c.src, c.dst, c.len, c.piece, c.stores);
 }

@@ -601,6 +601,7 @@ impl Submit<'_, '_> {
                 dst,
                 len: n,
                 piece: STAGE_PIECE,
+                stores: crate::memcopy::STAGE_STORES,
             });
             let p = &*c as *const HostCopy as *mut c_void;
             self.res.host_copies.push(c);
