@@ -47,12 +47,14 @@ pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<Run
     crate::validate::call(program, &inv)?;
     settings(program, opts)?;
     too_many_chunks(program, opts, inv.arrays[0].shape()[0])?;
+    let mut settled = crate::config::settle(program, opts);
+    let free_march = settled.fuse.is_none() && !settled.cuda.march_fixed;
+    let first = crate::tune::first_forms(program, &inv, &settled, free_march);
+    let _early = backend::compile_early(opts.backend, program, &first);
     let backend = backend::choose(opts.backend, Some(opts.source_of("backend")))?;
     let steps = inv.steps;
     let asked = asked_notes(program, opts, backend, steps);
-    let mut settled = crate::config::settle(program, opts);
     let mut lap = Lap::start();
-    let free_march = settled.fuse.is_none() && !settled.cuda.march_fixed;
     let (march, march_note) = match backend.probe().filter(|_| free_march) {
         Some(probe) => crate::tune::auto_march(probe, program, &inv, &settled),
         None => (None, None),

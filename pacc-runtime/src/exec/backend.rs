@@ -73,6 +73,36 @@ impl Executor for NoCuda {
     }
 }
 
+/// Compiles started before the backend is chosen (`compile_early`); joined when dropped.
+pub(crate) struct EarlyCompile {
+    #[cfg(feature = "cuda")]
+    _threads: Option<crate::exec::cuda::EarlyCompile>,
+}
+
+/// Where `choice` may run on CUDA, starts compiling `forms` (the settings each of the call's
+/// first compiles asks for, `crate::tune::first_forms`) while the CUDA context is being
+/// created: NVRTC needs only the device's architecture. On the CPU, or in a build without
+/// CUDA, nothing.
+pub(crate) fn compile_early(
+    choice: BackendChoice,
+    program: &crate::program::Program,
+    forms: &[crate::settled::Settled],
+) -> EarlyCompile {
+    #[cfg(feature = "cuda")]
+    {
+        let cuda = matches!(choice, BackendChoice::Cuda | BackendChoice::Auto);
+        let pairs: Vec<_> = forms.iter().map(|s| (program, &s.cuda)).collect();
+        EarlyCompile {
+            _threads: cuda.then(|| crate::exec::cuda::compile_early(&pairs)),
+        }
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        let _ = (choice, program, forms);
+        EarlyCompile {}
+    }
+}
+
 /// The backend for `choice`; `from` names where the choice came from (for the error when CUDA
 /// was asked for and is not there).
 pub(crate) fn choose(choice: BackendChoice, from: Option<String>) -> Result<Backend, Error> {

@@ -64,11 +64,69 @@ pub fn auto_march(
     inv: &Invocation<'_>,
     settled: &Settled,
 ) -> (Option<MarchTuning>, Option<String>) {
-    let shape = inv.arrays[0].shape();
-    if useful_points(program, shape, inv.steps) < MARCH_TUNE_POINTS {
+    if !tunes_march(program, inv) {
         return (None, None);
     }
     pick_march(probe, program, inv, settled)
+}
+
+/// Whether a call is long enough for [`auto_march`] to time kernel shapes.
+fn tunes_march(program: &Program, inv: &Invocation<'_>) -> bool {
+    useful_points(program, inv.arrays[0].shape(), inv.steps) >= MARCH_TUNE_POINTS
+}
+
+/// The compile-time shapes [`pick_march`] times: [`MarchTuning::candidates`] for the program's
+/// marching block and forms; `None` where no kernel marches or the settled form is not the
+/// marching one.
+fn march_candidates(program: &Program, settled: &Settled) -> Option<Vec<MarchTuning>> {
+    use crate::options::KernelForm;
+    use crate::program::Launch;
+    let block = program.kernels.iter().find_map(|k| match k.launch {
+        Launch::Marching { block } => Some(block),
+        Launch::PerPoint | Launch::Fused { .. } => None,
+    });
+    let block = block.filter(|_| settled.cuda.kernel_form == KernelForm::Marching)?;
+    let src = &program.cuda_source;
+    let (forms, rows) = (MarchTuning::stage_forms(src), MarchTuning::row_forms(src));
+    Some(MarchTuning::candidates(
+        block,
+        forms,
+        rows,
+        MarchTuning::vector_forms(src),
+    ))
+}
+
+/// `settled` with each of `tunings` in turn.
+fn with_each(settled: &Settled, tunings: &[MarchTuning]) -> Vec<Settled> {
+    (tunings.iter())
+        .map(|&c| {
+            let mut s = settled.clone();
+            s.cuda.march = c.into();
+            s
+        })
+        .collect()
+}
+
+/// The settings of the forms a call compiles first, for a backend to compile them before it
+/// is ready to run anything: the candidates [`auto_march`] will time where it will (`free_march`:
+/// neither the options nor `PACC_MARCH` fix the shape), else the settled form.
+pub fn first_forms(
+    program: &Program,
+    inv: &Invocation<'_>,
+    settled: &Settled,
+    free_march: bool,
+) -> Vec<Settled> {
+    // A fused run compiles its fused program, which the tuner has not chosen yet.
+    if settled.fuse.is_some() {
+        return Vec::new();
+    }
+    let timed = (free_march && tunes_march(program, inv))
+        .then(|| march_candidates(program, settled))
+        .flatten();
+    match timed {
+        Some(c) => with_each(settled, &c),
+        None => vec![settled.clone()],
+    }
 }
 
 /// Times every [`MarchTuning::candidates`] on a slab of the call's arrays and returns the
@@ -80,28 +138,14 @@ pub fn pick_march(
     inv: &Invocation<'_>,
     settled: &Settled,
 ) -> (Option<MarchTuning>, Option<String>) {
-    use crate::options::KernelForm;
-    use crate::program::Launch;
     let shape = inv.arrays[0].shape();
-    let block = program.kernels.iter().find_map(|k| match k.launch {
-        Launch::Marching { block } => Some(block),
-        Launch::PerPoint | Launch::Fused { .. } => None,
-    });
-    let Some(block) = block.filter(|_| settled.cuda.kernel_form == KernelForm::Marching) else {
+    let Some(candidates) = march_candidates(program, settled) else {
         return (None, None);
     };
     let forms = MarchTuning::stage_forms(&program.cuda_source);
-    let rows = MarchTuning::row_forms(&program.cuda_source);
     let vector = MarchTuning::vector_forms(&program.cuda_source);
-    let candidates = MarchTuning::candidates(block, forms, rows, vector);
     let began = std::time::Instant::now();
-    let each: Vec<Settled> = (candidates.iter())
-        .map(|&c| {
-            let mut s = settled.clone();
-            s.cuda.march = c.into();
-            s
-        })
-        .collect();
+    let each = with_each(settled, &candidates);
     let pairs: Vec<_> = each.iter().map(|s| (program, s)).collect();
     probe.compile_ahead(&pairs);
     let compiled = began.elapsed().as_secs_f64();
@@ -307,5 +351,44 @@ mod tests {
             note.contains(&format!("{} candidates compiled in", candidates.len())),
             "{note}"
         );
+    }
+
+    #[test]
+    fn the_first_forms_are_the_timed_candidates_of_long_calls_and_the_settled_form_else() {
+        let mut program = one_kernel(
+            "p",
+            &[("a", Role::InOut), ("b", Role::InOut)],
+            &[(1, 1)],
+            0,
+            1,
+        );
+        program.kernels[0].launch = Launch::Marching { block: [32, 8] };
+        let settled = Settled::default();
+        let candidates = MarchTuning::candidates([32, 8], None, false, false);
+        let marches = |forms: Vec<Settled>| -> Vec<Option<MarchTuning>> {
+            forms.iter().map(|s| s.cuda.march.get().ok()).collect()
+        };
+        // About 2 x 10^11 points: long enough to time kernel shapes.
+        let long = crate::invocation::fixtures::zeros(2, [100, 100, 100], 200_000, |inv| {
+            (
+                first_forms(&program, inv, &settled, true),
+                first_forms(&program, inv, &settled, false),
+            )
+        });
+        let each: Vec<_> = candidates.iter().map(|&c| Some(c)).collect();
+        assert_eq!(marches(long.0), each);
+        assert_eq!(marches(long.1), vec![settled.cuda.march.get().ok()]);
+        let short = crate::invocation::fixtures::zeros(2, [16, 8, 8], 10, |inv| {
+            first_forms(&program, inv, &settled, true)
+        });
+        assert_eq!(marches(short), vec![settled.cuda.march.get().ok()]);
+        let fused = Settled {
+            fuse: Some(2),
+            ..Settled::default()
+        };
+        let none = crate::invocation::fixtures::zeros(2, [16, 8, 8], 10, |inv| {
+            first_forms(&program, inv, &fused, true)
+        });
+        assert!(none.is_empty());
     }
 }

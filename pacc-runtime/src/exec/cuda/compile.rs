@@ -30,6 +30,21 @@ pub(super) fn ahead(forms: &[(&Program, &CudaSettings)]) -> Result<(), Error> {
     Ok(())
 }
 
+/// Starts compiling, before the context exists, the modules runs of each `(program, settings)`
+/// pair will load first, and pacc's internal kernels ([`super::cubin::start_early`]).
+pub(crate) fn start_early(forms: &[(&Program, &CudaSettings)]) -> super::cubin::Early {
+    let internal = (
+        "pacc_internal".into(),
+        device::INTERNAL_SOURCE.into(),
+        false,
+    );
+    let mine = forms.iter().filter_map(|(program, cuda)| {
+        let tuning = cuda.march.get().ok()?;
+        Some((program.name.clone(), source(program, &tuning), cuda.fma))
+    });
+    super::cubin::start_early(std::iter::once(internal).chain(mine).collect())
+}
+
 /// pacc's own kernels (`device::INTERNAL_SOURCE`), compiled once per process.
 pub(super) fn internal(ctx: &Arc<CudaContext>) -> Result<Arc<Module>, Error> {
     device::module(ctx, "pacc_internal", device::INTERNAL_SOURCE, false)

@@ -1,5 +1,6 @@
 //! Devices, contexts and the per-process cache of NVRTC-compiled modules.
 
+use super::cubin;
 use super::driver::{self, cuda_err, Function, Unavailable};
 use crate::disk_cache::{self, Kind};
 use crate::error::Error;
@@ -135,14 +136,6 @@ impl Module {
     }
 }
 
-/// The real architecture NVRTC compiles for: machine code (CUBIN) the driver loads as it is.
-/// PTX instead would leave the driver to compile every module again at load time, one module
-/// at a time under the context (seconds for a program's forms on a fresh machine), where
-/// NVRTC runs on any thread.
-fn arch(cc: (i32, i32)) -> String {
-    format!("sm_{}{}", cc.0, cc.1)
-}
-
 /// The process's loaded modules, by device, program name, source hash and FMA setting.
 type ModuleKey = (usize, String, u64, bool);
 
@@ -194,7 +187,8 @@ pub(crate) fn side_by_side<T: Sync>(items: &[T], each: impl Fn(&T) + Sync) {
     });
 }
 
-/// The module of `source` from the disk cache, else compiled by NVRTC and stored there.
+/// The module of `source`: an early compile's machine code ([`cubin::early`]) where the driver
+/// takes it, else from the disk cache, else compiled by NVRTC and stored there.
 fn build(
     ctx: &Arc<CudaContext>,
     program: &str,
@@ -204,85 +198,42 @@ fn build(
     let cc = ctx
         .compute_capability()
         .map_err(cuda_err("querying the compute capability"))?;
-    let options = vec![
-        format!("--gpu-architecture={}", arch(cc)),
-        format!("--fmad={fma}"),
-    ];
-    let key = format!(
-        "pacc {} cubin {} nvrtc {:?}\n{source}",
-        env!("CARGO_PKG_VERSION"),
-        options.join(" "),
-        nvrtc_version()
-    );
+    let job = cubin::Job::new(cc, source, fma);
     // Cached machine code the driver refuses (a damaged file whose checksum still matched, a
     // driver older than the compiler) is a miss: compiled again, the entry overwritten.
     let load = |cubin: Vec<u8>| ctx.load_module(cudarc::nvrtc::Ptx::from_binary(cubin));
+    if let Some(m) = cubin::early(&job.key).and_then(|c| load(c).ok()) {
+        return Ok(m);
+    }
     let fresh = || {
-        let cubin = compile(program, source, &options)?;
+        let cubin = cubin::nvrtc(program, source, &job.options)?;
         let module = load(cubin.clone()).map_err(cuda_err(format!(
             "loading the compiled module of `{program}`"
         )))?;
         Ok::<_, Error>((module, cubin))
     };
-    disk_cache::load_or_build(Kind::Cubin, &key, |c| load(c).ok(), fresh)
+    disk_cache::load_or_build(Kind::Cubin, &job.key, |c| load(c).ok(), fresh)
 }
 
-/// NVRTC's (major, minor) version.
-fn nvrtc_version() -> (i32, i32) {
-    let (mut major, mut minor) = (0, 0);
-    // SAFETY: two out-parameters; NVRTC is loaded (the caller compiles with it next).
-    unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) };
-    (major, minor)
+/// Whether this process has asked for the preferred device already (its context exists, or
+/// the driver said why not).
+pub(super) fn probed() -> bool {
+    let preferred = PREFERRED.load(std::sync::atomic::Ordering::Relaxed);
+    (AVAILABLE.lock().unwrap_or_else(|e| e.into_inner())).contains_key(&preferred)
 }
 
-/// NVRTC's machine code of `source`, or its log as an error naming `program`.
-fn compile(program: &str, source: &str, options: &[String]) -> Result<Vec<u8>, Error> {
-    use cudarc::nvrtc::{result, sys};
-    let failed = |log: String| Error::Nvrtc {
-        kernel: program.to_string(),
-        log,
-    };
-    let src = std::ffi::CString::new(source)
-        .map_err(|_| failed("the generated source holds a NUL byte".into()))?;
-    let name = std::ffi::CString::new(format!("{program}.cu"))
-        .map_err(|_| failed("the program's name holds a NUL byte".into()))?;
-    let prog = result::create_program(&src, Some(&name)).map_err(|e| failed(format!("{e:?}")))?;
-    // SAFETY: `prog` was created above and is destroyed once, below; the out-buffers are as
-    // long as NVRTC says.
-    let out = unsafe {
-        match result::compile_program(prog, options) {
-            Err(e) => {
-                // The log as NVRTC wrote it, up to its NUL (none when it could not be read).
-                let log = result::get_program_log(prog).unwrap_or_default();
-                let bytes: Vec<u8> = log
-                    .iter()
-                    .take_while(|&&c| c != 0)
-                    .map(|&c| c as u8)
-                    .collect();
-                let log = String::from_utf8_lossy(&bytes);
-                Err(failed(format!(
-                    "{}\n(nvrtc: {e:?}; options: {})",
-                    log.trim_end(),
-                    options.join(" ")
-                )))
-            }
-            Ok(()) => {
-                let mut size = 0usize;
-                let mut cubin = Vec::new();
-                let r = sys::nvrtcGetCUBINSize(prog, &mut size)
-                    .result()
-                    .and_then(|()| {
-                        cubin = vec![0u8; size];
-                        sys::nvrtcGetCUBIN(prog, cubin.as_mut_ptr().cast()).result()
-                    });
-                r.map(|()| cubin)
-                    .map_err(|e| failed(format!("reading the machine code: {e:?}")))
-            }
-        }
-    };
-    // SAFETY: `prog` is live and not used after this.
-    let _ = unsafe { result::destroy_program(prog) };
-    out
+/// The compute capability of the device [`available`] will pick, asked of the driver without
+/// creating a context; `None` where the driver cannot say.
+pub(super) fn capability_without_context() -> Option<(i32, i32)> {
+    driver::libraries_present().ok()?;
+    std::panic::catch_unwind(|| {
+        driver::init().ok()?;
+        let count = CudaContext::device_count().ok().filter(|&c| c > 0)? as usize;
+        let preferred = PREFERRED.load(std::sync::atomic::Ordering::Relaxed);
+        driver::compute_capability((preferred % count) as i32)
+    })
+    .ok()
+    .flatten()
 }
 
 /// The executor's own kernels: combine a buffer of per-block reduction partials into one value

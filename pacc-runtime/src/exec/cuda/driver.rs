@@ -84,6 +84,22 @@ pub(crate) fn init() -> Result<(), Unavailable> {
     result::init().map_err(|e| Unavailable::Driver(format!("cuInit failed: {e}")))
 }
 
+/// The compute capability (major, minor) of device `ordinal`, asked without a context.
+pub(crate) fn compute_capability(ordinal: i32) -> Option<(i32, i32)> {
+    use sys::CUdevice_attribute::{
+        CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR as MAJOR,
+        CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR as MINOR,
+    };
+    let dev = result::device::get(ordinal).ok()?;
+    // SAFETY: `dev` is a device handle the driver just gave.
+    unsafe {
+        Some((
+            result::device::get_attribute(dev, MAJOR).ok()?,
+            result::device::get_attribute(dev, MINOR).ok()?,
+        ))
+    }
+}
+
 /// Free and total memory of the current context's device, in bytes.
 pub(crate) fn mem_get_info() -> Result<(u64, u64), Error> {
     let (free, total) = result::mem_get_info().map_err(fail("cuMemGetInfo"))?;

@@ -50,6 +50,7 @@ mod codec_rate;
 mod collect;
 mod compile;
 mod compression;
+mod cubin;
 mod defer;
 mod device;
 mod driver;
@@ -70,6 +71,8 @@ mod submit;
 mod trace;
 
 pub use codec_rate::{codec_throughput, measure_codec, CodecRates};
+pub(crate) use compile::start_early as compile_early;
+pub(crate) use cubin::Early as EarlyCompile;
 pub use device::{available, prefer_device, DeviceInfo};
 pub use driver::Unavailable;
 #[cfg(feature = "bench")]

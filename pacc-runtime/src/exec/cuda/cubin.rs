@@ -1,0 +1,165 @@
+//! Machine code: what a module is compiled with (its cache key), NVRTC's compile, and
+//! compiles started before the device's context exists.
+//!
+//! A process's first CUDA call creates the context (about 0.3 s on an H200) and then compiles
+//! the program (0.3-0.9 s a form, side by side for the tuner's candidates). NVRTC needs only
+//! the device's architecture, which the driver tells without a context, so [`start_early`]
+//! compiles the forms the call will load while the context is being created; the module's
+//! load ([`super::device::module`]) then waits for that compile instead of starting another.
+
+use super::device;
+use crate::disk_cache::{self, Kind};
+use crate::error::Error;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// The options and the disk cache's key of one compile.
+pub(super) struct Job {
+    pub options: Vec<String>,
+    pub key: String,
+}
+
+impl Job {
+    /// `source` compiled for compute capability `cc`, with FMA contraction or without.
+    pub fn new(cc: (i32, i32), source: &str, fma: bool) -> Job {
+        let options = vec![
+            format!("--gpu-architecture={}", arch(cc)),
+            format!("--fmad={fma}"),
+        ];
+        let key = format!(
+            "pacc {} cubin {} nvrtc {:?}\n{source}",
+            env!("CARGO_PKG_VERSION"),
+            options.join(" "),
+            nvrtc_version()
+        );
+        Job { options, key }
+    }
+}
+
+/// The real architecture NVRTC compiles for: machine code (CUBIN) the driver loads as it is.
+/// PTX instead would leave the driver to compile every module again at load time, one module
+/// at a time under the context (seconds for a program's forms on a fresh machine), where
+/// NVRTC runs on any thread.
+fn arch(cc: (i32, i32)) -> String {
+    format!("sm_{}{}", cc.0, cc.1)
+}
+
+/// NVRTC's (major, minor) version.
+fn nvrtc_version() -> (i32, i32) {
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: two out-parameters; NVRTC is loaded (the caller compiles with it next).
+    unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) };
+    (major, minor)
+}
+
+/// NVRTC's machine code of `source`, or its log as an error naming `program`.
+pub(super) fn nvrtc(program: &str, source: &str, options: &[String]) -> Result<Vec<u8>, Error> {
+    use cudarc::nvrtc::{result, sys};
+    let failed = |log: String| Error::Nvrtc {
+        kernel: program.to_string(),
+        log,
+    };
+    let src = std::ffi::CString::new(source)
+        .map_err(|_| failed("the generated source holds a NUL byte".into()))?;
+    let name = std::ffi::CString::new(format!("{program}.cu"))
+        .map_err(|_| failed("the program's name holds a NUL byte".into()))?;
+    let prog = result::create_program(&src, Some(&name)).map_err(|e| failed(format!("{e:?}")))?;
+    // SAFETY: `prog` was created above and is destroyed once, below; the out-buffers are as
+    // long as NVRTC says.
+    let out = unsafe {
+        match result::compile_program(prog, options) {
+            Err(e) => {
+                // The log as NVRTC wrote it, up to its NUL (none when it could not be read).
+                let log = result::get_program_log(prog).unwrap_or_default();
+                let bytes: Vec<u8> = log
+                    .iter()
+                    .take_while(|&&c| c != 0)
+                    .map(|&c| c as u8)
+                    .collect();
+                let log = String::from_utf8_lossy(&bytes);
+                Err(failed(format!(
+                    "{}\n(nvrtc: {e:?}; options: {})",
+                    log.trim_end(),
+                    options.join(" ")
+                )))
+            }
+            Ok(()) => {
+                let mut size = 0usize;
+                let mut cubin = Vec::new();
+                let r = sys::nvrtcGetCUBINSize(prog, &mut size)
+                    .result()
+                    .and_then(|()| {
+                        cubin = vec![0u8; size];
+                        sys::nvrtcGetCUBIN(prog, cubin.as_mut_ptr().cast()).result()
+                    });
+                r.map(|()| cubin)
+                    .map_err(|e| failed(format!("reading the machine code: {e:?}")))
+            }
+        }
+    };
+    // SAFETY: `prog` is live and not used after this.
+    let _ = unsafe { result::destroy_program(prog) };
+    out
+}
+
+/// An early compile's machine code: `None` while none was started for `key`, or where it
+/// failed. One still running is waited for; one started but not yet begun is left to the
+/// caller, who compiles it.
+type Slot = Arc<OnceLock<Option<Vec<u8>>>>;
+
+fn slots() -> std::sync::MutexGuard<'static, HashMap<String, Slot>> {
+    static SLOTS: OnceLock<Mutex<HashMap<String, Slot>>> = OnceLock::new();
+    SLOTS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+}
+
+/// The machine code an early compile made for `key` (see [`Slot`]).
+pub(super) fn early(key: &str) -> Option<Vec<u8>> {
+    let slot = slots().get(key).cloned()?;
+    slot.get_or_init(|| None).clone()
+}
+
+/// Threads compiling ahead of the context; joined when dropped.
+pub(crate) struct Early(Option<std::thread::JoinHandle<()>>);
+
+impl Drop for Early {
+    fn drop(&mut self) {
+        if let Some(h) = self.0.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+/// Starts compiling `forms` (program name, source, FMA) to machine code on threads of their
+/// own, from the disk cache where it has them, when this process has not created the device's
+/// context yet (later calls find their modules loaded). Nothing is reported: a form that does
+/// not compile is compiled again, and its error reported, by the run that loads it.
+pub(crate) fn start_early(forms: Vec<(String, String, bool)>) -> Early {
+    if forms.is_empty() || device::probed() {
+        return Early(None);
+    }
+    let spawned = std::thread::Builder::new()
+        .name("pacc-compile".into())
+        .spawn(move || {
+            let Some(cc) = device::capability_without_context() else {
+                return;
+            };
+            let jobs: Vec<(Job, &str, &str)> = (forms.iter())
+                .map(|(program, source, fma)| (Job::new(cc, source, *fma), &**program, &**source))
+                .collect();
+            // Every slot exists before any compile starts, so a load that comes early waits.
+            let mine: Vec<Slot> = (jobs.iter())
+                .map(|(j, _, _)| slots().entry(j.key.clone()).or_default().clone())
+                .collect();
+            let each: Vec<_> = jobs.iter().zip(&mine).collect();
+            device::side_by_side(&each, |((job, program, source), slot)| {
+                slot.get_or_init(|| {
+                    let build = || nvrtc(program, source, &job.options).map(|c| (c.clone(), c));
+                    disk_cache::load_or_build(Kind::Cubin, &job.key, Some, build).ok()
+                });
+            });
+        });
+    Early(spawned.ok())
+}
