@@ -43,6 +43,7 @@ pub use crate::validate::call as validate;
 /// Calls checkpointing to the same directory at once are not supported.
 pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<RunOutput, Error> {
     let start = Instant::now();
+    let mut lap = Lap::start();
     opts.validate()?;
     crate::validate::call(program, &inv)?;
     settings(program, opts)?;
@@ -52,9 +53,10 @@ pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<Run
     let first = crate::tune::first_forms(program, &inv, &settled, free_march);
     let _early = backend::compile_early(opts.backend, program, &first);
     let backend = backend::choose(opts.backend, Some(opts.source_of("backend")))?;
+    // A process's first CUDA call loads the driver and creates the context here.
+    lap.mark("device");
     let steps = inv.steps;
     let asked = asked_notes(program, opts, backend, steps);
-    let mut lap = Lap::start();
     let (march, march_note) = match backend.probe().filter(|_| free_march) {
         Some(probe) => crate::tune::auto_march(probe, program, &inv, &settled),
         None => (None, None),

@@ -37,14 +37,14 @@ fn written(bytes: usize, value: u8) -> Vec<u8> {
     v
 }
 
-/// This host's copy rate as the bounce rings copy, measured once per process on 256 MiB
-/// ([`measure_host_copy_rate`]): larger than a smaller buffer pair the host's last-level cache
-/// would hold (an H200's host has 300 MiB of it), as the arrays a call bounces are.
+/// This host's copy rate as the bounce rings copy, measured once per process on 64 MiB
+/// ([`measure_host_copy_rate`]; 256 MiB cost 75-80 ms a process on an H200's host, 64 MiB
+/// about a quarter of that, and the tuner's price of bouncing was calibrated on 64 MiB).
 pub fn host_copy_rate() -> f64 {
     static RATE: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
     *RATE.get_or_init(|| {
         use crate::memcopy::{BOUNCE_PIECE, BOUNCE_STORES};
-        measure_host_copy_rate(256 << 20, BOUNCE_PIECE, BOUNCE_STORES)
+        measure_host_copy_rate(64 << 20, BOUNCE_PIECE, BOUNCE_STORES)
     })
 }
 

@@ -37,9 +37,11 @@ pub trait Probe: Sync {
         candidates: &[MarchTuning],
     ) -> Vec<(MarchTuning, Vec<f64>)>;
 
-    /// Compiles ahead, side by side, what timing each `(program, settings)` pair will compile
-    /// one by one (the march candidates, the fused forms), so the tuner pays for the longest
-    /// compile instead of their sum. A backend that compiles nothing does nothing.
+    /// Starts compiling, side by side, what timing each `(program, settings)` pair will load
+    /// (the march candidates, the fused forms), and returns: timing a form waits for its own
+    /// compile only, so the tuner pays for about the longest compile instead of the sum of
+    /// compiles and timings. [`release`](Probe::release) waits for any compile still going.
+    /// A backend that compiles nothing does nothing.
     fn compile_ahead(&self, _forms: &[(&Program, &Settled)]) {}
 
     /// Frees what the measurements keep for the next one (the CUDA probe's page-locked slab

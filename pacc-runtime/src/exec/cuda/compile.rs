@@ -10,24 +10,53 @@ use crate::settled::CudaSettings;
 use cudarc::driver::CudaContext;
 use std::sync::Arc;
 
-/// Compiles, side by side, the modules that runs of each `(program, settings)` pair will
-/// load ([`guarded_module`]: a form the occupancy guard replaces compiles its replacement on
-/// the same thread), and pacc's internal kernels, which every run loads. Nothing is run; a
-/// form that does not compile (an unreadable `PACC_MARCH` among them) is left for its run to
-/// report.
+/// Starts compiling, side by side on threads of their own, the modules that runs of each
+/// `(program, settings)` pair will load ([`guarded_module`]: a form the occupancy guard
+/// replaces compiles its replacement on the same thread), and pacc's internal kernels, which
+/// every run loads. Returns at once: a run that loads one of them waits for its compile only
+/// (`cubin::code`), so the tuner times each form as soon as it is ready while the others
+/// still compile. [`wait_ahead`] joins the threads. A form that does not compile (an
+/// unreadable `PACC_MARCH` among them) is left for its run to report.
 pub(super) fn ahead(forms: &[(&Program, &CudaSettings)]) -> Result<(), Error> {
     let info = super::available().map_err(|reason| Error::no_cuda(reason, None))?;
     let ctx = device::context(info.ordinal)?;
-    let jobs: Vec<Option<&(&Program, &CudaSettings)>> = std::iter::once(None)
-        .chain(forms.iter().map(Some))
+    let jobs: Vec<Option<(Program, CudaSettings)>> = std::iter::once(None)
+        .chain(
+            forms
+                .iter()
+                .map(|(p, c)| Some(((*p).clone(), (*c).clone()))),
+        )
         .collect();
-    device::side_by_side(&jobs, |job| {
-        let _ = match job {
-            None => internal(&ctx).map(drop),
-            Some((program, cuda)) => guarded_module(&ctx, program, cuda).map(drop),
-        };
-    });
+    let spawned = std::thread::Builder::new()
+        .name("pacc-compile".into())
+        .spawn(move || {
+            device::side_by_side(&jobs, |job| {
+                let _ = match job {
+                    None => internal(&ctx).map(drop),
+                    Some((program, cuda)) => guarded_module(&ctx, program, cuda).map(drop),
+                };
+            })
+        });
+    if let Ok(h) = spawned {
+        pending().push(h);
+    }
     Ok(())
+}
+
+/// The threads of [`ahead`] not joined yet.
+fn pending() -> std::sync::MutexGuard<'static, Vec<std::thread::JoinHandle<()>>> {
+    static PENDING: std::sync::Mutex<Vec<std::thread::JoinHandle<()>>> =
+        std::sync::Mutex::new(Vec::new());
+    PENDING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Waits for every compile [`ahead`] started: the tuner does before it is done, so that no
+/// compile outlives it.
+pub(super) fn wait_ahead() {
+    let threads: Vec<_> = pending().drain(..).collect();
+    for t in threads {
+        let _ = t.join();
+    }
 }
 
 /// Starts compiling, before the context exists, the modules runs of each `(program, settings)`

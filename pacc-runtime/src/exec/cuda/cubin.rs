@@ -4,8 +4,9 @@
 //! A process's first CUDA call creates the context (about 0.3 s on an H200) and then compiles
 //! the program (0.3-0.9 s a form, side by side for the tuner's candidates). NVRTC needs only
 //! the device's architecture, which the driver tells without a context, so [`start_early`]
-//! compiles the forms the call will load while the context is being created; the module's
-//! load ([`super::device::module`]) then waits for that compile instead of starting another.
+//! compiles the forms the call will load while the context is being created. Every compile
+//! goes through [`code`], once per key and process: a load that asks for a form being
+//! compiled waits for that compile instead of starting another.
 
 use super::device;
 use crate::disk_cache::{self, Kind};
@@ -102,23 +103,26 @@ pub(super) fn nvrtc(program: &str, source: &str, options: &[String]) -> Result<V
     out
 }
 
-/// An early compile's machine code: `None` while none was started for `key`, or where it
-/// failed. One still running is waited for; one started but not yet begun is left to the
-/// caller, who compiles it.
+/// One key's machine code in this process: `None` where the compile failed.
 type Slot = Arc<OnceLock<Option<Vec<u8>>>>;
 
-fn slots() -> std::sync::MutexGuard<'static, HashMap<String, Slot>> {
+fn slot(key: &str) -> Slot {
     static SLOTS: OnceLock<Mutex<HashMap<String, Slot>>> = OnceLock::new();
-    SLOTS
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
+    let mut slots = (SLOTS.get_or_init(Default::default).lock()).unwrap_or_else(|e| e.into_inner());
+    slots.entry(key.to_string()).or_default().clone()
 }
 
-/// The machine code an early compile made for `key` (see [`Slot`]).
-pub(super) fn early(key: &str) -> Option<Vec<u8>> {
-    let slot = slots().get(key).cloned()?;
-    slot.get_or_init(|| None).clone()
+/// The machine code of `job`: compiled once per process and key, by whichever thread asks
+/// first (an early compile, a tuner's compile ahead, a run), the others waiting for it; from
+/// the disk cache where it has the key, else by NVRTC and stored there. `None` where NVRTC
+/// refused the source (the caller compiles it again for the error).
+pub(super) fn code(job: &Job, program: &str, source: &str) -> Option<Vec<u8>> {
+    slot(&job.key)
+        .get_or_init(|| {
+            let build = || nvrtc(program, source, &job.options).map(|c| (c.clone(), c));
+            disk_cache::load_or_build(Kind::Cubin, &job.key, Some, build).ok()
+        })
+        .clone()
 }
 
 /// Threads compiling ahead of the context; joined when dropped.
@@ -149,16 +153,8 @@ pub(crate) fn start_early(forms: Vec<(String, String, bool)>) -> Early {
             let jobs: Vec<(Job, &str, &str)> = (forms.iter())
                 .map(|(program, source, fma)| (Job::new(cc, source, *fma), &**program, &**source))
                 .collect();
-            // Every slot exists before any compile starts, so a load that comes early waits.
-            let mine: Vec<Slot> = (jobs.iter())
-                .map(|(j, _, _)| slots().entry(j.key.clone()).or_default().clone())
-                .collect();
-            let each: Vec<_> = jobs.iter().zip(&mine).collect();
-            device::side_by_side(&each, |((job, program, source), slot)| {
-                slot.get_or_init(|| {
-                    let build = || nvrtc(program, source, &job.options).map(|c| (c.clone(), c));
-                    disk_cache::load_or_build(Kind::Cubin, &job.key, Some, build).ok()
-                });
+            device::side_by_side(&jobs, |(job, program, source)| {
+                code(job, program, source);
             });
         });
     Early(spawned.ok())

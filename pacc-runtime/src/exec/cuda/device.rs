@@ -187,8 +187,8 @@ pub(crate) fn side_by_side<T: Sync>(items: &[T], each: impl Fn(&T) + Sync) {
     });
 }
 
-/// The module of `source`: an early compile's machine code ([`cubin::early`]) where the driver
-/// takes it, else from the disk cache, else compiled by NVRTC and stored there.
+/// The module of `source` ([`cubin::code`]: compiled once per key and process, cached on
+/// disk).
 fn build(
     ctx: &Arc<CudaContext>,
     program: &str,
@@ -199,12 +199,13 @@ fn build(
         .compute_capability()
         .map_err(cuda_err("querying the compute capability"))?;
     let job = cubin::Job::new(cc, source, fma);
-    // Cached machine code the driver refuses (a damaged file whose checksum still matched, a
-    // driver older than the compiler) is a miss: compiled again, the entry overwritten.
     let load = |cubin: Vec<u8>| ctx.load_module(cudarc::nvrtc::Ptx::from_binary(cubin));
-    if let Some(m) = cubin::early(&job.key).and_then(|c| load(c).ok()) {
+    if let Some(m) = cubin::code(&job, program, source).and_then(|c| load(c).ok()) {
         return Ok(m);
     }
+    // NVRTC refused the source (compiled again here for its log), or the driver refused the
+    // machine code (a damaged cache entry whose checksum still matched, a driver older than
+    // the compiler): compiled again and the entry overwritten.
     let fresh = || {
         let cubin = cubin::nvrtc(program, source, &job.options)?;
         let module = load(cubin.clone()).map_err(cuda_err(format!(
@@ -212,7 +213,7 @@ fn build(
         )))?;
         Ok::<_, Error>((module, cubin))
     };
-    disk_cache::load_or_build(Kind::Cubin, &job.key, |c| load(c).ok(), fresh)
+    disk_cache::load_or_build(Kind::Cubin, &job.key, |_| None, fresh)
 }
 
 /// Whether this process has asked for the preferred device already (its context exists, or

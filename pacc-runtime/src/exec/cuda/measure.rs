@@ -460,15 +460,10 @@ pub fn measure_inputs_at(
 ) -> Result<TuneInputs, Error> {
     // A process's first measurement compiles the program while the link is timed: the one
     // keeps the host's cores busy, the other its copy engines. Later ones find both done.
-    let link = match LINK.get() {
-        Some(_) => link_rates(),
-        None => std::thread::scope(|s| {
-            s.spawn(|| {
-                let _ = super::compile::ahead(&[(program, &settled.cuda)]);
-            });
-            link_rates()
-        }),
-    }?;
+    if LINK.get().is_none() {
+        let _ = super::compile::ahead(&[(program, &settled.cuda)]);
+    }
+    let link = link_rates()?;
     let rates = measure_kernel_rates_at(program, inv, settled, planes)?;
     let budget = cuda::device_memory_budget()?;
     let mut t = TuneInputs::new(link, rates, budget);
@@ -506,17 +501,14 @@ impl Probe for CudaProbe {
         // What a module depends on (the shape, FMA) is what the timing runs compile with.
         let pairs: Vec<(&Program, &CudaSettings)> =
             forms.iter().map(|(p, s)| (*p, &s.cuda)).collect();
-        // A process's first tuning also times the link meanwhile: the compiles keep the
-        // host's cores busy, the link its copy engines.
-        std::thread::scope(|s| {
-            if LINK.get().is_none() {
-                s.spawn(|| link_rates().map(drop));
-            }
-            let _ = super::compile::ahead(&pairs);
-        });
+        let _ = super::compile::ahead(&pairs);
+        // A process's first tuning also times the link meanwhile, before any timing run: the
+        // compiles keep the host's cores busy, the link its copy engines.
+        let _ = link_rates();
     }
 
     fn release(&self) {
+        super::compile::wait_ahead();
         release_slabs();
     }
 
@@ -527,7 +519,9 @@ impl Probe for CudaProbe {
         settled: &Settled,
         candidates: &[MarchTuning],
     ) -> Vec<(MarchTuning, Vec<f64>)> {
-        measure_march_candidates(program, inv, settled, candidates)
+        let timed = measure_march_candidates(program, inv, settled, candidates);
+        super::compile::wait_ahead();
+        timed
     }
 
     fn codec_rates(

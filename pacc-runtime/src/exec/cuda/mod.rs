@@ -366,9 +366,11 @@ impl Run<'_, '_> {
         let allocated = t_alloc.elapsed().as_secs_f64();
         let mut notes = notes;
         let wanted = self.settled.cuda.host_path;
+        let t_host = Instant::now();
         (res.pinning, res.bounce) = prepare::reach_host(
             self.ctx, program, &plan, inv, placed.pin, wanted, &mut notes,
         )?;
+        let host_path = t_host.elapsed().as_secs_f64();
         let setup_s = self.t_start.elapsed().as_secs_f64();
         let mut tracker = Tracker::new(&plan);
         let submitted = submit::submit(
@@ -424,6 +426,7 @@ impl Run<'_, '_> {
             collect::report(program, &plan, self.info, self.settled, parts, notes, wall);
         report.device_bytes += res.rows.extra_bytes(&plan);
         report.add_setup("allocation", allocated);
+        report.add_setup("host path", host_path);
         report.kernels = (compiled.geoms.iter().zip(&program.kernels))
             .map(|(g, kd)| g.stats(kd, program))
             .collect();
