@@ -1,6 +1,8 @@
 //! What a program compiles to: its source with the compile-time shape's macros (and a fused
-//! run's), and the forms a tuner will time compiled ahead, side by side.
+//! run's); the forms a call loads first compiled before the context exists, and those a tuner
+//! will time compiled ahead, side by side.
 
+use super::cubin;
 use super::device::{self, Module};
 use super::launch;
 use crate::error::Error;
@@ -59,19 +61,50 @@ pub(super) fn wait_ahead() {
     }
 }
 
-/// Starts compiling, before the context exists, the modules runs of each `(program, settings)`
-/// pair will load first, and pacc's internal kernels ([`super::cubin::start_early`]).
-pub(crate) fn start_early(forms: &[(&Program, &CudaSettings)]) -> super::cubin::Early {
+/// Threads compiling before the context exists ([`start_early`]); joined when dropped.
+pub(crate) struct Early(Option<std::thread::JoinHandle<()>>);
+
+impl Drop for Early {
+    fn drop(&mut self) {
+        if let Some(h) = self.0.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+/// Starts compiling, on threads of their own, the modules runs of each `(program, settings)`
+/// pair will load first, and pacc's internal kernels, when this process has not created the
+/// device's context yet (later calls find their modules loaded). A process's first CUDA call
+/// creates the context (0.1-0.3 s on an H200 after the driver's start) and then compiles the
+/// program (0.2-0.9 s a form); NVRTC needs only the device's architecture, which the driver
+/// tells without a context, so the two overlap, and the run's load waits for the compile
+/// (`cubin::code`). Nothing is reported: a form that does not compile is compiled again, and
+/// its error reported, by the run that loads it.
+pub(crate) fn start_early(forms: &[(&Program, &CudaSettings)]) -> Early {
+    if device::probed() {
+        return Early(None);
+    }
     let internal = (
-        "pacc_internal".into(),
-        device::INTERNAL_SOURCE.into(),
+        "pacc_internal".to_string(),
+        device::INTERNAL_SOURCE.to_string(),
         false,
     );
     let mine = forms.iter().filter_map(|(program, cuda)| {
         let tuning = cuda.march.get().ok()?;
         Some((program.name.clone(), source(program, &tuning), cuda.fma))
     });
-    super::cubin::start_early(std::iter::once(internal).chain(mine).collect())
+    let forms: Vec<(String, String, bool)> = std::iter::once(internal).chain(mine).collect();
+    let spawned = std::thread::Builder::new()
+        .name("pacc-compile".into())
+        .spawn(move || {
+            let Some(cc) = device::capability_without_context() else {
+                return;
+            };
+            device::side_by_side(&forms, |(program, source, fma)| {
+                cubin::code(&cubin::Job::new(cc, source, *fma), program, source);
+            });
+        });
+    Early(spawned.ok())
 }
 
 /// pacc's own kernels (`device::INTERNAL_SOURCE`), compiled once per process.

@@ -1,14 +1,8 @@
-//! Machine code: what a module is compiled with (its cache key), NVRTC's compile, and
-//! compiles started before the device's context exists.
-//!
-//! A process's first CUDA call creates the context (about 0.3 s on an H200) and then compiles
-//! the program (0.3-0.9 s a form, side by side for the tuner's candidates). NVRTC needs only
-//! the device's architecture, which the driver tells without a context, so [`start_early`]
-//! compiles the forms the call will load while the context is being created. Every compile
-//! goes through [`code`], once per key and process: a load that asks for a form being
-//! compiled waits for that compile instead of starting another.
+//! Machine code: what a module is compiled with (its cache key), NVRTC's compile, and the
+//! one compile per key and process ([`code`]): a thread that asks for a form another thread is
+//! compiling (a compile started before the context, `compile::start_early`, or a tuner's
+//! compile ahead) waits for that compile instead of starting another.
 
-use super::device;
 use crate::disk_cache::{self, Kind};
 use crate::error::Error;
 use std::collections::HashMap;
@@ -123,39 +117,4 @@ pub(super) fn code(job: &Job, program: &str, source: &str) -> Option<Vec<u8>> {
             disk_cache::load_or_build(Kind::Cubin, &job.key, Some, build).ok()
         })
         .clone()
-}
-
-/// Threads compiling ahead of the context; joined when dropped.
-pub(crate) struct Early(Option<std::thread::JoinHandle<()>>);
-
-impl Drop for Early {
-    fn drop(&mut self) {
-        if let Some(h) = self.0.take() {
-            let _ = h.join();
-        }
-    }
-}
-
-/// Starts compiling `forms` (program name, source, FMA) to machine code on threads of their
-/// own, from the disk cache where it has them, when this process has not created the device's
-/// context yet (later calls find their modules loaded). Nothing is reported: a form that does
-/// not compile is compiled again, and its error reported, by the run that loads it.
-pub(crate) fn start_early(forms: Vec<(String, String, bool)>) -> Early {
-    if forms.is_empty() || device::probed() {
-        return Early(None);
-    }
-    let spawned = std::thread::Builder::new()
-        .name("pacc-compile".into())
-        .spawn(move || {
-            let Some(cc) = device::capability_without_context() else {
-                return;
-            };
-            let jobs: Vec<(Job, &str, &str)> = (forms.iter())
-                .map(|(program, source, fma)| (Job::new(cc, source, *fma), &**program, &**source))
-                .collect();
-            device::side_by_side(&jobs, |(job, program, source)| {
-                code(job, program, source);
-            });
-        });
-    Early(spawned.ok())
 }

@@ -72,7 +72,7 @@ mod trace;
 
 pub use codec_rate::{codec_throughput, measure_codec, CodecRates};
 pub(crate) use compile::start_early as compile_early;
-pub(crate) use cubin::Early as EarlyCompile;
+pub(crate) use compile::Early as EarlyCompile;
 pub use device::{available, prefer_device, DeviceInfo};
 pub use driver::Unavailable;
 #[cfg(feature = "bench")]
