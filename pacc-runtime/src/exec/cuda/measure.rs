@@ -38,7 +38,7 @@ static LINK: OnceLock<Result<LinkRates, String>> = OnceLock::new();
 /// allocation, not their copies, was the cost (`benches/results/2026-11-28-h200-cold-link/`).
 pub const LINK_PROBE_BYTES: usize = 32 << 20;
 
-/// The link rates, measured once per host and device ([`LINK_PROBE_BYTES`], best of 5) and
+/// The link rates, measured once per host and device (`LINK_PROBE_BYTES`, best of 5) and
 /// kept on disk, else once per process.
 pub fn link_rates() -> Result<LinkRates, Error> {
     LINK.get_or_init(|| {
