@@ -111,10 +111,50 @@ fn slot(key: &str) -> Slot {
 /// the disk cache where it has the key, else by NVRTC and stored there. `None` where NVRTC
 /// refused the source (the caller compiles it again for the error).
 pub(super) fn code(job: &Job, program: &str, source: &str) -> Option<Vec<u8>> {
-    slot(&job.key)
-        .get_or_init(|| {
-            let build = || nvrtc(program, source, &job.options).map(|c| (c.clone(), c));
-            disk_cache::load_or_build(Kind::Cubin, &job.key, Some, build).ok()
-        })
-        .clone()
+    once_per_key(&job.key, || {
+        let build = || nvrtc(program, source, &job.options).map(|c| (c.clone(), c));
+        disk_cache::load_or_build(Kind::Cubin, &job.key, Some, build).ok()
+    })
+}
+
+/// `make`'s value for `key`, made by the first thread that asks in this process.
+fn once_per_key(key: &str, make: impl FnOnce() -> Option<Vec<u8>>) -> Option<Vec<u8>> {
+    slot(key).get_or_init(make).clone()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::once_per_key;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[test]
+    fn a_key_asked_for_by_many_threads_at_once_is_made_once_and_all_get_it() {
+        let made = AtomicUsize::new(0);
+        let got: Vec<Option<Vec<u8>>> = std::thread::scope(|s| {
+            let threads: Vec<_> = (0..8)
+                .map(|_| {
+                    s.spawn(|| {
+                        once_per_key("cubin test key one", || {
+                            made.fetch_add(1, Ordering::SeqCst);
+                            std::thread::sleep(std::time::Duration::from_millis(30));
+                            Some(vec![7, 1])
+                        })
+                    })
+                })
+                .collect();
+            threads.into_iter().map(|t| t.join().unwrap()).collect()
+        });
+        assert_eq!(made.load(Ordering::SeqCst), 1);
+        assert!(
+            got.iter().all(|g| g.as_deref() == Some(&[7, 1][..])),
+            "{got:?}"
+        );
+        // Another key is made on its own; a failed make is remembered as such.
+        assert_eq!(once_per_key("cubin test key two", || None), None);
+        assert_eq!(once_per_key("cubin test key two", || Some(vec![1])), None);
+        assert_eq!(
+            once_per_key("cubin test key one", || None),
+            Some(vec![7, 1])
+        );
+    }
 }

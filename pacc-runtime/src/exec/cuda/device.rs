@@ -282,3 +282,17 @@ PACC_COMBINE(pacc_combine_min_f64, double, __longlong_as_double(0x7ff00000000000
 PACC_COMBINE(pacc_combine_max_f32, float, __int_as_float(0xff800000), PACC_MAX)
 PACC_COMBINE(pacc_combine_max_f64, double, __longlong_as_double(0xfff0000000000000LL), PACC_MAX)
 "#;
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn side_by_side_runs_every_item_once_on_up_to_a_thread_per_core() {
+        let items: Vec<usize> = (0..100).collect();
+        let seen = std::sync::Mutex::new(Vec::new());
+        super::side_by_side(&items, |&i| seen.lock().unwrap().push(i));
+        let mut seen = seen.into_inner().unwrap();
+        seen.sort_unstable();
+        assert_eq!(seen, items);
+        super::side_by_side(&Vec::<usize>::new(), |_| panic!("no items, no calls"));
+    }
+}
