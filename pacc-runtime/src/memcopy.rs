@@ -56,6 +56,7 @@ pub enum Stores {
 ///
 /// # Safety
 /// `src` is readable and `dst` writable for `len` bytes, and the ranges do not overlap.
+#[cfg(feature = "cuda")]
 pub(crate) unsafe fn copy(src: *const u8, dst: *mut u8, len: usize, piece: usize) {
     copy_with(src, dst, len, piece, Stores::Cached)
 }

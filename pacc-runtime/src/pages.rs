@@ -108,7 +108,7 @@ fn advise_huge(ptr: *mut u8, bytes: usize) {
 /// (tens of GB/s) instead of faulting 4 KiB pages in one at a time under the driver (the
 /// driver's own `cuMemHostAlloc` ran at 0.7-1.2 GB/s on an H200's host, 2026-11-28). Unmapped
 /// when dropped.
-#[cfg(target_os = "linux")]
+#[cfg(all(target_os = "linux", feature = "cuda"))]
 pub(crate) struct Mapping {
     base: *mut u8,
     len: usize,
@@ -116,7 +116,7 @@ pub(crate) struct Mapping {
     pub ptr: *mut u8,
 }
 
-#[cfg(target_os = "linux")]
+#[cfg(all(target_os = "linux", feature = "cuda"))]
 impl Mapping {
     /// At least `bytes` bytes, or `None` where the system maps none.
     pub fn new(bytes: usize) -> Option<Mapping> {
@@ -149,7 +149,7 @@ impl Mapping {
     }
 }
 
-#[cfg(target_os = "linux")]
+#[cfg(all(target_os = "linux", feature = "cuda"))]
 impl Drop for Mapping {
     fn drop(&mut self) {
         // SAFETY: the mapping made in `new`, unmapped once.
@@ -183,7 +183,7 @@ fn mem_available(meminfo: &str) -> Option<u64> {
 
 #[cfg(test)]
 mod tests {
-    #[cfg(target_os = "linux")]
+    #[cfg(all(target_os = "linux", feature = "cuda"))]
     #[test]
     fn a_mapping_is_zeroed_writable_and_starts_on_a_huge_page() {
         for bytes in [1, 4096, (5 << 20) + 3] {

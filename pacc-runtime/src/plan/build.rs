@@ -1,7 +1,7 @@
 //! Assembling the plan: chunk geometry per block, transfers per scheme, streams, dependencies.
 
 use super::access::{accesses, Access};
-use super::infer::returned;
+use super::infer::{returned, written_back};
 use super::ring::{self, RingChunk};
 use super::span::overlaps;
 use super::tiling::{BlockSpec, BlockTiles, ChunkTile, Work};
@@ -114,19 +114,14 @@ fn emit_blocks(
     placed: &[Vec<RingChunk>],
 ) {
     let (k, steps, sets) = (plan.block_steps, plan.steps, plan.buffer_sets);
-    let names = returned(program);
     let mut binding: Vec<usize> = (0..program.arrays.len()).collect();
     let mut seq = 0usize;
     let nblocks = geometry.len();
     for (b, block) in geometry.iter().enumerate() {
         let first_step = b * k;
-        // The buffers the returned names refer to when the block ends are the ones written
-        // back (a fused run's output buffers trade places with their arrays every step).
-        binding = crate::binding::advance(program, &binding, (steps - first_step).min(k));
-        let mut ret = vec![false; names.len()];
-        for (n, _) in names.iter().enumerate().filter(|(_, &r)| r) {
-            ret[binding[n]] = true;
-        }
+        let n = (steps - first_step).min(k);
+        let ret = written_back(program, &binding, n);
+        binding = crate::binding::advance(program, &binding, n);
         let chunk_sets: Vec<usize> = (0..block.chunks.len()).map(|i| (seq + i) % sets).collect();
         seq += block.chunks.len();
         let pos = BlockPos {

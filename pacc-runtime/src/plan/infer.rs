@@ -31,6 +31,19 @@ pub fn returned(program: &Program) -> Vec<bool> {
         .collect()
 }
 
+/// The buffers a block that starts with `binding` and runs `steps` steps writes back: those the
+/// returned names refer to when it ends (a fused run's output buffers trade places with their
+/// arrays every step).
+pub fn written_back(program: &Program, binding: &[usize], steps: usize) -> Vec<bool> {
+    let names = returned(program);
+    let end = crate::binding::advance(program, binding, steps);
+    let mut ret = vec![false; names.len()];
+    for (n, _) in names.iter().enumerate().filter(|(_, &r)| r) {
+        ret[end[n]] = true;
+    }
+    ret
+}
+
 pub use crate::binding::bindings_through_step;
 
 /// Whether `kd` writes every point of the planes it computes (its in-plane ranges span the

@@ -55,9 +55,65 @@ pub fn overlaps(a: &Range<usize>, b: &Range<usize>) -> bool {
     a.start < b.end && b.start < a.end
 }
 
+/// A set of planes: disjoint, non-empty intervals in increasing order.
+pub type Planes = Vec<Range<usize>>;
+
+/// `set` with `r` added.
+pub fn add(set: &mut Planes, r: Range<usize>) {
+    if r.is_empty() {
+        return;
+    }
+    let (mut lo, mut hi) = (r.start, r.end);
+    let mut out = Vec::with_capacity(set.len() + 1);
+    for q in set.drain(..) {
+        if q.end < lo || hi < q.start {
+            out.push(q);
+        } else {
+            (lo, hi) = (lo.min(q.start), hi.max(q.end));
+        }
+    }
+    out.push(lo..hi);
+    out.sort_by_key(|q| q.start);
+    *set = out;
+}
+
+/// The planes of `r` not in `set`.
+pub fn outside(r: Range<usize>, set: &Planes) -> Planes {
+    let mut out = Vec::new();
+    let mut lo = r.start;
+    for q in set.iter().filter(|q| overlaps(q, &r)) {
+        if lo < q.start {
+            out.push(lo..q.start);
+        }
+        lo = lo.max(q.end);
+    }
+    if lo < r.end {
+        out.push(lo..r.end);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plane_sets_merge_what_touches_and_subtract_what_they_hold() {
+        let mut set = Planes::new();
+        add(&mut set, 10..20);
+        add(&mut set, 30..40);
+        add(&mut set, 0..0);
+        assert_eq!(set, vec![10..20, 30..40]);
+        add(&mut set, 20..25);
+        assert_eq!(set, vec![10..25, 30..40]);
+        add(&mut set, 5..35);
+        assert_eq!(set, vec![5..40]);
+        add(&mut set, 0..2);
+        assert_eq!(set, vec![0..2, 5..40]);
+        assert_eq!(outside(0..50, &set), vec![2..5, 40..50]);
+        assert_eq!(outside(6..30, &set), Vec::<Range<usize>>::new());
+        assert_eq!(outside(3..8, &Planes::new()), vec![3..8]);
+    }
 
     #[test]
     fn subtract_splits_around_the_hole() {

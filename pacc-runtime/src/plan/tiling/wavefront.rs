@@ -16,7 +16,8 @@
 //! The minimal `sigma` is the longest path over these difference constraints, computed in one
 //! forward pass since every constraint points forward.
 
-use super::super::span::Span;
+use super::super::infer::writes_whole_planes;
+use super::super::span::{add, outside, Planes};
 use super::cost::{first_upload_and_last_download, BlockSeconds, TilingCost};
 use super::{owned_slabs, BlockSpec, BlockTiles, ChunkTile, Tiling, Work};
 use crate::program::{Program, Stage};
@@ -177,20 +178,22 @@ impl Tiling for Wavefront {
                 (z(i) + beta).min(n0)
             }
         };
+        let windows: Vec<Range<usize>> = (0..d)
+            .map(|i| e(i as isize - 1, last_sigma).saturating_sub(amax)..top(i))
+            .collect();
+        let geometry = Chunks {
+            e: &e,
+            top: &top,
+            windows: &windows,
+            last_sigma,
+        };
+        let mut shares = staircases(spec, &invs, &sigma, &held, &back, &geometry);
         let chunks = (0..d)
             .map(|i| {
                 let ii = i as isize;
-                let window = e(ii - 1, last_sigma).saturating_sub(amax)..top(i);
+                let window = windows[i].clone();
                 let from_host = if i == 0 { 0 } else { top(i - 1) }..window.end;
-                // Per held array, the planes this chunk touches below the previous chunk's top:
-                // down to its backward reach under the first plane it computes last.
-                let shared: Vec<Span> = (0..narrays)
-                    .map(|p| {
-                        let lo = e(ii - 1, last_sigma).saturating_sub(back[p]);
-                        (i > 0 && held[p]).then(|| lo.max(window.start)..top(i - 1))
-                    })
-                    .map(|r| r.filter(|r| !r.is_empty()))
-                    .collect();
+                let shared = std::mem::take(&mut shares[i]);
                 let work = invs
                     .iter()
                     .zip(&sigma)
@@ -274,30 +277,115 @@ impl TilingCost for Wavefront {
 const STAIRCASE_PIECES: usize = 8;
 
 /// The planes `shared[p]` of every array, in copy order: arrays the block never writes first
-/// (final since their load), then the written ones in pieces from the top down, interleaved.
-fn share_order(shared: &[Span], written: &[bool]) -> Vec<(usize, Range<usize>)> {
-    let arrays = |w: bool| {
-        (0..shared.len())
-            .filter_map(move |p| Some((p, shared[p].clone()?)).filter(|_| written[p] == w))
-    };
-    let mut out: Vec<(usize, Range<usize>)> = arrays(false).collect();
+/// (final since their load), then the written ones in pieces from the top down, interleaved
+/// (an array's planes in [`STAIRCASE_PIECES`] pieces over all its intervals).
+fn share_order(shared: &[Planes], written: &[bool]) -> Vec<(usize, Range<usize>)> {
+    let arrays = |w: bool| (0..shared.len()).filter(move |&p| written[p] == w);
+    let mut out: Vec<(usize, Range<usize>)> = arrays(false)
+        .flat_map(|p| shared[p].iter().map(move |r| (p, r.clone())))
+        .collect();
     let mut pieces: Vec<Vec<(usize, Range<usize>)>> = Vec::new();
-    for (p, r) in arrays(true) {
-        let piece = r.len().div_ceil(STAIRCASE_PIECES).max(1);
-        let mut hi = r.end;
-        for q in 0.. {
-            if hi <= r.start {
-                break;
+    for p in arrays(true) {
+        let total: usize = shared[p].iter().map(|r| r.len()).sum();
+        let piece = total.div_ceil(STAIRCASE_PIECES).max(1);
+        let mut q = 0;
+        for r in shared[p].iter().rev() {
+            let mut hi = r.end;
+            while hi > r.start {
+                let lo = hi.saturating_sub(piece).max(r.start);
+                if pieces.len() <= q {
+                    pieces.push(Vec::new());
+                }
+                pieces[q].push((p, lo..hi));
+                (hi, q) = (lo, q + 1);
             }
-            let lo = hi.saturating_sub(piece).max(r.start);
-            if pieces.len() <= q {
-                pieces.push(Vec::new());
-            }
-            pieces[q].push((p, lo..hi));
-            hi = lo;
         }
     }
     out.extend(pieces.into_iter().flatten());
+    out
+}
+
+/// Where a block's chunks lie: `e(i, s)` ends chunk `i`'s planes for an invocation of skew
+/// `s` (chunk -1: 0), `top(i)` ends the planes it holds, `windows[i]` are its buffer's planes.
+struct Chunks<'a> {
+    e: &'a dyn Fn(isize, usize) -> usize,
+    top: &'a dyn Fn(usize) -> usize,
+    windows: &'a [Range<usize>],
+    last_sigma: usize,
+}
+
+/// Per chunk and physical array, the planes the chunk copies from the previous chunk's buffer
+/// (none for the first chunk or an array not held). They lie in the staircase, from the
+/// array's backward reach under the first plane the chunk computes last up to the previous
+/// chunk's top. Of those, the planes the chunk reads before it computes them itself, or
+/// writes back, and those the next chunk receives through it. A compressed array gets the
+/// whole staircase.
+///
+/// Arrays read at every level need all of it. Buffers that trade places every launch (a
+/// fused run's arrays and their output buffers, `crate::fuse`) are each read at every other
+/// level, so each gets about half.
+fn staircases(
+    spec: &BlockSpec<'_>,
+    invs: &[Invocation],
+    sigma: &[i64],
+    held: &[bool],
+    back: &[usize],
+    c: &Chunks<'_>,
+) -> Vec<Vec<Planes>> {
+    let (d, narrays) = (c.windows.len(), held.len());
+    let ret = super::super::infer::written_back(spec.program, spec.binding, spec.steps);
+    let compressed = |p: usize| spec.slabs.is_some_and(|z| z[p].is_some());
+    let mut out = vec![vec![Planes::new(); narrays]; d];
+    for i in (1..d).rev() {
+        let ii = i as isize;
+        let edge = (c.e)(ii - 1, c.last_sigma);
+        let stairs =
+            |p: usize| edge.saturating_sub(back[p]).max(c.windows[i].start)..(c.top)(i - 1);
+        let mut written = vec![Planes::new(); narrays];
+        let mut need = vec![Planes::new(); narrays];
+        let read = |need: &mut Planes, written: &Planes, r: Range<usize>, p: usize| {
+            for q in outside(intersect(&r, &stairs(p)), written) {
+                add(need, q);
+            }
+        };
+        for (inv, &s) in invs.iter().zip(sigma) {
+            let planes = (c.e)(ii - 1, s as usize)..(c.e)(ii, s as usize);
+            let planes = intersect(&planes, &inv.range);
+            if planes.is_empty() {
+                continue;
+            }
+            for &(p, a, b) in &inv.reads {
+                let lo = (planes.start as i64 - a).max(0) as usize;
+                let hi = (planes.end as i64 + b).max(0) as usize;
+                read(&mut need[p], &written[p], lo..hi, p);
+            }
+            // A plane counts as computed only where every point of it is written: the rest of
+            // it keeps the old values (a boundary the kernel leaves alone, a point statement).
+            let whole = match inv.what {
+                What::Kernel(k) => writes_whole_planes(&spec.program.kernels[k], spec.shape),
+                What::Point(_) => false,
+            };
+            for &p in inv.writes.iter().filter(|_| whole) {
+                add(&mut written[p], planes.clone());
+            }
+        }
+        let owned = edge..(c.e)(ii, c.last_sigma);
+        for p in 0..narrays {
+            if ret[p] {
+                read(&mut need[p], &written[p], owned.clone(), p);
+            }
+            // What the next chunk copies from this one's buffer must be right in it.
+            let next = out.get(i + 1).map_or(Vec::new(), |n| n[p].clone());
+            for r in next {
+                read(&mut need[p], &written[p], r, p);
+            }
+            if compressed(p) {
+                need[p] = vec![stairs(p)];
+            }
+            need[p].retain(|r| held[p] && !r.is_empty());
+        }
+        out[i] = need;
+    }
     out
 }
 
@@ -356,7 +444,7 @@ fn written_before_read(spec: &BlockSpec<'_>, invs: &[Invocation]) -> Vec<bool> {
         let whole = match inv.what {
             What::Kernel(k) => {
                 let kd = &spec.program.kernels[k];
-                inv.range == (0..n0) && super::super::infer::writes_whole_planes(kd, shape)
+                inv.range == (0..n0) && writes_whole_planes(kd, shape)
             }
             What::Point(_) => false,
         };
@@ -421,7 +509,7 @@ mod tests {
     #[test]
     fn staircase_is_copied_read_only_arrays_first_then_top_down() {
         // Arrays 0 and 2 are written, 1 is only read, 3 is not held.
-        let shared = [Some(100..180), Some(120..180), Some(100..180), None];
+        let shared = [vec![100..180], vec![120..180], vec![100..180], vec![]];
         let order = share_order(&shared, &[true, false, true, false]);
         assert_eq!(order[0], (1, 120..180));
         assert_eq!(order[1], (0, 170..180));
@@ -433,10 +521,18 @@ mod tests {
             assert_eq!(planes, 80, "array {p} gets every plane once");
         }
         // Uneven ranges: the last piece is the remainder; one plane is one piece.
-        let order = share_order(&[Some(0..20)], &[true]);
+        let order = share_order(&[vec![0..20]], &[true]);
         assert_eq!(order[0], (0, 17..20));
         assert_eq!(order.last(), Some(&(0, 0..2)));
-        assert_eq!(share_order(&[Some(5..6)], &[true]), vec![(0, 5..6)]);
+        assert_eq!(share_order(&[vec![5..6]], &[true]), vec![(0, 5..6)]);
+        // Two intervals of one array: pieces from the top down across both, every plane once.
+        let order = share_order(&[vec![0..8, 16..24]], &[true]);
+        assert_eq!(order[0], (0, 22..24));
+        assert_eq!(order.last(), Some(&(0, 0..2)));
+        assert_eq!(order.len(), STAIRCASE_PIECES);
+        assert!(order.iter().all(|(_, r)| r.end <= 8 || r.start >= 16));
+        let planes: usize = order.iter().map(|o| o.1.len()).sum();
+        assert_eq!(planes, 16);
     }
 
     #[test]
