@@ -508,8 +508,9 @@ mod tests {
 
     #[test]
     fn staircase_is_copied_read_only_arrays_first_then_top_down() {
+        let one = |r: Range<usize>| -> Planes { std::iter::once(r).collect() };
         // Arrays 0 and 2 are written, 1 is only read, 3 is not held.
-        let shared = [vec![100..180], vec![120..180], vec![100..180], vec![]];
+        let shared = [one(100..180), one(120..180), one(100..180), vec![]];
         let order = share_order(&shared, &[true, false, true, false]);
         assert_eq!(order[0], (1, 120..180));
         assert_eq!(order[1], (0, 170..180));
@@ -521,10 +522,10 @@ mod tests {
             assert_eq!(planes, 80, "array {p} gets every plane once");
         }
         // Uneven ranges: the last piece is the remainder; one plane is one piece.
-        let order = share_order(&[vec![0..20]], &[true]);
+        let order = share_order(&[one(0..20)], &[true]);
         assert_eq!(order[0], (0, 17..20));
         assert_eq!(order.last(), Some(&(0, 0..2)));
-        assert_eq!(share_order(&[vec![5..6]], &[true]), vec![(0, 5..6)]);
+        assert_eq!(share_order(&[one(5..6)], &[true]), vec![(0, 5..6)]);
         // Two intervals of one array: pieces from the top down across both, every plane once.
         let order = share_order(&[vec![0..8, 16..24]], &[true]);
         assert_eq!(order[0], (0, 22..24));
