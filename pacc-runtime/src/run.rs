@@ -50,8 +50,9 @@ pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<Run
     too_many_chunks(program, opts, inv.arrays[0].shape()[0])?;
     let mut settled = crate::config::settle(program, opts);
     let free_march = settled.fuse.is_none() && !settled.cuda.march_fixed;
-    let first = crate::tune::first_forms(program, &inv, &settled, free_march);
-    let _early = backend::compile_early(opts.backend, program, &first);
+    let _early = backend::compile_early(opts.backend, program, || {
+        crate::tune::first_forms(program, &inv, &settled, free_march)
+    });
     let backend = backend::choose(opts.backend, Some(opts.source_of("backend")))?;
     // A process's first CUDA call loads the driver and creates the context here.
     lap.mark("device");

@@ -79,21 +79,21 @@ pub(crate) struct EarlyCompile {
     _threads: Option<crate::exec::cuda::EarlyCompile>,
 }
 
-/// Where `choice` may run on CUDA, starts compiling `forms` (the settings each of the call's
+/// Where `choice` may run on CUDA, starts compiling `forms()` (the settings each of the call's
 /// first compiles asks for, `crate::tune::first_forms`) while the CUDA context is being
-/// created: NVRTC needs only the device's architecture. On the CPU, or in a build without
-/// CUDA, nothing.
+/// created: NVRTC needs only the device's architecture. `forms` is asked only when there is
+/// something to compile. On the CPU, or in a build without CUDA, nothing.
 pub(crate) fn compile_early(
     choice: BackendChoice,
     program: &crate::program::Program,
-    forms: &[crate::settled::Settled],
+    forms: impl FnOnce() -> Vec<crate::settled::Settled>,
 ) -> EarlyCompile {
     #[cfg(feature = "cuda")]
     {
         let cuda = matches!(choice, BackendChoice::Cuda | BackendChoice::Auto);
-        let pairs: Vec<_> = forms.iter().map(|s| (program, &s.cuda)).collect();
+        let settings = || forms().into_iter().map(|s| s.cuda).collect();
         EarlyCompile {
-            _threads: cuda.then(|| crate::exec::cuda::compile_early(&pairs)),
+            _threads: cuda.then(|| crate::exec::cuda::compile_early(program, settings)),
         }
     }
     #[cfg(not(feature = "cuda"))]

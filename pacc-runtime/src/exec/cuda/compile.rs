@@ -72,15 +72,19 @@ impl Drop for Early {
     }
 }
 
-/// Starts compiling, on threads of their own, the modules runs of each `(program, settings)`
-/// pair will load first, and pacc's internal kernels, when this process has not created the
-/// device's context yet (later calls find their modules loaded). A process's first CUDA call
+/// Starts compiling, on threads of their own, the modules runs of `program` with each of
+/// `settings()` will load first, and pacc's internal kernels, when this process has not
+/// created the device's context yet (later calls find their modules loaded, and `settings` is
+/// not asked for). A process's first CUDA call
 /// creates the context (0.1-0.3 s on an H200 after the driver's start) and then compiles the
 /// program (0.2-0.9 s a form); NVRTC needs only the device's architecture, which the driver
 /// tells without a context, so the two overlap, and the run's load waits for the compile
 /// (`cubin::code`). Nothing is reported: a form that does not compile is compiled again, and
 /// its error reported, by the run that loads it.
-pub(crate) fn start_early(forms: &[(&Program, &CudaSettings)]) -> Early {
+pub(crate) fn start_early(
+    program: &Program,
+    settings: impl FnOnce() -> Vec<CudaSettings>,
+) -> Early {
     if device::probed() {
         return Early(None);
     }
@@ -89,7 +93,7 @@ pub(crate) fn start_early(forms: &[(&Program, &CudaSettings)]) -> Early {
         device::INTERNAL_SOURCE.to_string(),
         false,
     );
-    let mine = forms.iter().filter_map(|(program, cuda)| {
+    let mine = settings().into_iter().filter_map(|cuda| {
         let tuning = cuda.march.get().ok()?;
         Some((program.name.clone(), source(program, &tuning), cuda.fma))
     });

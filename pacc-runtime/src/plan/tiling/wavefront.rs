@@ -45,6 +45,18 @@ enum What {
     Point(usize),
 }
 
+impl Invocation {
+    /// Whether every point of each plane the invocation computes is written, so that the old
+    /// values of those planes are never needed; not so for a kernel that leaves a boundary
+    /// alone or for a point statement.
+    fn writes_whole_planes(&self, spec: &BlockSpec<'_>) -> bool {
+        match self.what {
+            What::Kernel(k) => writes_whole_planes(&spec.program.kernels[k], spec.shape),
+            What::Point(_) => false,
+        }
+    }
+}
+
 fn invocations(spec: &BlockSpec<'_>) -> Vec<Invocation> {
     let (program, n0) = (spec.program, spec.shape[0]);
     let mut out = Vec::new();
@@ -359,12 +371,7 @@ fn staircases(
                 let hi = (planes.end as i64 + b).max(0) as usize;
                 read(&mut need[p], &written[p], lo..hi, p);
             }
-            // A plane counts as computed only where every point of it is written: the rest of
-            // it keeps the old values (a boundary the kernel leaves alone, a point statement).
-            let whole = match inv.what {
-                What::Kernel(k) => writes_whole_planes(&spec.program.kernels[k], spec.shape),
-                What::Point(_) => false,
-            };
+            let whole = inv.writes_whole_planes(spec);
             for &p in inv.writes.iter().filter(|_| whole) {
                 add(&mut written[p], planes.clone());
             }
@@ -435,19 +442,13 @@ fn work_in(inv: &Invocation, planes: Range<usize>) -> Option<Work> {
 /// writes every point of every plane (a fused kernel's output buffer, whose host memory is its
 /// original's: loading it would move the original's planes across the link a second time).
 fn written_before_read(spec: &BlockSpec<'_>, invs: &[Invocation]) -> Vec<bool> {
-    let (shape, n0) = (spec.shape, spec.shape[0]);
+    let n0 = spec.shape[0];
     let mut first: Vec<Option<bool>> = vec![None; spec.returned.len()];
     for inv in invs {
         for &(p, _, _) in &inv.reads {
             first[p].get_or_insert(false);
         }
-        let whole = match inv.what {
-            What::Kernel(k) => {
-                let kd = &spec.program.kernels[k];
-                inv.range == (0..n0) && writes_whole_planes(kd, shape)
-            }
-            What::Point(_) => false,
-        };
+        let whole = inv.range == (0..n0) && inv.writes_whole_planes(spec);
         for &p in &inv.writes {
             first[p].get_or_insert(whole);
         }
