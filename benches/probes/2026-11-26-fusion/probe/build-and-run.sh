@@ -6,14 +6,19 @@ here=$(cd "$(dirname "$0")" && pwd)
 out=${1:-/tmp/probe}; shift || true
 mkdir -p "$out"
 snap=tests/snapshots
-gen() { # snapshot, prefix, ry
+# snapshot, prefix; the vector forms' helpers (pacc_ld4, ...) are kept from the first snapshot
+# only, since every snapshot defines them
+first=1
+gen() {
   awk 'BEGIN{n=0} /^---$/{n++; next} n>=2' "$snap/$1" |
-    sed -e "s/pacc_propagate_sponge_/$2/g" -e "s/pacc_propagate_/$2/g" -e "s/#pragma unroll PACC_UNROLL/#pragma unroll 2/"
+    if ((first)); then cat; else grep -v -E '^(__device__|template).* void pacc_(ld4|st4|cp4)\('; fi |
+    sed -e "s/pacc_propagate_sponge_/$2/g" -e "s/pacc_propagate_/$2/g" -e "s/#pragma unroll PACC_UNROLL/#pragma unroll 2/" -e "s/#pragma unroll PACC_F\{0,1\}VUNROLL/#pragma unroll 1/"
 }
 {
   echo '#pragma once'
   echo '#define PACC_RY 1'
   gen examples_snapshots__acoustic_propagate_cuda.snap gpr1_
+  first=0
   gen examples_snapshots__acoustic_propagate_sponge_cuda.snap gsp1_
   echo '#undef PACC_RY'
   echo '#define PACC_RY 4'

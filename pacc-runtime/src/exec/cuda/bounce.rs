@@ -6,7 +6,11 @@
 //! link from there, while the next slot fills: the host copies overlap the link, and host
 //! memory stays bounded at [`SLOTS`] x [`SLOT_BYTES`] per direction. The copies and the DMA
 //! share the host's memory, so bounced bytes move at about half the measured copy rate, which
-//! the tuner's price counts (`tune::host_path`).
+//! the tuner's price counts (`tune::host_path`). That memory is the bound: on the H200 machine's
+//! host it carries about 148 GB/s in all while the copy engines run, and a bounced byte crosses
+//! it three times (the copy's read and write, the engine's access), so a one-shot call bouncing
+//! 160 GB cannot take less than 3.24 s there; it took 3.48
+//! (`benches/results/2026-11-28-h200-verify-fused/`).
 //!
 //! Ordering is by events only, so submission never blocks: per direction one host-function
 //! stream does the host copies in submission order; a slot is `filled` once its bytes are in
@@ -27,7 +31,11 @@ pub(super) const SLOTS: usize = 4;
 /// Each slot's copy is a host function with a fixed cost, which larger slots spread: a
 /// one-shot call bouncing 55 GB took 1.75 s with 64 MiB slots against 1.90-2.30 s with
 /// 32 MiB, 2.86-3.31 s with 8 MiB and 8.31 s with 4 MiB; 128 MiB gained nothing more (1.79 s;
-/// H200, 2026-11-28, `benches/results/2026-11-28-h200-cold-link/`).
+/// H200, 2026-11-28, `benches/results/2026-11-28-h200-cold-link/`). More slots do not make small
+/// ones pay, though rings that fit the host's cache spare its memory: 16 x 4 MiB and 8-16 x
+/// 8 MiB, with cached stores into the upload slots, took 2.2-2.9 s against 1.55-1.68 s
+/// (`benches/results/2026-11-28-h200-verify-fused/`, call 9), as both directions' host
+/// functions take turns on the driver's one thread.
 pub(super) const SLOT_BYTES: usize = 64 << 20;
 
 /// One direction's ring.
