@@ -5,6 +5,7 @@ pub mod fuse;
 pub mod race;
 pub mod reach;
 pub mod roles;
+pub mod speculate;
 pub mod types;
 
 use crate::ir::{Func, KExpr, KExprKind, KStmt, Ty};

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the probe from the committed generated sources (tests/snapshots) and runs it.
-# Usage (on the GPU machine, from the repository root): bash benches/probes/2026-11-26-fusion/probe/build-and-run.sh OUTDIR [STEPS] [p512 p820 s1000 ...]
+# Usage (on the GPU machine, from the repository root): [ONLY="vec fused2"] bash benches/probes/2026-11-26-fusion/probe/build-and-run.sh OUTDIR [STEPS] [p512 p820 s1000 ...]
+# (ONLY: run only the kernels whose name holds it, beside the generated reference)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:-/tmp/probe}; shift || true
@@ -30,4 +31,5 @@ gen() {
   echo '#define gen_sp_ry4 gsp4_k0'
 } > "$here/gen.cuh"
 nvcc -O3 -std=c++17 -arch=sm_90 -fmad=false -lineinfo -Xptxas -v -o "$out/fused" "$here/fused.cu" 2> "$out/ptxas.log" || { cat "$out/ptxas.log"; exit 1; }
-"$out/fused" "$@"
+# Line-buffered: a run cut short by a time limit keeps what it printed.
+stdbuf -oL "$out/fused" "$@"

@@ -84,8 +84,10 @@ impl Gen<'_> {
         for pt in crate::codegen::fuse::folded_points(p) {
             let _ = writeln!(
                 self.out,
-                "    // Which of the thread's points is point statement {pt}'s column (-1: none).\n    \
-                 const int pacc_px{pt} = pacc_y == pacc_pt{pt}_1 && pacc_pt{pt}_2 >= pacc_x0 && pacc_pt{pt}_2 < pacc_x0 + {W} ? (int)(pacc_pt{pt}_2 - pacc_x0) : -1;"
+                "    // Which of the thread's points is point statement {pt}'s column (-1: none), and its\n    \
+                 // plane where the thread holds it inside the array (-1: none; planes fit an int).\n    \
+                 const int pacc_px{pt} = pacc_y == pacc_pt{pt}_1 && pacc_pt{pt}_2 >= pacc_x0 && pacc_pt{pt}_2 < pacc_x0 + {W} ? (int)(pacc_pt{pt}_2 - pacc_x0) : -1;\n    \
+                 const int pacc_pz{pt} = pacc_px{pt} >= 0 && pacc_pt{pt}_0 >= 0 && pacc_pt{pt}_0 < pacc_n0 ? (int)pacc_pt{pt}_0 : -1;"
             );
         }
         for (c, h) in p.halo.iter().enumerate() {

@@ -239,7 +239,7 @@ impl Gen<'_> {
     }
 
     /// The thread's points of invocation `c`: each keeps its previous version, and where it
-    /// lies in the nest's ranges the body runs, then the point statements and the reductions.
+    /// lies in the nest's ranges the body runs, then the reductions; then the point statements.
     fn vfuse_points(&mut self, p: &FusePlan, vf: &VFuse, c: usize, an: &Analysis, e: usize) {
         let f = self.f;
         let inv = p.invs[c].clone();
@@ -258,18 +258,24 @@ impl Gen<'_> {
             self.bound(r[0].lo, 0),
             self.bound(r[0].hi, 0),
         );
+        let mut prevs = Vec::new();
         for &w in &inv.writes {
-            let t = f.arrays[w].elem.cuda_name();
             let prev = ctx.read(name_of(&inv, w), &[0, 0, 0]);
-            // Outside the window the value is never read: no select.
-            let _ = t;
             let _ = writeln!(self.out, "                    pacc_w{w}[pacc_i] = {prev};");
+            prevs.push((w, prev));
         }
         let reds = an.reductions[inv.nest].clone();
         self.reduction_accumulators(&reds, false, "                    ");
+        self.env.locals.clear();
+        let speculate = crate::analysis::speculate::speculation_safe(&nest.body, &mut self.env);
         let _ = writeln!(
             self.out,
-            "                    const bool pacc_rng = pacc_rz && ((pacc_xr{c} >> pacc_i) & 1u);\n                    if (pacc_rng) {{"
+            "                    const bool pacc_rng = pacc_rz && ((pacc_xr{c} >> pacc_i) & 1u);\n                    {}{{",
+            if speculate {
+                "// Every point runs the body (the points' chains interleave); those outside the ranges keep their value.\n                    "
+            } else {
+                "if (pacc_rng) "
+            }
         );
         let lv: Vec<String> = nest.vars.iter().map(|v| c_ident(&v.to_string())).collect();
         for (v, coord) in lv.iter().zip(["pacc_p", "pacc_y", "pacc_x"]) {
@@ -284,8 +290,13 @@ impl Gen<'_> {
         self.serve = vec![Box::new(ctx.clone())];
         self.stmts(&nest.body, 6);
         self.out.push_str("                    }\n");
-        for &pt in &inv.points {
-            self.vfuse_point(&inv, pt, &ctx);
+        if speculate {
+            for (w, prev) in &prevs {
+                let _ = writeln!(
+                    self.out,
+                    "                    pacc_w{w}[pacc_i] = pacc_rng ? pacc_w{w}[pacc_i] : {prev};"
+                );
+            }
         }
         self.serve.clear();
         for (k, &r) in reds.iter().enumerate() {
@@ -299,21 +310,29 @@ impl Gen<'_> {
             );
         }
         self.out.push_str("                }\n");
+        for &pt in &inv.points {
+            self.vfuse_point(&inv, pt, &ctx);
+        }
+        self.serve.clear();
     }
 
-    /// A point statement that follows an invocation: applied to the thread's point that holds
-    /// it.
+    /// A point statement that follows an invocation: applied, once the invocation's points are
+    /// computed, to the thread's point that holds it. The plane is tested first, once for all
+    /// the thread's points: tested with each point, it cost a 64-bit comparison and a branch per
+    /// point and level in every step (NVRTC 13.0, `propagate`'s fused loop).
     fn vfuse_point(&mut self, inv: &crate::analysis::fuse::Inv, pt: usize, ctx: &VCtx) {
         let f = self.f;
         let point = f.points().nth(pt).expect("point").clone();
         let _ = writeln!(
             self.out,
-            "                    if (pacc_i == pacc_px{pt} && pacc_p == pacc_pt{pt}_0) {{"
+            "                if (pacc_p == pacc_pz{pt}) {{\n                    #pragma unroll\n                    \
+             for (int pacc_i = 0; pacc_i < {W}; ++pacc_i) if (pacc_i == pacc_px{pt}) {{"
         );
         let target = format!("pacc_w{}[pacc_i]", inv.slot[point.array]);
         let ind = "                        ";
         self.point_update(inv.step, &point, &target, Box::new(ctx.clone()), ind);
-        self.out.push_str("                    }\n");
+        self.out
+            .push_str("                    }\n                }\n");
     }
 
     /// The push of invocation `c`'s values: every thread, every step, so a queue's index `k`
