@@ -139,9 +139,9 @@ impl Mapping {
         }
         let base = base as *mut u8;
         let ptr = (base as usize).next_multiple_of(HUGE_PAGE) as *mut u8;
-        advise_huge(ptr, len - (ptr as usize - base as usize));
-        let m = Mapping { base, len, ptr };
         let whole = len - (ptr as usize - base as usize);
+        advise_huge(ptr, whole);
+        let m = Mapping { base, len, ptr };
         // SAFETY: `ptr..ptr + whole` lies inside the mapping, which nothing else uses yet.
         let all = unsafe { std::slice::from_raw_parts_mut(ptr, whole) };
         all.par_chunks_mut(HUGE_PAGE).for_each(|c| c.fill(0));

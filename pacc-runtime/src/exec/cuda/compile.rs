@@ -75,15 +75,15 @@ impl Drop for Early {
 /// Starts compiling, on threads of their own, the modules runs of `program` with each of
 /// `settings()` will load first, and pacc's internal kernels, when this process has not
 /// created the device's context yet (later calls find their modules loaded, and `settings` is
-/// not asked for). A process's first CUDA call
-/// creates the context (0.1-0.3 s on an H200 after the driver's start) and then compiles the
-/// program (0.2-0.9 s a form); NVRTC needs only the device's architecture, which the driver
-/// tells without a context, so the two overlap, and the run's load waits for the compile
-/// (`cubin::code`). Starting 0.2 s sooner, from NVML's answer before `cuInit` returns, changed
-/// no first-process time (`benches/results/2026-11-28-h200-verify-fused/`, call 6): what a
-/// process's first call still waits for is the machine's measurements, which the rate cache
-/// keeps. Nothing is reported: a form that does not compile is compiled again, and
-/// its error reported, by the run that loads it.
+/// not asked for). A process's first CUDA call creates the context (0.1-0.3 s on an H200
+/// after the driver's start) and then compiles the program (0.2-0.9 s a form); NVRTC needs
+/// only the device's architecture, which the driver tells without a context, so the two
+/// overlap, and the run's load waits for the compile (`cubin::code`). Starting 0.2 s sooner,
+/// from NVML's answer before `cuInit` returns, changed no first-process time
+/// (`benches/results/2026-11-28-h200-verify-fused/`, call 6): what a process's first call
+/// still waits for is the machine's measurements, which the rate cache keeps. Nothing is
+/// reported: a form that does not compile is compiled again, and its error reported, by the
+/// run that loads it.
 pub(crate) fn start_early(
     program: &Program,
     settings: impl FnOnce() -> Vec<CudaSettings>,
