@@ -22,7 +22,7 @@ use super::emit::{
 use super::queue::{queue_reg, March};
 use super::stage::Stage;
 use crate::analysis::Analysis;
-use crate::ir::{KStmt, Nest};
+use crate::ir::{KExprKind, KStmt, Nest};
 use pacc_runtime::program::{VECTOR_SUFFIX, VECTOR_WIDTH};
 use std::fmt::Write;
 
@@ -505,8 +505,34 @@ impl Gen<'_> {
         }
     }
 
+    /// Whether every point of the vector runs the nest body, points outside the ranges
+    /// included, so that the points' chains interleave instead of each waiting behind its own
+    /// branch. Only where that cannot reach memory or undefined behaviour: every write waits in
+    /// a register (stored by the mask), every read comes from a register or a tile (a load
+    /// through the L1 at a point outside the ranges could leave the array), and
+    /// `analysis::speculate` finds nothing that can go wrong on the values there.
+    fn speculates(&mut self, n: &Nest, v: &Vector) -> bool {
+        let (mut writes, mut reads) = (true, true);
+        crate::analysis::walk_stmts(
+            &n.body,
+            &mut |s| {
+                if let KStmt::Write { access, .. } = s {
+                    writes &= v.gathered.contains(&access.array);
+                }
+            },
+            &mut |e| {
+                if let KExprKind::Read(a) = &e.kind {
+                    reads &= v.read(a.array, &a.offsets).is_some();
+                }
+            },
+        );
+        self.env.locals.clear();
+        writes && reads && crate::analysis::speculate::speculation_safe(&n.body, &mut self.env)
+    }
+
     /// The points of the thread's vector: the tile rows they read, then the nest body per point
-    /// (where the point is in the ranges) with its reductions, then the gathered stores.
+    /// (every point where [`Self::speculates`], otherwise the points in the ranges) with its
+    /// reductions, then the gathered stores.
     fn vector_points(&mut self, n: &Nest, v: &Vector, reds: &[usize]) {
         let z = self.loop_vars[0].clone();
         let x = self.loop_vars[2].clone();
@@ -547,7 +573,12 @@ impl Gen<'_> {
              const bool pacc_xyi = (pacc_xy >> pacc_i) & 1u;"
         );
         self.reduction_accumulators(reds, false, "                ");
-        self.out.push_str("                if (pacc_xyi) {\n");
+        let speculate = self.speculates(n, v);
+        self.out.push_str(if speculate {
+            "                {\n"
+        } else {
+            "                if (pacc_xyi) {\n"
+        });
         self.time_binding(
             "                    ",
             crate::codegen::cpu::uses_time_stmts(&n.body),
