@@ -535,6 +535,60 @@ fn fused_vector_form_loading_columns_directly_equals_the_plain_steps() {
     }
 }
 
+/// The leap-frog with its update in leading `let`s: a plain read, a long sum of mixed signs
+/// with a literal and the time step among its terms, and a short sum of the two. The vector
+/// form computes them before its point loop, the long sum a term at a time (`sums.rs`).
+const SUMS: &str = r#"
+#[pacc::pipeline]
+fn leap(prev: &mut Array3<f32>, cur: &mut Array3<f32>, vel: &Array3<f32>, w: &[f32], sz: usize, sy: usize, sx: usize, steps: usize) {
+    let (nz, ny, nx) = cur.dim();
+    for t in 0..steps {
+        for z in 2..nz - 2 {
+            for y in 2..ny - 1 {
+                for x in 1..nx - 2 {
+                    let u = cur[[z, y, x]];
+                    let lap = -6.0 * u + (cur[[z - 2, y, x]] + cur[[z + 1, y, x]]) - 0.5 * cur[[z, y - 2, x]]
+                        + cur[[z, y + 1, x]] + 0.001 - cur[[z, y, x - 1]] * 0.75
+                        + cur[[z, y, x + 2]] + 0.0001 * (t as f32);
+                    let k = lap * vel[[z, y, x]] - u;
+                    prev[[z, y, x]] = 2.0 * u - prev[[z, y, x]] + k;
+                }
+            }
+        }
+        prev[[sz, sy, sx]] += vel[[sz, sy, sx]] * w[t];
+        std::mem::swap(prev, cur);
+    }
+}
+"#;
+
+#[test]
+fn fused_vector_form_summing_a_term_at_a_time_equals_the_plain_steps() {
+    if !gxx() {
+        eprintln!("skipping the emulated fused kernels: g++ is not installed");
+        return;
+    }
+    let e = pacc_translate::expand_file(SUMS, None).unwrap().remove(0);
+    // `lap` (the second let) is summed a term at a time; `k` and `u` are computed whole.
+    assert!(
+        e.cuda.contains("pacc_h1[pacc_i] = pacc_h1[pacc_i] - ("),
+        "{}",
+        e.cuda
+    );
+    assert!(e.cuda.contains("pacc_h2[pacc_i] = lap * "), "{}", e.cuda);
+    for (s, block) in [(2, (3, 7)), (3, (5, 10))] {
+        run_form(
+            "sums",
+            SUMS,
+            LEAP_MAIN,
+            "pacc_leap_f",
+            "",
+            s,
+            block,
+            Form::Vector,
+        );
+    }
+}
+
 #[test]
 fn programs_read_off_the_axes_have_no_fused_vector_form() {
     // Himeno's diagonals, and `skew`'s diagonal reads of `c`: one load per point.

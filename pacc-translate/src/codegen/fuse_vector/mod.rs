@@ -33,6 +33,7 @@ use std::fmt::Write;
 
 mod march;
 mod points;
+mod sums;
 
 /// Points per thread along x.
 const W: i64 = VECTOR_WIDTH as i64;

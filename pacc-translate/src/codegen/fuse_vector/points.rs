@@ -2,11 +2,12 @@
 //! the point statements, the queues' push and the outputs.
 
 use super::*;
+use crate::ir::KStmt;
 
 /// How the body of one invocation reads and writes in the vector form: point `pacc_i` of the
 /// thread's vector.
 #[derive(Clone)]
-struct VCtx {
+pub(super) struct VCtx {
     plan: FusePlan,
     vf: VFuse,
     inv: usize,
@@ -37,7 +38,7 @@ impl VCtx {
             .expect("a ring for every in-plane read of a version")
     }
 
-    fn read(&self, array: usize, offsets: &[i64]) -> String {
+    pub(super) fn read(&self, array: usize, offsets: &[i64]) -> String {
         let p = &self.plan;
         let c = self.inv;
         let ver = p.invs[c].sees[array];
@@ -152,8 +153,8 @@ impl Gen<'_> {
             );
         }
         self.out.push_str("            if (pacc_act) {\n");
-        self.vfuse_preloads(p, vf, c);
-        self.vfuse_points(p, vf, c, an, *e);
+        let loads = self.vfuse_preloads(p, vf, c);
+        self.vfuse_points(p, vf, c, an, *e, loads);
         self.out.push_str("            }\n");
         self.vfuse_push(p, c);
         for &w in &inv.writes {
@@ -176,8 +177,15 @@ impl Gen<'_> {
 
     /// The rows invocation `c` reads in its plane, as vectors: each tile row and ring row at a
     /// y offset, and the thread's row with a vector on each side where x neighbours are read.
-    fn vfuse_preloads(&mut self, p: &FusePlan, vf: &VFuse, c: usize) {
+    /// Returned as (register, load) for the caller to place. The row's middle vector is the
+    /// thread's own column, copied from its register where the body reads it there anyway.
+    fn vfuse_preloads(&mut self, p: &FusePlan, vf: &VFuse, c: usize) -> Vec<(String, String)> {
         let f = self.f;
+        let ctx = VCtx {
+            plan: p.clone(),
+            vf: vf.clone(),
+            inv: c,
+        };
         let mut rows: BTreeMap<(Ver, i64), (Vec<i64>, bool)> = BTreeMap::new();
         for r in vf.reads.iter().filter(|r| r.inv == c) {
             let [dz, dy, dx] = r.off;
@@ -197,6 +205,7 @@ impl Gen<'_> {
             }
             entry.1 |= dx != 0;
         }
+        let mut loads = Vec::new();
         for ((ver, dz), (mut dys, xs)) in rows {
             dys.sort_unstable();
             let (base, row, wide, sl) = match ver {
@@ -207,9 +216,7 @@ impl Gen<'_> {
                     s,
                 ),
                 Ver::Inv(_, sl) => {
-                    let g = (p.rings.iter())
-                        .position(|g| g.ver == ver && g.reader == c)
-                        .expect("a ring for every in-plane read of a version");
+                    let g = ctx.ring(ver);
                     (
                         format!("pacc_r{g} + pacc_rb{g}_{}", offset_name(dz)),
                         format!("pacc_q{g}_{}_", offset_name(dz)),
@@ -220,27 +227,49 @@ impl Gen<'_> {
             };
             let t = f.arrays[sl].elem.cuda_name();
             for dy in dys {
-                let _ = writeln!(
-                    self.out,
-                    "                {t} {row}{}[{W}]; pacc_ld4({base} + ({dy}) * {ROW}, {row}{});",
-                    offset_name(dy),
-                    offset_name(dy)
+                let reg = format!("{row}{}", offset_name(dy));
+                let load = format!(
+                    "                {t} {reg}[{W}]; pacc_ld4({base} + ({dy}) * {ROW}, {reg});\n"
                 );
+                loads.push((reg, load));
             }
             if xs {
-                let _ = writeln!(
-                    self.out,
-                    "                {t} {wide}[{}]; pacc_ld4({base} - {W}, {wide}); pacc_ld4({base}, {wide} + {W}); pacc_ld4({base} + {W}, {wide} + {});",
+                let own =
+                    (vf.reads.iter()).any(|r| r.inv == c && r.ver == ver && r.off == [dz, 0, 0]);
+                let middle = if own {
+                    let col = ctx.column(ver, dz);
+                    format!(
+                        "pacc_cp4({wide} + {W}, {});",
+                        col.trim_end_matches("[pacc_i]")
+                    )
+                } else {
+                    format!("pacc_ld4({base}, {wide} + {W});")
+                };
+                let load = format!(
+                    "                {t} {wide}[{}]; pacc_ld4({base} - {W}, {wide}); {middle} pacc_ld4({base} + {W}, {wide} + {});\n",
                     3 * W,
                     2 * W
                 );
+                loads.push((wide, load));
             }
         }
+        loads
     }
 
     /// The thread's points of invocation `c`: each keeps its previous version, and where it
     /// lies in the nest's ranges the body runs, then the reductions; then the point statements.
-    fn vfuse_points(&mut self, p: &FusePlan, vf: &VFuse, c: usize, an: &Analysis, e: usize) {
+    /// Where every point runs the body, its leading `let`s are computed first for all points
+    /// (`sums.rs`), with the rows `loads` as their terms need them; the other rows load before
+    /// the point loop.
+    fn vfuse_points(
+        &mut self,
+        p: &FusePlan,
+        vf: &VFuse,
+        c: usize,
+        an: &Analysis,
+        e: usize,
+        mut loads: Vec<(String, String)>,
+    ) {
         let f = self.f;
         let inv = p.invs[c].clone();
         let nest = f.nests().nth(inv.nest).expect("nest").clone();
@@ -249,6 +278,26 @@ impl Gen<'_> {
             vf: vf.clone(),
             inv: c,
         };
+        self.env.locals.clear();
+        let speculate = crate::analysis::speculate::speculation_safe(&nest.body, &mut self.env);
+        let lv: Vec<String> = nest.vars.iter().map(|v| c_ident(&v.to_string())).collect();
+        let ind = "                    ";
+        let prelude = format!(
+            "{ind}const long long pacc_x = pacc_x0 + pacc_i;\n{}",
+            self.point_prelude(&nest.body, inv.step, &lv, ind)
+        );
+        let inner = self.point_prelude(&nest.body, inv.step, &lv, "                        ");
+        self.loop_vars = lv;
+        self.serve = vec![Box::new(ctx.clone())];
+        let hoisted = if speculate {
+            super::sums::hoist(&nest.body, &mut self.env)
+        } else {
+            Vec::new()
+        };
+        self.vfuse_hoisted(&hoisted, &ctx, &mut loads, &prelude);
+        for (_, load) in loads {
+            self.out.push_str(&load);
+        }
         let r = &nest.ranges;
         let _ = writeln!(
             self.out,
@@ -266,8 +315,6 @@ impl Gen<'_> {
         }
         let reds = an.reductions[inv.nest].clone();
         self.reduction_accumulators(&reds, false, "                    ");
-        self.env.locals.clear();
-        let speculate = crate::analysis::speculate::speculation_safe(&nest.body, &mut self.env);
         let _ = writeln!(
             self.out,
             "                    const bool pacc_rng = pacc_rz && ((pacc_xr{c} >> pacc_i) & 1u);\n                    {}{{",
@@ -277,18 +324,15 @@ impl Gen<'_> {
                 "if (pacc_rng) "
             }
         );
-        let lv: Vec<String> = nest.vars.iter().map(|v| c_ident(&v.to_string())).collect();
-        for (v, coord) in lv.iter().zip(["pacc_p", "pacc_y", "pacc_x"]) {
-            let _ = writeln!(
-                self.out,
-                "                        const long long {v} = {coord};"
-            );
-        }
-        self.fused_time(&nest.body, inv.step, "                        ");
-        self.loop_vars = lv;
+        self.out.push_str(&inner);
+        self.out.push_str(&super::sums::hoisted_locals(
+            &hoisted,
+            "                        ",
+        ));
         self.env.locals.clear();
-        self.serve = vec![Box::new(ctx.clone())];
-        self.stmts(&nest.body, 6);
+        self.env.locals.extend(super::sums::hoisted_types(&hoisted));
+        self.stmts(&nest.body[hoisted.len()..], 6);
+        self.env.locals.clear();
         self.out.push_str("                    }\n");
         if speculate {
             for (w, prev) in &prevs {
@@ -314,6 +358,19 @@ impl Gen<'_> {
             self.vfuse_point(&inv, pt, &ctx);
         }
         self.serve.clear();
+    }
+
+    /// A point's coordinates inside a loop over the thread's points, indented by `ind`: the
+    /// nest's loop variables and the time variable where the body reads it.
+    fn point_prelude(&mut self, body: &[KStmt], step: usize, lv: &[String], ind: &str) -> String {
+        let mut s = String::new();
+        for (v, coord) in lv.iter().zip(["pacc_p", "pacc_y", "pacc_x"]) {
+            let _ = writeln!(s, "{ind}const long long {v} = {coord};");
+        }
+        let out = std::mem::take(&mut self.out);
+        self.fused_time(body, step, ind);
+        s.push_str(&std::mem::replace(&mut self.out, out));
+        s
     }
 
     /// A point statement that follows an invocation: applied, once the invocation's points are
