@@ -244,6 +244,45 @@ fn relax_cpu_backend_is_bit_identical() {
     }
 }
 
+/// Shadowing `let`s, in the body and in a branch (renamed in the kernels, since C++ has no
+/// shadowing in one block).
+#[pacc::pipeline]
+fn shadow3d(a: &mut Array3<f32>, b: &mut Array3<f32>, steps: usize) {
+    let (nz, ny, nx) = a.dim();
+    for _t in 0..steps {
+        for z in 1..nz - 1 {
+            for y in 1..ny - 1 {
+                for x in 1..nx - 1 {
+                    let u = a[[z, y, x]];
+                    let u =
+                        0.5 * u + 0.1 * (a[[z - 1, y, x]] + a[[z, y + 1, x]] + a[[z, y, x - 1]]);
+                    if u > 0.3 {
+                        let u = u - 0.2;
+                        b[[z, y, x]] = u;
+                    } else {
+                        b[[z, y, x]] = u;
+                    }
+                }
+            }
+        }
+        std::mem::swap(a, b);
+    }
+}
+
+#[test]
+fn shadowing_lets_cpu_backend_is_bit_identical() {
+    assert!(shadow3d::CUDA_SOURCE.contains("float u_1 = 0.5f * u + "));
+    for opts in cpu_options() {
+        let n = (11, 8, 9);
+        let (mut a1, mut b1) = (ramp3(n, 2.0), Array3::zeros(n));
+        let (mut a2, mut b2) = (a1.clone(), b1.clone());
+        shadow3d::serial(&mut a1, &mut b1, 5);
+        shadow3d::run(&mut a2, &mut b2, 5, &opts).unwrap();
+        assert_eq!(a1, a2, "{opts:?}");
+        assert_eq!(b1, b2, "{opts:?}");
+    }
+}
+
 /// On a machine with a CUDA device: the CUDA backend runs the generated kernels.
 #[test]
 #[ignore = "needs a CUDA device"]

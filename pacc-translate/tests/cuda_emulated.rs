@@ -210,3 +210,83 @@ fn the_vector_form_serves_diagonals_conditional_writes_and_f64_on_the_cpu() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Shadowing `let`s, in the block and in a branch: C++ has no shadowing in one block, and in
+/// `float u = u * 2.0f` the initialiser would read the new `u`, so the translator renames.
+const SHADOW: &str = r#"
+#[pacc::pipeline]
+fn sh(a: &mut Array3<f32>, b: &mut Array3<f32>, steps: usize) {
+    let (nz, ny, nx) = a.dim();
+    for _t in 0..steps {
+        for z in 1..nz - 1 {
+            for y in 1..ny - 1 {
+                for x in 1..nx - 1 {
+                    let u = a[[z, y, x]];
+                    let u = u * 2.0 + 1.0;
+                    if u > 2.0 {
+                        let u = u - 4.0;
+                        b[[z, y, x]] = u;
+                    } else {
+                        b[[z, y, x]] = u + a[[z, y, x - 1]];
+                    }
+                }
+            }
+        }
+        std::mem::swap(a, b);
+    }
+}
+"#;
+
+/// The plain and the vector kernel against the serial loop body written out in C++.
+const SHADOW_MAIN: &str = r#"
+int main() {
+    const long long NZ = 7, NY = 9, NX = 19, RP = 20, N = NZ * NY * RP;
+    std::vector<float> a(N), b1(N, 0.0f), b2(N, 0.0f), want(N, 0.0f);
+    for (long long i = 0; i < N; ++i) a[i] = (float)((i * 7) % 29) * 0.05f;
+    for (long long z = 1; z < NZ - 1; ++z)
+        for (long long y = 1; y < NY - 1; ++y)
+            for (long long x = 1; x < NX - 1; ++x) {
+                const long long i = (z * NY + y) * RP + x;
+                const float u = a[i] * 2.0f + 1.0f;
+                want[i] = u > 2.0f ? u - 4.0f : u + a[i - 1];
+            }
+    launch({(unsigned)((NX + 7) / 8), (unsigned)((NY + 3) / 4), (unsigned)(NZ - 2)}, {8, 4, 1}, [&] {
+        pacc_sh_k0_plain(1, NZ - 1, 1, NZ - 1, 0, NZ, NY, NX, RP, 0, a.data(), b1.data());
+    });
+    launch({(unsigned)((NX + 4 * PACC_VBX - 1) / (4 * PACC_VBX)), (unsigned)((NY + PACC_VBY - 1) / PACC_VBY), 2},
+           {PACC_VBX, PACC_VBY, 1}, [&] {
+        pacc_sh_k0_vec(1, NZ - 1, 1, NZ - 1, 0, NZ, NY, NX, RP, 0, 3, a.data(), b2.data());
+    });
+    long long differ = 0;
+    for (long long i = 0; i < N; ++i)
+        differ += (std::memcmp(&b1[i], &want[i], 4) != 0) + (std::memcmp(&b2[i], &want[i], 4) != 0);
+    std::printf("differ %lld\n", differ);
+    return differ == 0 ? 0 : 1;
+}
+"#;
+
+#[test]
+fn shadowing_lets_compute_what_the_serial_loop_does() {
+    if !gxx() {
+        eprintln!("skipping the emulated kernels: g++ is not installed");
+        return;
+    }
+    let e = pacc_translate::expand_file(SHADOW, None).unwrap().remove(0);
+    assert!(
+        e.cuda.contains("float u_1 = u * 2.0f + 1.0f;"),
+        "{}",
+        e.cuda
+    );
+    assert!(e.cuda.contains("float u_2 = u_1 - 4.0f;"), "{}", e.cuda);
+    let dir = std::env::temp_dir().join(format!("pacc-cuda-shadow-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let code = format!(
+        "#define PACC_VBX 2\n#define PACC_VBY 4\n{}{}\n{}\n{SHADOW_MAIN}",
+        shim::CUDA_TYPES,
+        shim::THREAD_MODEL,
+        e.cuda
+    );
+    let said = shim::compile_and_run(&dir, "shadow", &code, false);
+    assert!(said.contains("differ 0"), "{said}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

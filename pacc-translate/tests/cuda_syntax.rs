@@ -180,3 +180,40 @@ fn generated_cuda_parses_for_every_construct() {
         check("every", &e.cuda);
     }
 }
+
+#[test]
+fn shadowed_raw_identifiers_get_plain_fresh_names() {
+    let src = r#"
+        #[pacc::pipeline]
+        fn raw(a: &mut Array2<f32>, b: &mut Array2<f32>, steps: usize) {
+            let (ny, nx) = a.dim();
+            for _t in 0..steps {
+                for y in 1..ny - 1 {
+                    for x in 1..nx - 1 {
+                        let r#loop = a[[y, x - 1]];
+                        let r#loop = r#loop + a[[y + 1, x]];
+                        let loop_1 = r#loop * 0.5;
+                        let r#loop = loop_1 - r#loop;
+                        b[[y, x]] = r#loop;
+                    }
+                }
+                std::mem::swap(a, b);
+            }
+        }
+    "#;
+    let e = pacc_translate::expand_file(src, None).unwrap().remove(0);
+    // The second `loop` is `loop_1`, so the user's own `loop_1` is renamed too, and the third
+    // `loop` takes the next free name.
+    assert!(e.cuda.contains("float loop_1 = loop + "), "{}", e.cuda);
+    assert!(
+        e.cuda.contains("float loop_1_1 = loop_1 * 0.5f;"),
+        "{}",
+        e.cuda
+    );
+    assert!(
+        e.cuda.contains("float loop_2 = loop_1_1 - loop_1;"),
+        "{}",
+        e.cuda
+    );
+    check("raw", &e.cuda);
+}

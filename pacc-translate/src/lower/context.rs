@@ -4,6 +4,7 @@
 use crate::ir::{ArrayParam, PreVar, ReductionUse, ScalarUse, SliceUse, Ty};
 use quote::ToTokens;
 use std::collections::HashMap;
+use syn::ext::IdentExt;
 use syn::Ident;
 
 pub(super) const KERNEL_SURFACE: &str = "kernels support `let`, arithmetic, comparisons, `&&`/`||`/`!`, `as` casts, `if`/`else`, float methods, scalars, the time variable, reads `a[[z + 1, y, x - 2]]`, slices `w[i]`, writes at the centre `a[[z, y, x]] = e` and reductions `s += e` / `m = m.min(e)` / `m = m.max(e)`";
@@ -17,8 +18,21 @@ pub(super) fn err(t: impl ToTokens, msg: impl std::fmt::Display) -> syn::Error {
 #[derive(Default, Clone)]
 pub(super) struct Scope {
     pub(super) loop_vars: Vec<String>,
-    pub(super) locals: Vec<String>,
+    /// The locals in scope, innermost last: each one's name in the source and the name the
+    /// kernels give it ([`Ctx::bind_local`]).
+    pub(super) locals: Vec<(String, Ident)>,
     pub(super) point: Option<(usize, Vec<String>)>,
+}
+
+impl Scope {
+    /// The kernels' name of the innermost local called `name` in the source.
+    pub(super) fn local(&self, name: &str) -> Option<&Ident> {
+        self.locals
+            .iter()
+            .rev()
+            .find(|(s, _)| s == name)
+            .map(|(_, k)| k)
+    }
 }
 
 /// The lowering state of one function.
@@ -33,6 +47,35 @@ pub(super) struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    /// Brings the `let` of `id` into scope and returns its name in the kernels: the source's,
+    /// unless a local in scope has that name (in the source, or in the kernels after a
+    /// renaming). A shadowing `let` gets a fresh name (`u_1`), since C++ refuses a second
+    /// `float u` in one block, and in `float u = u + 1.0f` the initialiser would read the new
+    /// `u`.
+    pub(super) fn bind_local(&self, sc: &mut Scope, id: &Ident) -> Ident {
+        let name = id.to_string();
+        let visible = sc.locals.iter().any(|(s, k)| *s == name || *k == name);
+        let kernel = if !visible {
+            id.clone()
+        } else {
+            let taken = |n: &str| {
+                sc.locals.iter().any(|(s, k)| s == n || *k == n)
+                    || sc.loop_vars.iter().any(|v| v == n)
+                    || self.pre.contains_key(n)
+                    || self.time_var.as_deref() == Some(n)
+            };
+            // `r#loop` shadowed becomes `loop_1`: a raw identifier takes no suffix.
+            let stem = id.unraw().to_string();
+            let mut k = 1;
+            while taken(&format!("{stem}_{k}")) {
+                k += 1;
+            }
+            Ident::new(&format!("{stem}_{k}"), id.span())
+        };
+        sc.locals.push((name, kernel.clone()));
+        kernel
+    }
+
     pub(super) fn array(&self, id: &Ident) -> Option<usize> {
         match self.pre.get(&id.to_string()) {
             Some(PreVar::Array(i)) => Some(*i),

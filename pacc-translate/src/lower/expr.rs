@@ -222,7 +222,7 @@ impl Ctx<'_> {
     pub(super) fn index(&mut self, ix: &syn::ExprIndex, sc: &Scope) -> syn::Result<KExprKind> {
         if let Some(id) = ident_of(&ix.expr) {
             if let Some(PreVar::Slice(el)) = self.pre.get(&id.to_string()).cloned() {
-                if sc.locals.contains(&id.to_string()) {
+                if sc.local(&id.to_string()).is_some() {
                     return Err(err(id, "indexing a kernel local is not supported"));
                 }
                 let idx = self.expr(&ix.index, sc)?;
@@ -365,8 +365,11 @@ impl Ctx<'_> {
 
     pub(super) fn name(&mut self, id: &Ident, sc: &Scope) -> syn::Result<KExprKind> {
         let name = id.to_string();
-        if sc.locals.contains(&name) {
-            return Ok(KExprKind::Local(id.clone()));
+        if let Some(local) = sc.local(&name) {
+            // The kernels' name, spanned at this use.
+            let mut local = local.clone();
+            local.set_span(id.span());
+            return Ok(KExprKind::Local(local));
         }
         if let Some(a) = sc.loop_vars.iter().position(|v| *v == name) {
             return Ok(KExprKind::LoopVar(a));

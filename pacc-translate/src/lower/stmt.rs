@@ -66,7 +66,7 @@ impl Ctx<'_> {
                 }
                 let init = self.expr(&init.expr, sc);
                 // In scope even when its initialiser failed, so later uses do not cascade.
-                sc.locals.push(name.to_string());
+                let name = self.bind_local(sc, &name);
                 let init = init?;
                 Ok(Some(KStmt::Let { name, ty, init }))
             }
@@ -164,10 +164,11 @@ impl Ctx<'_> {
             ));
         };
         let name = id.to_string();
-        if sc.locals.contains(&name) {
+        if let Some(mut local) = sc.local(&name).cloned() {
+            local.set_span(id.span());
             let value = self.expr(right, sc)?;
             return Ok(KStmt::Assign {
-                name: id.clone(),
+                name: local,
                 op,
                 value,
             });
