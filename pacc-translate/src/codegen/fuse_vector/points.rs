@@ -7,7 +7,7 @@ use crate::ir::KStmt;
 /// How the body of one invocation reads and writes in the vector form: point `pacc_i` of the
 /// thread's vector.
 #[derive(Clone)]
-pub(super) struct VCtx {
+struct VCtx {
     plan: FusePlan,
     vf: VFuse,
     inv: usize,
@@ -38,7 +38,7 @@ impl VCtx {
             .expect("a ring for every in-plane read of a version")
     }
 
-    pub(super) fn read(&self, array: usize, offsets: &[i64]) -> String {
+    fn read(&self, array: usize, offsets: &[i64]) -> String {
         let p = &self.plan;
         let c = self.inv;
         let ver = p.invs[c].sees[array];
@@ -294,7 +294,7 @@ impl Gen<'_> {
         } else {
             Vec::new()
         };
-        self.vfuse_hoisted(&hoisted, &ctx, &mut loads, &prelude);
+        self.vfuse_hoisted(&hoisted, &mut loads, &prelude);
         for (_, load) in loads {
             self.out.push_str(&load);
         }

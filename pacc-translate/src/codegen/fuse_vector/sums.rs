@@ -12,7 +12,6 @@
 //! chain's own, in the chain's type, so the bits are the serial loop's. Only where every point
 //! runs the body (`analysis::speculate`): the terms run for all points.
 
-use super::points::VCtx;
 use super::*;
 use crate::analysis::types::Env;
 use crate::ir::{BinOp, KExpr, KStmt};
@@ -74,11 +73,10 @@ impl Gen<'_> {
     /// The hoisted `let`s into `pacc_h<k>[W]`, a term at a time for all points, each of
     /// `loads` (a row's register and its load) written just before the first term reading it.
     /// `prelude` declares a point's coordinates; the caller has set the loop variables and the
-    /// reads' server.
+    /// reads' server (`self.serve`).
     pub(super) fn vfuse_hoisted(
         &mut self,
         hoisted: &[Hoisted],
-        ctx: &VCtx,
         loads: &mut Vec<(String, String)>,
         prelude: &str,
     ) {
@@ -90,7 +88,7 @@ impl Gen<'_> {
                 h.ty.cuda_name()
             );
             for (op, term) in &h.terms {
-                self.rows_for(term, ctx, loads);
+                self.rows_for(term, loads);
                 let v = self.expr(term, Some(h.ty));
                 let rhs = match op {
                     None => v,
@@ -108,12 +106,13 @@ impl Gen<'_> {
     }
 
     /// Writes the loads of the rows `e` reads that are still pending.
-    fn rows_for(&mut self, e: &KExpr, ctx: &VCtx, loads: &mut Vec<(String, String)>) {
+    fn rows_for(&mut self, e: &KExpr, loads: &mut Vec<(String, String)>) {
         let mut regs = Vec::new();
         crate::analysis::walk_expr(e, &mut |x| {
             if let KExprKind::Read(a) = &x.kind {
-                let r = ctx.read(a.array, &a.offsets);
-                regs.push(r.split('[').next().unwrap_or_default().to_string());
+                if let Some(r) = self.serve.iter().find_map(|s| s.read(a.array, &a.offsets)) {
+                    regs.push(r.split('[').next().unwrap_or_default().to_string());
+                }
             }
         });
         loads.retain(|(reg, load)| {
