@@ -6,7 +6,10 @@
 //! point lies outside the ranges lets them interleave. That is only sound where no operation of
 //! the body can go wrong on the values found outside the ranges: integer division and
 //! remainder (by zero), shifts (by too much), float-to-integer casts (of values out of range)
-//! are undefined behaviour in C++, and a slice read's index could leave the slice.
+//! are undefined behaviour in C++, and a slice read's index could leave the slice. Array reads
+//! are the form's concern: a form speculates only where each read comes from a register or a
+//! tile, since a load through the L1 at a point outside the ranges could leave the array
+//! (`codegen/vector.rs`; the fused vector form serves every read so).
 
 use super::types::Env;
 use crate::ir::{BinOp, KExpr, KExprKind, KStmt};
