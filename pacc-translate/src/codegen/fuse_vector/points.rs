@@ -153,8 +153,13 @@ impl Gen<'_> {
             );
         }
         self.out.push_str("            if (pacc_act) {\n");
-        let loads = self.vfuse_preloads(p, vf, c);
-        self.vfuse_points(p, vf, c, an, *e, loads);
+        let ctx = VCtx {
+            plan: p.clone(),
+            vf: vf.clone(),
+            inv: c,
+        };
+        let loads = self.vfuse_preloads(&ctx);
+        self.vfuse_points(&ctx, an, *e, loads);
         self.out.push_str("            }\n");
         self.vfuse_push(p, c);
         for &w in &inv.writes {
@@ -179,13 +184,9 @@ impl Gen<'_> {
     /// y offset, and the thread's row with a vector on each side where x neighbours are read.
     /// Returned as (register, load) for the caller to place. The row's middle vector is the
     /// thread's own column, copied from its register where the body reads it there anyway.
-    fn vfuse_preloads(&mut self, p: &FusePlan, vf: &VFuse, c: usize) -> Vec<(String, String)> {
+    fn vfuse_preloads(&mut self, ctx: &VCtx) -> Vec<(String, String)> {
         let f = self.f;
-        let ctx = VCtx {
-            plan: p.clone(),
-            vf: vf.clone(),
-            inv: c,
-        };
+        let (p, vf, c) = (&ctx.plan, &ctx.vf, ctx.inv);
         let mut rows: BTreeMap<(Ver, i64), (Vec<i64>, bool)> = BTreeMap::new();
         for r in vf.reads.iter().filter(|r| r.inv == c) {
             let [dz, dy, dx] = r.off;
@@ -263,21 +264,15 @@ impl Gen<'_> {
     /// the point loop.
     fn vfuse_points(
         &mut self,
-        p: &FusePlan,
-        vf: &VFuse,
-        c: usize,
+        ctx: &VCtx,
         an: &Analysis,
         e: usize,
         mut loads: Vec<(String, String)>,
     ) {
         let f = self.f;
-        let inv = p.invs[c].clone();
+        let c = ctx.inv;
+        let inv = ctx.plan.invs[c].clone();
         let nest = f.nests().nth(inv.nest).expect("nest").clone();
-        let ctx = VCtx {
-            plan: p.clone(),
-            vf: vf.clone(),
-            inv: c,
-        };
         self.env.locals.clear();
         let speculate = crate::analysis::speculate::speculation_safe(&nest.body, &mut self.env);
         let lv: Vec<String> = nest.vars.iter().map(|v| c_ident(&v.to_string())).collect();
@@ -355,7 +350,7 @@ impl Gen<'_> {
         }
         self.out.push_str("                }\n");
         for &pt in &inv.points {
-            self.vfuse_point(&inv, pt, &ctx);
+            self.vfuse_point(&inv, pt, ctx);
         }
         self.serve.clear();
     }
