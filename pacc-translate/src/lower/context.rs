@@ -25,13 +25,13 @@ pub(super) struct Scope {
 }
 
 impl Scope {
-    /// The kernels' name of the innermost local called `name` in the source.
-    pub(super) fn local(&self, name: &str) -> Option<&Ident> {
-        self.locals
-            .iter()
-            .rev()
-            .find(|(s, _)| s == name)
-            .map(|(_, k)| k)
+    /// The kernels' name of the innermost local that `id` names in the source, spanned at `id`.
+    pub(super) fn local(&self, id: &Ident) -> Option<Ident> {
+        let name = id.to_string();
+        let (_, k) = self.locals.iter().rev().find(|(s, _)| *s == name)?;
+        let mut k = k.clone();
+        k.set_span(id.span());
+        Some(k)
     }
 }
 
@@ -54,12 +54,12 @@ impl Ctx<'_> {
     /// `u`.
     pub(super) fn bind_local(&self, sc: &mut Scope, id: &Ident) -> Ident {
         let name = id.to_string();
-        let visible = sc.locals.iter().any(|(s, k)| *s == name || *k == name);
-        let kernel = if !visible {
+        let in_scope = |n: &str| sc.locals.iter().any(|(s, k)| s == n || *k == n);
+        let kernel = if !in_scope(&name) {
             id.clone()
         } else {
             let taken = |n: &str| {
-                sc.locals.iter().any(|(s, k)| s == n || *k == n)
+                in_scope(n)
                     || sc.loop_vars.iter().any(|v| v == n)
                     || self.pre.contains_key(n)
                     || self.time_var.as_deref() == Some(n)

@@ -222,7 +222,7 @@ impl Ctx<'_> {
     pub(super) fn index(&mut self, ix: &syn::ExprIndex, sc: &Scope) -> syn::Result<KExprKind> {
         if let Some(id) = ident_of(&ix.expr) {
             if let Some(PreVar::Slice(el)) = self.pre.get(&id.to_string()).cloned() {
-                if sc.local(&id.to_string()).is_some() {
+                if sc.local(id).is_some() {
                     return Err(err(id, "indexing a kernel local is not supported"));
                 }
                 let idx = self.expr(&ix.index, sc)?;
@@ -365,10 +365,7 @@ impl Ctx<'_> {
 
     pub(super) fn name(&mut self, id: &Ident, sc: &Scope) -> syn::Result<KExprKind> {
         let name = id.to_string();
-        if let Some(local) = sc.local(&name) {
-            // The kernels' name, spanned at this use.
-            let mut local = local.clone();
-            local.set_span(id.span());
+        if let Some(local) = sc.local(id) {
             return Ok(KExprKind::Local(local));
         }
         if let Some(a) = sc.loop_vars.iter().position(|v| *v == name) {

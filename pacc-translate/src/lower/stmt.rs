@@ -164,8 +164,7 @@ impl Ctx<'_> {
             ));
         };
         let name = id.to_string();
-        if let Some(mut local) = sc.local(&name).cloned() {
-            local.set_span(id.span());
+        if let Some(local) = sc.local(id) {
             let value = self.expr(right, sc)?;
             return Ok(KStmt::Assign {
                 name: local,
