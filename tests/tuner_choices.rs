@@ -89,3 +89,33 @@ fn a_one_shot_call_blocks_all_its_steps_at_once() {
         u.summary()
     );
 }
+
+/// Out of core on the H200 (2026-11-28, `benches/results/2026-11-28-h200-sweeps`, call 1, 144
+/// steps planned as on an 80 GB card): blocks of 48 steps (three sweeps over the link) ran at
+/// 0.0448, 0.0447 and 0.0427 s/step (`propagate_sponge` 1800^3, `propagate` 1970^3, Himeno
+/// 1200^3); the best of blocks of 72 or 144 at 0.0395, 0.0421 and 0.0318. With that day's
+/// measured rates the tuner picks one of the faster.
+#[test]
+fn out_of_core_runs_of_144_steps_cross_the_link_once_or_twice() {
+    let sponge = pacc::models::acoustic::propagate_sponge::program();
+    let propagate = pacc::models::acoustic::propagate::program();
+    let himeno = pacc::models::himeno::jacobi::program();
+    for (program, shape, rates, both) in [
+        (sponge, [1800, 1800, 1800], vec![164.0e9], 99.2e9),
+        (propagate, [1970, 1970, 1970], vec![199.1e9], 101.3e9),
+        (himeno, [1200, 1200, 1200], vec![67.8e9, 235.5e9], 101.5e9),
+    ] {
+        let link = LinkRates {
+            htod: 55.4e9,
+            dtoh: 55.4e9,
+            both,
+            bytes: 256 << 20,
+        };
+        let t = TuneInputs::new(link, rates, 80_000_000_000);
+        let c = choose_scheme(program, &shape, 144, &t, &AUTO_SCHEMES).unwrap();
+        assert!(array_bytes(program, shape) > 80_000_000_000, "out of core");
+        assert_eq!(c.scheme, Scheme::Wavefront, "{}", c.summary());
+        assert!(c.chunks > 1 && c.block_steps >= 72, "{}", c.summary());
+        assert!(c.device_bytes <= 80_000_000_000, "{}", c.summary());
+    }
+}

@@ -7,7 +7,6 @@ use crate::programs::{Model, Workload};
 use crate::report;
 use crate::results::{gb, Measurement, RunResult};
 use pacc_runtime::plan::Scheme;
-use pacc_runtime::program::Program;
 use pacc_runtime::tune::{self, LinkRates, TuneChoice, TuneInputs};
 use std::time::Instant;
 
@@ -125,17 +124,21 @@ impl Gpu {
         })
     }
 
-    /// The tuner's choice for `scheme` (with `host` bytes of pinned staging).
+    /// The tuner's choice for `scheme` (with `host` bytes of pinned staging), at `at` (chunks,
+    /// block steps) when given.
     pub fn choose(
         &self,
         w: &Workload,
         steps: usize,
         scheme: Scheme,
         host: Option<u64>,
+        at: Option<(usize, usize)>,
     ) -> Result<TuneChoice, String> {
         let mut i = self.inputs.clone();
         i.scheme = scheme;
         i.host_memory = host;
+        i.chunks = at.map(|a| a.0);
+        i.block_steps = at.map(|a| a.1);
         tune::choose(&w.program, &w.shape, steps, &i).map_err(|e| e.to_string())
     }
 
@@ -151,25 +154,20 @@ impl Gpu {
         .map_err(|e| e.to_string())
     }
 
-    /// The tuner's prediction (s) for `scheme` at `d` chunks and `k` block steps, if they can
-    /// be planned.
-    #[allow(clippy::too_many_arguments)]
-    pub fn predict(
+    /// The tuner's choice for `scheme` at `d` chunks and `k` block steps (its prediction, and
+    /// the buffer sets that fit), if they can be planned.
+    pub fn choice_at(
         &self,
-        p: &Program,
-        shape: &[usize; 3],
+        w: &Workload,
         steps: usize,
         scheme: Scheme,
-        d: usize,
-        k: usize,
-    ) -> Option<f64> {
+        (d, k): (usize, usize),
+    ) -> Option<TuneChoice> {
         let mut i = self.inputs.clone();
         i.scheme = scheme;
         i.chunks = Some(d);
         i.block_steps = Some(k);
-        tune::choose(p, shape, steps, &i)
-            .ok()
-            .map(|c| c.predicted_seconds)
+        tune::choose(&w.program, &w.shape, steps, &i).ok()
     }
 
     /// The tuner's prediction for the whole run resident on the device.

@@ -30,6 +30,13 @@ pub struct Args {
     /// Grid-search block steps (comma-separated; default per size).
     #[arg(long, value_delimiter = ',')]
     pub grid_steps: Option<Vec<usize>>,
+    /// Grid-search schemes (comma-separated).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "region-sharing,wavefront"
+    )]
+    pub grid_schemes: Vec<pacc_runtime::plan::Scheme>,
     /// Where to write the JSON (default `benches/results/<date>-<device>.json`); the plots go
     /// beside it (`<stem>-time.svg`, `<stem>-stages.svg` and the same as `.png`).
     #[arg(long)]
@@ -47,7 +54,8 @@ pub struct Args {
     #[arg(long, value_delimiter = ',')]
     pub compress_arrays: Option<Vec<String>>,
     /// Run region-sharing, wavefront, direct-map and the compressed configurations at these
-    /// chunks and block steps (`D,K`) instead of the tuner's choice.
+    /// chunks and block steps (`D,K`) instead of the tuner's choice (on the scheme's buffer
+    /// sets, or the fewest that fit where the scheme allows fewer).
     #[arg(long, value_delimiter = ',')]
     pub at: Option<Vec<usize>>,
     /// ... at this rate (bits per value).
@@ -102,6 +110,14 @@ pub struct Args {
 }
 
 impl Args {
+    /// `--at` as (chunks, block steps), if given (checked by [`Args::check`]).
+    pub fn at_pair(&self) -> Option<(usize, usize)> {
+        match self.at.as_deref() {
+            Some(&[d, k]) => Some((d, k)),
+            _ => None,
+        }
+    }
+
     /// Whether `--configs` asks for configuration `c` (every one without the flag).
     pub fn has(&self, c: &str) -> bool {
         self.configs

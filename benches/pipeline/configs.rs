@@ -5,7 +5,6 @@
 use crate::bench::Bench;
 use crate::gpu;
 use crate::results::{finish, gb, GridPoint, Measurement, TunerResult};
-use crate::tuner::fixed;
 use pacc_runtime::cosched::CoSchedule;
 use pacc_runtime::plan::{PlanOptions, Scheme};
 use pacc_runtime::program::{Program, Role};
@@ -129,8 +128,8 @@ fn run_tuned(b: &mut Bench, name: &str, scheme: Scheme, compress: Vec<Option<f64
     let g = b.gpu.as_ref().expect("GPU configurations run with a GPU");
     let host = (scheme.transfers().stages_through_pinned_buffers()).then_some(g.staging_budget);
     let predicted = compress.iter().all(Option::is_none);
-    let c = match g.choose(&b.w, b.steps, scheme, host) {
-        Ok(c) => fixed(c, b.args.at.as_deref()),
+    let c = match g.choose(&b.w, b.steps, scheme, host, b.args.at_pair()) {
+        Ok(c) => c,
         Err(e) => return println!("{name}: the tuner found nothing: {e}"),
     };
     b.reinit();
@@ -138,7 +137,7 @@ fn run_tuned(b: &mut Bench, name: &str, scheme: Scheme, compress: Vec<Option<f64
         chunks: c.chunks,
         block_steps: c.block_steps,
         scheme,
-        buffer_sets: scheme.buffer_sets(),
+        buffer_sets: c.buffer_sets,
         compress,
         codec: b.args.codec,
         read_only_ring: ring,
@@ -302,7 +301,7 @@ fn run_grid(b: &mut Bench) {
     let (dc, kc) = b.model.grid_defaults(b.size, b.args.quick);
     let dl = b.args.grid_chunks.clone().unwrap_or(dc);
     let kl = b.args.grid_steps.clone().unwrap_or(kc);
-    for scheme in [Scheme::RegionSharing, Scheme::Wavefront] {
+    for scheme in b.args.grid_schemes.clone() {
         println!("grid search, {scheme}, {steps} steps: chunks {dl:?} x block steps {kl:?}");
         for &k in kl.iter().filter(|&&k| k <= steps) {
             for &d in &dl {
@@ -356,19 +355,20 @@ fn judge_against_grid(b: &mut Bench) {
 /// One point of the grid search, if it can be planned and runs at `d` chunks.
 fn grid_point(b: &mut Bench, scheme: Scheme, d: usize, k: usize) -> Option<GridPoint> {
     let steps = b.steps;
+    let g = b.gpu.as_ref().expect("GPU configurations run with a GPU");
+    let Some(c) = g.choice_at(&b.w, steps, scheme, (d, k)) else {
+        println!("  d={d:<3} k={k:<3} does not fit / cannot be planned; skipped");
+        return None;
+    };
+    let (pred, sets) = (c.predicted_seconds, c.buffer_sets);
     let po = PlanOptions {
         chunks: d,
         block_steps: k,
         scheme,
-        buffer_sets: scheme.buffer_sets(),
+        buffer_sets: sets,
         compress: Vec::new(),
         codec: Default::default(),
         read_only_ring: true,
-    };
-    let g = b.gpu.as_ref().expect("GPU configurations run with a GPU");
-    let Some(pred) = g.predict(&b.w.program, &b.w.shape, steps, scheme, d, k) else {
-        println!("  d={d:<3} k={k:<3} does not fit / cannot be planned; skipped");
-        return None;
     };
     let link = g.link;
     match gpu::run_plan(&mut b.w, "grid", &po, steps, b.args.fma, &link, None) {
@@ -381,9 +381,13 @@ fn grid_point(b: &mut Bench, scheme: Scheme, d: usize, k: usize) -> Option<GridP
         }
         Ok(m) => {
             println!(
-                "  d={d:<3} k={k:<3} {:>9.5} s/step (predicted {:.5})",
+                "  d={d:<3} k={k:<3} {:>9.5} s/step (predicted {:.5}){}",
                 m.per_step,
-                pred / steps as f64
+                pred / steps as f64,
+                match sets == scheme.buffer_sets() {
+                    true => String::new(),
+                    false => format!(", {sets} buffer sets"),
+                }
             );
             Some(GridPoint {
                 scheme: scheme.to_string(),

@@ -1,22 +1,12 @@
-//! The tuner's side of the benchmark: `--at` in place of its choice, and `--plan-only`, its
-//! choices from assumed rates without running anything.
+//! The tuner's side of the benchmark: `--plan-only`, its choices from assumed rates without
+//! running anything.
 
 use crate::cli::Args;
 use crate::programs::Model;
 use crate::results::gb;
 use pacc_runtime::plan::Scheme;
-use pacc_runtime::tune::{self, LinkRates, TuneChoice, TuneInputs};
+use pacc_runtime::tune::{self, LinkRates, TuneInputs};
 use std::time::Instant;
-
-/// The tuner's choice, or `--at D,K` (then without a prediction).
-pub fn fixed(mut c: TuneChoice, at: Option<&[usize]>) -> TuneChoice {
-    if let Some(&[d, k]) = at {
-        c.chunks = d;
-        c.block_steps = k;
-        c.predicted_seconds = f64::NAN;
-    }
-    c
-}
 
 pub fn plan_only(args: &Args) {
     let link = LinkRates {

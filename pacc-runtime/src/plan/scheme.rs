@@ -153,6 +153,12 @@ impl Scheme {
         self.tiling().buffer_sets()
     }
 
+    /// The fewest buffer sets a plan of `blocks` blocks may take when the default ones do not
+    /// fit ([`Tiling::fewest_buffer_sets`]).
+    pub fn fewest_buffer_sets(self, blocks: usize) -> usize {
+        self.tiling().fewest_buffer_sets(blocks)
+    }
+
     /// The names of the registered schemes that pass `keep`, listed as in a sentence
     /// (`a, b or c`).
     pub fn names_where(keep: impl Fn(Scheme) -> bool) -> String {

@@ -12,7 +12,8 @@
 //! * the device memory the buffer sets must fit in,
 //!
 //! the model counts the seconds each resource is busy during one block ([`BlockSeconds`]: the
-//! link, `max(in / htod, out / dtoh, (in + out) / both)`; the kernels; the device copies; the
+//! link, `max(in / htod, out / dtoh, (in + out) / both)`, over [`PIPELINED_LINK_SHARE`] when
+//! several chunks' copies run beside the kernels; the kernels; the device copies; the
 //! host copies; the codec's kernels in compressed runs), and [`block_time`] alone combines them:
 //! with several chunks, as the plan's tiling says the resources overlap
 //! ([`plan::TilingCost::pipelined_block_seconds`]: the overlapped tilings take
@@ -221,6 +222,7 @@ impl Prediction {
 pub struct Candidate {
     pub chunks: usize,
     pub block_steps: usize,
+    pub buffer_sets: usize,
     pub predicted_seconds: f64,
     pub device_bytes: u64,
     /// Why it was not eligible, if it was not.
@@ -233,6 +235,9 @@ pub struct TuneChoice {
     pub chunks: usize,
     pub block_steps: usize,
     pub scheme: Scheme,
+    /// The scheme's buffer sets, or fewer where those did not fit
+    /// ([`Scheme::fewest_buffer_sets`]).
+    pub buffer_sets: usize,
     /// Predicted seconds for the whole run (all steps).
     pub predicted_seconds: f64,
     pub predicted_per_step: f64,
@@ -249,13 +254,13 @@ pub struct TuneChoice {
 }
 
 impl TuneChoice {
-    /// `base` with this choice's chunks, block steps and scheme (and the scheme's buffer sets).
+    /// `base` with this choice's chunks, block steps, scheme and buffer sets.
     pub fn plan_options(&self, base: &PlanOptions) -> PlanOptions {
         PlanOptions {
             chunks: self.chunks,
             block_steps: self.block_steps,
             scheme: self.scheme,
-            buffer_sets: self.scheme.buffer_sets(),
+            buffer_sets: self.buffer_sets,
             ..base.clone()
         }
     }
@@ -342,12 +347,31 @@ pub fn predict(program: &Program, plan: &Plan, rates: &Rates) -> Prediction {
         }
     }
     p.kernel_seconds = kt;
-    p.link_seconds = rates.link.seconds(p.bytes_htod, p.bytes_dtoh);
+    p.link_seconds = rates.link.seconds(p.bytes_htod, p.bytes_dtoh) / link_share(plan.chunks);
     p.dtod_seconds = p.bytes_dtod as f64 / rates.dtod_rate;
     p.host_copy_seconds = p.bytes_host_copy as f64 / rates.host_copy_rate;
     p.seconds = block_time(&p, plan.chunks, plan.scheme, rates);
     p
 }
+
+/// The share of the link's measured rate ([`LinkRates`], 256 MiB pinned buffers) a plan of
+/// `chunks` chunks reaches: [`PIPELINED_LINK_SHARE`] when its copies run beside kernels and
+/// the other direction, all of it for a single chunk's copies, which run alone.
+fn link_share(chunks: usize) -> f64 {
+    match chunks {
+        1 => 1.0,
+        _ => PIPELINED_LINK_SHARE,
+    }
+}
+
+/// The share of the link's measured rate a pipelined run's uploads reach. On the H200
+/// (2026-11-28, `benches/results/2026-11-28-h200-sweeps`, 144 steps out of core, wavefront at
+/// 48 block steps) the uploads were busy 0.0416, 0.0419 and 0.0281 s per step for 1.944,
+/// 1.911 and 1.344 GB (`propagate_sponge` 1800^3, `propagate` 1970^3, Himeno 1200^3): 46.7,
+/// 45.6 and 47.8 GB/s against 55.3-55.4 measured alone, 0.82-0.86 of it. Priced at the full
+/// rate, the model took those runs as kernel-bound and kept three sweeps where two or one ran
+/// 1.06-1.34x faster.
+pub const PIPELINED_LINK_SHARE: f64 = 0.84;
 
 /// Device memory the executor needs for `plan` beyond its buffer sets (reduction scratch,
 /// driver reserve), approximately.
@@ -694,6 +718,9 @@ mod tests {
         };
         let pr = predict(&p, &plan, &Rates::new(slow_link, vec![1e12]));
         assert!(pr.link_seconds >= bytes / 2e3 && pr.link_seconds > pr.kernel_seconds);
+        // Four chunks: the copies run beside each other, at a share of the measured rate.
+        let alone = slow_link.seconds(plan.bytes_htod(), plan.bytes_dtoh());
+        assert_eq!(pr.link_seconds, alone / PIPELINED_LINK_SHARE);
         assert_eq!(pr.seconds, pr.link_seconds + pr.dtod_seconds);
         // One point per second: the kernels decide, one second per point plus the launches.
         let mut r = Rates::new(link(), vec![1.0]);
@@ -705,6 +732,80 @@ mod tests {
         // a default rather than dividing by nothing.
         let pr0 = predict(&p, &plan, &Rates::new(link(), vec![]));
         assert!(pr0.kernel_seconds.is_finite() && pr0.kernel_seconds > 0.0);
+    }
+
+    /// The device memory a one-block wavefront plan of `chunks` x `k` needs on `sets` sets.
+    fn wavefront_need(p: &Program, shape: &[usize], chunks: usize, k: usize, sets: usize) -> u64 {
+        let o = PlanOptions {
+            chunks,
+            block_steps: k,
+            scheme: Scheme::Wavefront,
+            buffer_sets: sets,
+            compress: Vec::new(),
+            codec: Default::default(),
+            read_only_ring: true,
+        };
+        let plan = plan::build(p, shape, k, &[], &o).unwrap();
+        plan.device_bytes() + extra_device_bytes(p, &plan)
+    }
+
+    #[test]
+    fn a_run_in_one_wavefront_block_takes_two_sets_where_four_do_not_fit() {
+        let p = prog(4);
+        let shape = [2048, 32, 32];
+        let (two, three) = (
+            wavefront_need(&p, &shape, 16, 144, 2),
+            wavefront_need(&p, &shape, 16, 144, 3),
+        );
+        assert!(two < three);
+        let mut t = TuneInputs::new(link(), vec![1e12], two);
+        t.scheme = Scheme::Wavefront;
+        (t.chunks, t.block_steps) = (Some(16), Some(144));
+        let c = choose(&p, &shape, 144, &t).unwrap();
+        assert_eq!((c.chunks, c.block_steps, c.buffer_sets), (16, 144, 2));
+        assert_eq!(c.device_bytes, two);
+        assert_eq!(c.plan_options(&PlanOptions::default()).buffer_sets, 2);
+        // Two blocks of 144: a block boundary would wait for a set, so four or nothing.
+        let e = choose(&p, &shape, 288, &t).unwrap_err();
+        assert!(matches!(e, Error::DeviceMemory { sets: 4, .. }), "{e}");
+        // Sets the caller fixed are kept.
+        t.buffer_sets = Some(4);
+        assert!(choose(&p, &shape, 144, &t).is_err());
+        // With room for four, four.
+        t.buffer_sets = None;
+        t.device_memory = wavefront_need(&p, &shape, 16, 144, 4);
+        assert_eq!(choose(&p, &shape, 144, &t).unwrap().buffer_sets, 4);
+    }
+
+    #[test]
+    fn pipelined_runs_are_planned_at_the_depths_that_save_sweeps() {
+        let p = prog(4);
+        let shape = [2048, 32, 32];
+        let mut t = TuneInputs::new(link(), vec![1e12], 1 << 40);
+        t.scheme = Scheme::Wavefront;
+        let deep = |steps: usize, t: &TuneInputs| {
+            let c = choose(&p, &shape, steps, t).unwrap();
+            let deep: Vec<&Candidate> = (c.candidates.iter())
+                .filter(|x| x.chunks > 1 && x.block_steps > 64)
+                .collect();
+            assert!(deep.iter().all(|x| x.chunks * x.block_steps <= 4096));
+            let mut ks: Vec<usize> = deep.iter().map(|x| x.block_steps).collect();
+            ks.sort_unstable();
+            ks.dedup();
+            ks
+        };
+        // 144 steps: one sweep or two; 1000: one to four sweeps, over fewer chunks; 10000:
+        // blocks of 2500 and more would be too many launches to plan.
+        assert_eq!(deep(144, &t), [72, 144]);
+        assert_eq!(deep(1000, &t), [250, 334, 500, 1000]);
+        assert_eq!(deep(10000, &t), Vec::<usize>::new());
+        // A link-bound run out of core takes the fewest sweeps.
+        t.rates.link.htod = 1e6;
+        (t.rates.link.dtoh, t.rates.link.both) = (1e6, 2e6);
+        t.device_memory = (64 << 20) + 3 * 2048 * 32 * 32 * 4 * 3 / 4;
+        let c = choose(&p, &shape, 144, &t).unwrap();
+        assert!(c.chunks > 1, "{}", c.summary());
+        assert_eq!(c.block_steps, 144, "{}", c.summary());
     }
 
     #[test]

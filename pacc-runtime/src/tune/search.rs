@@ -13,6 +13,17 @@ use rayon::prelude::*;
 const CHUNKS: [usize; 15] = [1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 24, 32, 48, 64, 128];
 const STEPS: [usize; 12] = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64];
 
+/// Sweeps over the link a pipelined run may be cut into with blocks deeper than [`STEPS`]:
+/// each sweep moves every array in and the written ones out once, so a run of 144 steps in 2
+/// sweeps (blocks of 72) moves two thirds of the bytes of 3 sweeps of 48.
+const DEEP_SWEEPS: usize = 4;
+
+/// The most launches (block steps x chunks) of a pipelined block deeper than [`STEPS`]: the
+/// tuner plans every candidate, and a plan costs about its launches (sweep depths at every
+/// chunk count made a tuning of `propagate_sponge` 1800^3, 144 steps, 3.2x slower; 24 chunks
+/// x 144 steps, the H200's best there, is within).
+const DEEP_LAUNCHES: usize = 4096;
+
 /// The block steps the tuner weighs for a run of `steps` steps: the default list up to the
 /// run's steps, and the run's steps (every step in one block: resident with one chunk).
 pub fn block_step_candidates(steps: usize) -> Vec<usize> {
@@ -24,13 +35,14 @@ pub fn block_step_candidates(steps: usize) -> Vec<usize> {
     v
 }
 
-/// What depends on the tiling comes from it ([`plan::TilingCost`]); this part is the same for
-/// every tiling.
-fn worth_planning(program: &Program, inputs: &TuneInputs, n0: usize, c: usize, k: usize) -> bool {
-    // Blocks deeper than the default list are for the resident run (one chunk) only.
-    let resident_depth = k <= STEPS[STEPS.len() - 1] || c == 1 || inputs.block_steps.is_some();
-    resident_depth
-        && (inputs.scheme.tiling()).worth_planning(program, n0, c, k, inputs.chunks.is_some())
+/// Blocks deeper than [`STEPS`] that a pipelined run of `steps` steps is also planned with: the
+/// depths that cut it into 1 to [`DEEP_SWEEPS`] sweeps (over at most [`DEEP_LAUNCHES`] / depth
+/// chunks).
+fn sweep_depths(steps: usize) -> impl Iterator<Item = usize> {
+    let deepest_listed = STEPS[STEPS.len() - 1];
+    (1..=DEEP_SWEEPS)
+        .map(move |n| steps.max(1).div_ceil(n))
+        .filter(move |&k| k > deepest_listed && k <= DEEP_LAUNCHES / 2)
 }
 
 // ---- The search ------------------------------------------------------------------------------
@@ -62,17 +74,37 @@ impl Search<'_> {
         }
     }
 
-    /// Block steps to try: the fixed one, the caller's list, or [`block_step_candidates`].
+    /// Whether `c` chunks of `k` block steps are worth planning. What depends on the tiling
+    /// comes from it ([`plan::TilingCost`]); this part is the same for every tiling.
+    fn worth_planning(&self, c: usize, k: usize) -> bool {
+        let inputs = self.inputs;
+        // Blocks deeper than the default list are for the resident run (one chunk), and for
+        // pipelined runs only at the depths that save whole sweeps.
+        let depth_ok = k <= STEPS[STEPS.len() - 1]
+            || c == 1
+            || inputs.block_steps.is_some()
+            || (c * k <= DEEP_LAUNCHES && sweep_depths(self.steps).any(|d| d == k));
+        let fixed = inputs.chunks.is_some();
+        depth_ok
+            && (inputs.scheme.tiling()).worth_planning(self.program, self.shape[0], c, k, fixed)
+    }
+
+    /// Block steps to try: the fixed one, the caller's list, or [`block_step_candidates`] and
+    /// the [`sweep_depths`].
     fn step_list(&self) -> Vec<usize> {
         match self.inputs.block_steps {
             Some(k) => vec![k],
             None if !self.inputs.step_candidates.is_empty() => self.inputs.step_candidates.clone(),
-            None => block_step_candidates(self.steps),
+            None => {
+                let mut v = block_step_candidates(self.steps);
+                v.extend(sweep_depths(self.steps).filter(|k| *k != self.steps));
+                v
+            }
         }
     }
 
-    /// The plan of `s` steps with `c` chunks of `k` block steps.
-    fn build(&self, c: usize, k: usize, s: usize) -> Result<Plan, plan::PlanError> {
+    /// The plan of `s` steps with `c` chunks of `k` block steps on `sets` buffer sets.
+    fn build(&self, c: usize, k: usize, s: usize, sets: usize) -> Result<Plan, plan::PlanError> {
         plan::build(
             self.program,
             self.shape,
@@ -82,12 +114,40 @@ impl Search<'_> {
                 chunks: c,
                 block_steps: k,
                 scheme: self.inputs.scheme,
-                buffer_sets: self.inputs.sets(),
+                buffer_sets: sets,
                 compress: Vec::new(),
                 codec: Default::default(),
                 read_only_ring: self.inputs.read_only_ring,
             },
         )
+    }
+
+    /// The block of `c` chunks and `k` steps, evaluated on the scheme's buffer sets or, where
+    /// those do not fit in device memory and the caller fixed none, on the fewest that fit of
+    /// those the scheme allows for the run's blocks ([`Scheme::fewest_buffer_sets`]).
+    fn plan_and_evaluate(
+        &self,
+        c: usize,
+        k: usize,
+    ) -> Result<(Plan, Candidate, Option<TuneChoice>), plan::PlanError> {
+        let sets = self.inputs.sets();
+        let fewest = match self.inputs.buffer_sets {
+            Some(_) => sets,
+            None => (self.inputs.scheme).fewest_buffer_sets(self.steps.div_ceil(k)),
+        };
+        let block = self.build(c, k, k, sets)?;
+        let (cand, choice) = self.evaluate(&block, k);
+        if cand.rejected.is_none() || fewest >= sets {
+            return Ok((block, cand, choice));
+        }
+        for fewer in (fewest..sets).rev() {
+            let b = self.build(c, k, k, fewer)?;
+            let (fc, fch) = self.evaluate(&b, k);
+            if fc.rejected.is_none() {
+                return Ok((b, fc, fch));
+            }
+        }
+        Ok((block, cand, choice))
     }
 
     /// Why `block` cannot run within the memory limits, if it cannot.
@@ -120,6 +180,7 @@ impl Search<'_> {
         let mut cand = Candidate {
             chunks: block.chunks,
             block_steps: k,
+            buffer_sets: block.buffer_sets,
             predicted_seconds: f64::INFINITY,
             device_bytes: need,
             rejected: self.rejection(block, need),
@@ -134,7 +195,7 @@ impl Search<'_> {
         let per_block = time(&pb);
         let last = match rem {
             0 => 0.0,
-            _ => match self.build(block.chunks, rem, rem) {
+            _ => match self.build(block.chunks, rem, rem, block.buffer_sets) {
                 Ok(r) => time(&predict(self.program, &r, rates)),
                 Err(_) => per_block * rem as f64 / k as f64,
             },
@@ -154,6 +215,7 @@ impl Search<'_> {
             chunks: block.chunks,
             block_steps: k,
             scheme: self.inputs.scheme,
+            buffer_sets: block.buffer_sets,
             predicted_seconds: total,
             predicted_per_step: total / self.steps as f64,
             block: pb,
@@ -193,7 +255,7 @@ pub fn choose(
     let pairs: Vec<(usize, usize)> = (search.step_list().into_iter())
         .map(|k| k.min(steps).max(1))
         .flat_map(|k| chunk_list.iter().map(move |&c| (k, c)))
-        .filter(|&(k, c)| worth_planning(program, inputs, shape[0], c, k))
+        .filter(|&(k, c)| search.worth_planning(c, k))
         .collect();
     // Planning a block is the cost (a block of thousands of steps has hundreds of thousands
     // of operations), so the candidates are planned and predicted in parallel, and taken in
@@ -201,8 +263,9 @@ pub fn choose(
     let evaluated: Vec<_> = pairs
         .par_iter()
         .map(|&(k, c)| {
-            let block = search.build(c, k, k).map_err(|e| e.to_string())?;
-            Ok((block.chunks, k, search.evaluate(&block, k)))
+            let (block, cand, choice) =
+                (search.plan_and_evaluate(c, k)).map_err(|e| e.to_string())?;
+            Ok((block.chunks, k, (cand, choice)))
         })
         .collect();
     for e in evaluated {

@@ -109,6 +109,13 @@ pub trait Tiling: TilingCost + Sync {
     /// Buffer sets the chunks cycle through unless the call says otherwise.
     fn buffer_sets(&self) -> usize;
 
+    /// The fewest buffer sets a plan of `blocks` blocks may cycle through when the default ones
+    /// do not fit in device memory (the tuner tries fewer, down to this): by default none fewer.
+    fn fewest_buffer_sets(&self, blocks: usize) -> usize {
+        let _ = blocks;
+        self.buffer_sets()
+    }
+
     /// Whether neighbouring chunks recompute each other's halos, so that chunks thinner than
     /// their halo mostly add work (`Plan::warnings` then says so).
     fn recomputes_halos(&self) -> bool;

@@ -244,6 +244,17 @@ impl Tiling for Wavefront {
         4
     }
 
+    /// Two for a run in one block: with no block boundary, the reason for the third and fourth
+    /// sets is gone, and a chunk's set is free again once the chunk two before has been written
+    /// back, which the kernels of the chunk between hide. Halving the sets lets a block hold
+    /// every step where four sets would need several sweeps over the link.
+    fn fewest_buffer_sets(&self, blocks: usize) -> usize {
+        match blocks {
+            1 => 2,
+            _ => self.buffer_sets(),
+        }
+    }
+
     fn recomputes_halos(&self) -> bool {
         false
     }
