@@ -7,6 +7,7 @@ use crate::programs::{Model, Workload};
 use crate::report;
 use crate::results::{gb, Measurement, RunResult};
 use pacc_runtime::plan::Scheme;
+use pacc_runtime::program::Program;
 use pacc_runtime::tune::{self, LinkRates, TuneChoice, TuneInputs};
 use std::time::Instant;
 
@@ -139,19 +140,14 @@ impl Gpu {
         i.host_memory = host;
         i.chunks = at.map(|a| a.0);
         i.block_steps = at.map(|a| a.1);
-        tune::choose(&w.program, &w.shape, steps, &i).map_err(|e| e.to_string())
+        as_run(w, steps, |p, s| tune::choose(p, &w.shape, s, &i))
     }
 
     /// What `run` picks with no options: chunks, depth and scheme among the tuner's candidates.
     pub fn choose_default(&self, w: &Workload, steps: usize) -> Result<TuneChoice, String> {
-        tune::choose_scheme(
-            &w.program,
-            &w.shape,
-            steps,
-            &self.inputs,
-            &tune::AUTO_SCHEMES,
-        )
-        .map_err(|e| e.to_string())
+        as_run(w, steps, |p, s| {
+            tune::choose_scheme(p, &w.shape, s, &self.inputs, &tune::AUTO_SCHEMES)
+        })
     }
 
     /// The tuner's choice for `scheme` at `d` chunks and `k` block steps (its prediction, and
@@ -167,7 +163,7 @@ impl Gpu {
         i.scheme = scheme;
         i.chunks = Some(d);
         i.block_steps = Some(k);
-        tune::choose(&w.program, &w.shape, steps, &i).ok()
+        as_run(w, steps, |p, s| tune::choose(p, &w.shape, s, &i)).ok()
     }
 
     /// The tuner's prediction for the whole run resident on the device.
@@ -181,6 +177,27 @@ impl Gpu {
             .ok()
             .map(|c| c.predicted_seconds)
     }
+}
+
+/// `tune` over the program the GPU configurations plan: with `--fuse S`, the fused program
+/// (its twin buffers) over the steps in groups, the block steps given back in steps as
+/// `gpu::run_plan` takes them. The fused kernels are not timed (the single-step rates stand in),
+/// so a fused pick carries no prediction.
+fn as_run(
+    w: &Workload,
+    steps: usize,
+    tune: impl FnOnce(&Program, usize) -> Result<TuneChoice, pacc_runtime::Error>,
+) -> Result<TuneChoice, String> {
+    let s = gpu::FUSE.get().copied().unwrap_or(1).max(1);
+    if s == 1 {
+        return tune(&w.program, steps).map_err(|e| e.to_string());
+    }
+    let fused = pacc_runtime::fuse::program(&w.program, s).map_err(|e| e.to_string())?;
+    let mut c = tune(&fused, steps / s).map_err(|e| e.to_string())?;
+    c.block_steps *= s;
+    c.predicted_seconds = f64::NAN;
+    c.predicted_per_step = f64::NAN;
+    Ok(c)
 }
 
 impl<'a> Bench<'a> {
