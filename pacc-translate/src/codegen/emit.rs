@@ -307,8 +307,13 @@ impl<'a> Gen<'a> {
     }
 
     pub(super) fn bound(&self, b: Bound, axis: usize) -> String {
+        self.bound_of(b, &format!("pacc_n{axis}"))
+    }
+
+    /// [`Self::bound`] with the axis's extent named `n` (e.g. a 32-bit copy of it).
+    pub(super) fn bound_of(&self, b: Bound, n: &str) -> String {
         if b.from_end {
-            let n = format!("pacc_n{axis}");
+            let n = n.to_string();
             match b.offset {
                 0 => n,
                 o if o < 0 => format!("{n} - {}", -o),

@@ -166,13 +166,18 @@ impl Gen<'_> {
             if let Some(o) = p.output_of(c, w) {
                 let _ = writeln!(
                     self.out,
-                    "            if (pacc_act && pacc_out && pacc_p >= pacc_zb && pacc_p < pacc_ze) {{\n                \
-                     {elem}* pacc_od = pacc_o{o} + (pacc_p - pacc_base) * pacc_pl + pacc_c;\n                \
+                    "            if (pacc_act && pacc_out && pacc_p >= pacc_zbi && pacc_p < pacc_zei) {{\n                \
+                     {elem}* pacc_od = pacc_o{o} + pacc_jo{lag};\n                \
                      if (pacc_xin == {full}u) pacc_st4(pacc_od, pacc_w{w});\n                \
                      else {{\n                    #pragma unroll\n                    \
                      for (int pacc_i = 0; pacc_i < {W}; ++pacc_i) if ((pacc_xin >> pacc_i) & 1u) pacc_od[pacc_i] = pacc_w{w}[pacc_i];\n                }}\n            }}",
                     elem = f.arrays[w].elem.cuda_name(),
                     full = (1u32 << W) - 1,
+                    // The point is `lag` planes behind the column's plane `pacc_j`.
+                    lag = match p.sigma[c] {
+                        0 => String::new(),
+                        lag => format!(" - {lag} * pacc_pl"),
+                    },
                 );
             }
         }
@@ -299,8 +304,8 @@ impl Gen<'_> {
             "                const bool pacc_rz = pacc_p >= {} && pacc_p < {};\n                \
              #pragma unroll\n                for (int pacc_i = 0; pacc_i < {W}; ++pacc_i) {{\n                    \
              const long long pacc_x = pacc_x0 + pacc_i;",
-            self.bound(r[0].lo, 0),
-            self.bound(r[0].hi, 0),
+            self.bound_of(r[0].lo, "pacc_n0i"),
+            self.bound_of(r[0].hi, "pacc_n0i"),
         );
         let mut prevs = Vec::new();
         for &w in &inv.writes {
