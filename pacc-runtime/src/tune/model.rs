@@ -273,8 +273,16 @@ impl TuneChoice {
             ),
             _ => String::new(),
         };
+        let sets = match self.buffer_sets == self.scheme.buffer_sets() {
+            true => String::new(),
+            false => format!(
+                ", {} buffer sets (the scheme's {} do not fit)",
+                self.buffer_sets,
+                self.scheme.buffer_sets()
+            ),
+        };
         format!(
-            "tuner: {} chunks x {} block steps ({}), predicted {:.4} s ({:.4} s/step; per block link {:.4} s, kernels {:.4} s{locking})",
+            "tuner: {} chunks x {} block steps ({}{sets}), predicted {:.4} s ({:.4} s/step; per block link {:.4} s, kernels {:.4} s{locking})",
             self.chunks,
             self.block_steps,
             self.scheme,
@@ -763,6 +771,12 @@ mod tests {
         (t.chunks, t.block_steps) = (Some(16), Some(144));
         let c = choose(&p, &shape, 144, &t).unwrap();
         assert_eq!((c.chunks, c.block_steps, c.buffer_sets), (16, 144, 2));
+        assert!(
+            c.summary()
+                .contains("(wavefront, 2 buffer sets (the scheme's 4 do not fit))"),
+            "{}",
+            c.summary()
+        );
         assert_eq!(c.device_bytes, two);
         assert_eq!(c.plan_options(&PlanOptions::default()).buffer_sets, 2);
         // Two blocks of 144: a block boundary would wait for a set, so four or nothing.
