@@ -160,6 +160,13 @@ mod imp {
             m.model_kernel_seconds = p.kernel_seconds;
             m.redundancy = p.kernel_points as f64 / useful.max(1) as f64;
         }
+        if s > 1 {
+            m.notes.push(format!(
+                "fused {s}: block steps in groups of {s}; chunks and depth fit the fused run's \
+                 buffers but were weighed at the single step's kernel rates (the bench does not \
+                 time the fused kernels; `run` does, in tune::auto_fuse)"
+            ));
+        }
         finish(&mut m, Some(link));
         Ok(m)
     }
