@@ -228,6 +228,12 @@ impl FusePlan {
         })
     }
 
+    /// Whether invocation `c` computes anything: one whose output a later invocation of the
+    /// group overwrites before anything reads it has no planes (its queue still turns).
+    pub fn computes(&self, c: usize) -> bool {
+        self.fwd[c] >= -self.back[c]
+    }
+
     /// The steps the march takes for output planes `zb .. ze`: `j` from `zb + first` to
     /// `ze + last` (exclusive).
     pub fn march_range(&self) -> (i64, i64) {

@@ -550,7 +550,7 @@ impl Gen<'_> {
             inv.step + 1,
             p.sigma[c],
         );
-        if p.fwd[c] < -p.back[c] {
+        if !p.computes(c) {
             // Overwritten later in the group before anything reads it: nothing to compute,
             // but its queue turns with the others.
             for &w in &inv.writes {

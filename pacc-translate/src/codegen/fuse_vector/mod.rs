@@ -231,7 +231,7 @@ impl VFuse {
 fn reads(f: &Func, p: &FusePlan, an: &Analysis) -> Vec<Read> {
     let mut out = Vec::new();
     for (c, inv) in p.invs.iter().enumerate() {
-        if p.fwd[c] < -p.back[c] {
+        if !p.computes(c) {
             continue;
         }
         let nest = f.nests().nth(inv.nest).expect("nest index");

@@ -111,7 +111,7 @@ impl Gen<'_> {
             p.sigma[c],
         );
         let reds = an.reductions[inv.nest].clone();
-        if p.fwd[c] < -p.back[c] {
+        if !p.computes(c) {
             // Overwritten later in the group before anything reads it: nothing to compute,
             // but its queue turns with the others.
             for &w in &inv.writes {
