@@ -410,13 +410,16 @@ fn measure_models(cli: &Cli, variants: &[String], dtod: f64) -> Vec<Row> {
 
 fn print_rows(rows: &[Row]) {
     println!(
-        "\n{:<10} {:<16} {:<34} {:>9} {:>7} {:>6} {:>7} {:>7}  first kernel: form, block, regs, shared B, blocks/SM",
+        "\n{:<10} {:<16} {:<34} {:>9} {:>7} {:>6} {:>7} {:>7}  first kernel: form, block, regs, shared B, blocks/SM[, fused: evaluations (along z), lanes per point-step]",
         "model", "shape", "kernels", "ms/step", "Gpt/s", "GB/s", "of D2D", "differ"
     );
     for r in rows {
         let k = r.kernels.first().map_or(String::new(), |k| {
+            let fused = k.fused.map_or(String::new(), |w| {
+                format!(" {:.2} ({:.2}x) {:.2}", w.evaluations, w.planes, w.lanes)
+            });
             format!(
-                "{} {}x{} {} {} {}",
+                "{} {}x{} {} {} {}{fused}",
                 k.form, k.block[0], k.block[1], k.registers, k.shared_bytes, k.blocks_per_sm
             )
         });

@@ -468,6 +468,24 @@ fn plan_shows_launches_per_block_plain_and_fused() {
         "{out}"
     );
     assert!(out.contains("output buffers: prev~0, cur~1 ("), "{out}");
+    // The fused kernel's work: at 8x48 the first step runs on all 32x48 points, the second on
+    // the 24x40 output, in 10 of the 12 warps (each lane 4 points): (1536 + 960) / 1920
+    // evaluations and (1536 + 1280) / 1920 lanes per point-step.
+    assert!(
+        out.contains(
+            "fused kernel `pacc_propagate_f2`, vector form (the default), 8x48 threads: output \
+             tile 24x40, in the plane 1.30 evaluations and 1.47 thread lanes per point-step\n"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("one-column form (PACC_MARCH=vx=1), 32x16 threads: output tile 24x8, in the plane 1.83 evaluations"), "{out}");
+    // Three steps at 8x32: (32x32 + 24x24 + 16x16) / (3 x 16x16).
+    let out = acoustic(&["--fuse", "3"]);
+    assert!(
+        out.contains("8x32 threads: output tile 16x16, in the plane 2.42 evaluations"),
+        "{out}"
+    );
+    assert!(!acoustic(&[]).contains("fused kernel"));
 }
 
 /// `--fuse` with no fused form of that many steps, or a step count that is no multiple of it:

@@ -160,6 +160,8 @@ mod imp {
             m.model_kernel_seconds = p.kernel_seconds;
             m.redundancy = p.kernel_points as f64 / useful.max(1) as f64;
         }
+        m.notes
+            .extend(r.kernels.iter().map(|k| format!("kernel {k}")));
         if s > 1 {
             m.notes.push(format!(
                 "fused {s}: block steps in groups of {s}; chunks and depth fit the fused run's \

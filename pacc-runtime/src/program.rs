@@ -332,6 +332,37 @@ pub struct FusedDecl {
     pub events: Vec<ReduceEvent>,
     /// Point statements applied inside; their coordinates follow the slices.
     pub points: Vec<usize>,
+    /// What each invocation of the group (every nest of every step, in serial order) computes
+    /// around the block's output tile; `None` where it computes nothing. Empty in programs
+    /// written before the field (the figures of [`FusedDecl::work`] are then unknown).
+    #[serde(default)]
+    pub invocations: Vec<Option<FusedInvocation>>,
+}
+
+/// Where one invocation of a fused group computes, beyond the output a block writes: the
+/// block computes it on its output tile widened by `window`, at the output planes of a
+/// segment and `planes` more below and above (what later invocations read).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FusedInvocation {
+    /// `[[y below, y above], [x below, x above]]`, within [`FusedDecl::halo`] (2D: y is zero).
+    pub window: [[u32; 2]; 2],
+    pub planes: [u32; 2],
+}
+
+/// A fused kernel's work for each point-step it delivers, where the serial loop does one
+/// evaluation per invocation ([`FusedDecl::work`]).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FusedWork {
+    /// Points the block evaluates (its windows, at the planes around its segments): the
+    /// redundant halo work of overlapped tiling, 1 for none.
+    pub evaluations: f64,
+    /// Thread lanes of the warps that run an invocation, times the points a lane computes: a
+    /// warp with one thread inside an invocation's window pays for all 32 (the lanes outside
+    /// sit idle behind the mask).
+    pub lanes: f64,
+    /// The planes a segment's invocations compute over those it writes (the `along z` share of
+    /// `evaluations`).
+    pub planes: f64,
 }
 
 impl FusedDecl {
@@ -339,6 +370,78 @@ impl FusedDecl {
     pub fn vector_block(&self) -> Option<[u32; 2]> {
         self.vector_blocks.first().copied()
     }
+
+    /// The work of a block of `block` threads (the vector form where `vector`) marching
+    /// segments of `segment` planes, for each point-step it writes; `None` where the program
+    /// does not say where its invocations compute. Blocks at the array's edges, which
+    /// compute nothing outside it, do less.
+    pub fn work(
+        &self,
+        block: [u32; 2],
+        vector: bool,
+        ndim: usize,
+        segment: usize,
+    ) -> Option<FusedWork> {
+        if self.invocations.is_empty() || segment == 0 {
+            return None;
+        }
+        let cols = if vector { VECTOR_WIDTH as u32 } else { 1 };
+        let [bx, by] = [block[0], if ndim == 3 { block[1] } else { 1 }];
+        let [tx, ty] = fused_tile([bx, by], self.halo, ndim, vector);
+        // The output tile's first row and column in the block.
+        let (y0, x0) = match ndim {
+            3 => (self.halo[0][0], x_halo(self.halo, vector)[0]),
+            _ => (0, x_halo(self.halo, vector)[0]),
+        };
+        let seg = segment as f64;
+        let (mut points, mut lanes, mut planes) = (0.0, 0.0, 0.0);
+        for inv in self.invocations.iter().flatten() {
+            let [[wyl, wyh], [wxl, wxh]] = inv.window;
+            let (wyl, wyh) = if ndim == 3 { (wyl, wyh) } else { (0, 0) };
+            let rows = y0.saturating_sub(wyl)..(y0 + ty + wyh);
+            let xs = x0.saturating_sub(wxl)..(x0 + tx + wxh);
+            let depth = seg + f64::from(inv.planes[0] + inv.planes[1]);
+            let inside = |t: u32| {
+                let (c, r) = (t % bx, t / bx);
+                rows.contains(&r) && (c * cols..(c + 1) * cols).any(|x| xs.contains(&x))
+            };
+            let warps = (0..(bx * by).div_ceil(32))
+                .filter(|w| (32 * w..(32 * w + 32).min(bx * by)).any(inside))
+                .count();
+            points += f64::from(rows.len() as u32 * xs.len() as u32) * depth;
+            lanes += (warps * 32 * cols as usize) as f64 * depth;
+            planes += depth;
+        }
+        let useful = f64::from(tx * ty) * seg * self.invocations.len() as f64;
+        Some(FusedWork {
+            evaluations: points / useful,
+            lanes: lanes / useful,
+            planes: planes / (seg * self.invocations.len() as f64),
+        })
+    }
+}
+
+/// The columns below and above the output tile a fused block's window takes along x: the
+/// group's, rounded out to whole vectors in the vector form ([`vector_halo`]).
+fn x_halo(halo: [[u32; 2]; 2], vector: bool) -> [u32; 2] {
+    match vector {
+        true => [vector_halo(halo[1][0]), vector_halo(halo[1][1])],
+        false => halo[1],
+    }
+}
+
+/// The columns and rows a fused block of `block` threads writes (the vector form where
+/// `vector`: [`VECTOR_WIDTH`] columns a thread): the block's minus the window `halo` beyond
+/// them, at least one each (2D: one row).
+pub fn fused_tile(block: [u32; 2], halo: [[u32; 2]; 2], ndim: usize, vector: bool) -> [u32; 2] {
+    let cols = if vector { VECTOR_WIDTH as u32 } else { 1 };
+    let xh = x_halo(halo, vector);
+    let tx = (block[0] * cols).saturating_sub(xh[0] + xh[1]).max(1);
+    let ty = match ndim {
+        3 => block[1].saturating_sub(halo[0][0] + halo[0][1]).max(1),
+        _ => 1,
+    };
+    [tx, ty]
 }
 
 /// A reduction event inside a fused group.
@@ -511,6 +614,33 @@ impl Program {
 pub(crate) mod fixtures {
     use super::*;
 
+    /// Two steps of a radius-4 stencil: the first invocation on the output tile widened by 4
+    /// on every side and 4 planes below and above, the second on the tile itself (3 steps: 8,
+    /// 4 and 0).
+    pub(crate) fn radius4(steps: usize) -> FusedDecl {
+        let r = 4 * (steps as u32 - 1);
+        FusedDecl {
+            name: "k_f2".into(),
+            steps,
+            outputs: vec![0],
+            reads: vec![],
+            block: [32, 16],
+            halo: [[r, r], [r, r]],
+            vector_blocks: vec![[8, 48]],
+            events: vec![],
+            points: vec![],
+            invocations: (0..steps as u32)
+                .map(|i| {
+                    let w = 4 * (steps as u32 - 1 - i);
+                    Some(FusedInvocation {
+                        window: [[w, w], [w, w]],
+                        planes: [w, w],
+                    })
+                })
+                .collect(),
+        }
+    }
+
     /// One 3D f32 kernel over `margin..n - margin` on every axis reading `reads` (array,
     /// symmetric reach), writing `write`, then swapping arrays 0 and 1: the shape of the
     /// leap-frog and Jacobi models. The halo is the widest reach.
@@ -556,5 +686,65 @@ pub(crate) mod fixtures {
             halo,
             ..Default::default()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixtures::radius4;
+    use super::*;
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-9
+    }
+
+    #[test]
+    fn fused_work_counts_the_windows_the_idle_lanes_and_the_planes() {
+        let d = radius4(2);
+        // The vector form at 8x48: 32x48 points, the output 24x40; segments of 86 planes,
+        // the first invocation on 94 of them.
+        let w = d.work([8, 48], true, 3, 86).unwrap();
+        let useful = 2.0 * 24.0 * 40.0 * 86.0;
+        assert!(close(
+            w.evaluations,
+            (32.0 * 48.0 * 94.0 + 24.0 * 40.0 * 86.0) / useful
+        ));
+        // Warps of 4 rows: all 12 run the first invocation, the 10 of rows 4..44 the second,
+        // each lane for 4 points (those of the outer columns idle).
+        let lanes = (12.0 * 128.0 * 94.0 + 10.0 * 128.0 * 86.0) / useful;
+        assert!(close(w.lanes, lanes), "{} {lanes}", w.lanes);
+        assert!(close(w.planes, (94.0 + 86.0) / (2.0 * 86.0)));
+        // Long segments: the in-plane share alone, (32x48 + 24x40) / (2 x 24x40).
+        let long = d.work([8, 48], true, 3, 1 << 40).unwrap();
+        assert!(
+            (long.evaluations - 1.3).abs() < 1e-6,
+            "{}",
+            long.evaluations
+        );
+        // The one-column form at 32x16: a warp per row, rows 4..12 run the second.
+        let s = d.work([32, 16], false, 3, 1 << 40).unwrap();
+        assert!((s.evaluations - (512.0 + 192.0) / 384.0).abs() < 1e-6);
+        assert!((s.lanes - (512.0 + 256.0) / 384.0).abs() < 1e-6);
+        assert_eq!(fused_tile([32, 16], d.halo, 3, false), [24, 8]);
+        assert_eq!(fused_tile([8, 48], d.halo, 3, true), [24, 40]);
+    }
+
+    #[test]
+    fn fused_work_of_2d_and_of_invocations_that_compute_nothing() {
+        let mut d = radius4(3);
+        // 2D: rows of 256 threads, the output 256 - 16 columns; y windows do not count.
+        let w = d.work([256, 1], false, 2, 1 << 40).unwrap();
+        let out = 240.0;
+        assert!((w.evaluations - (256.0 + 248.0 + 240.0) / (3.0 * out)).abs() < 1e-6);
+        assert!((w.lanes - 3.0 * 256.0 / (3.0 * out)).abs() < 1e-6);
+        // An invocation the group overwrites before anything reads it costs nothing, and the
+        // serial loop's evaluation of it still counts: fewer than one a point-step is possible.
+        d.invocations[0] = None;
+        let less = d.work([256, 1], false, 2, 1 << 40).unwrap();
+        assert!((less.evaluations - (248.0 + 240.0) / (3.0 * out)).abs() < 1e-6);
+        // Unknown windows (a program written before the field), or no segment: no figure.
+        d.invocations.clear();
+        assert!(d.work([256, 1], false, 2, 64).is_none());
+        assert!(radius4(2).work([8, 48], true, 3, 0).is_none());
     }
 }

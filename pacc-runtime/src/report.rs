@@ -5,7 +5,7 @@ use crate::program::Program;
 use serde::Serialize;
 
 /// How one kernel of a CUDA run was compiled and launched.
-#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct KernelStats {
     pub name: String,
     /// `staged` (in-plane reads from shared memory), `l1` (through the cache) or `plain` (one
@@ -18,6 +18,9 @@ pub struct KernelStats {
     pub shared_bytes: u32,
     /// Blocks one multiprocessor holds at once.
     pub blocks_per_sm: u32,
+    /// A fused kernel's work per point-step it delivers, over the run's launches (`None` for
+    /// single-step kernels).
+    pub fused: Option<crate::program::FusedWork>,
 }
 
 impl std::fmt::Display for KernelStats {
@@ -32,7 +35,15 @@ impl std::fmt::Display for KernelStats {
             self.registers,
             self.shared_bytes,
             self.blocks_per_sm
-        )
+        )?;
+        if let Some(w) = &self.fused {
+            write!(
+                f,
+                "; per point-step {:.2} evaluations ({:.2}x along z), {:.2} thread lanes",
+                w.evaluations, w.planes, w.lanes
+            )?;
+        }
+        Ok(())
     }
 }
 

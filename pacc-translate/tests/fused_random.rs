@@ -17,7 +17,8 @@ mod progen;
 mod shim;
 
 use pacc_runtime::program::{
-    vector_halo, Bound, Launch, Program, ReduceEvent, ReduceOp, ScalarType, Stage, PLAIN_SUFFIX,
+    vector_halo, Bound, FusedDecl, Launch, Program, ReduceEvent, ReduceOp, ScalarType, Stage,
+    PLAIN_SUFFIX,
 };
 use pacc_translate::codegen::fuse::FUSE_STEPS;
 use proptest::prelude::*;
@@ -460,6 +461,7 @@ fn jobs(case: &Case, rng: &mut TestRng, label: &str) -> (Vec<Job>, Unrun) {
             continue;
         };
         let nd = p.ndim;
+        assert_windows(decl, s, p.kernels.len(), label);
         let hx = decl.halo[1][0] + decl.halo[1][1];
         let hy = decl.halo[0][0] + decl.halo[0][1];
         let mut shape = None;
@@ -526,6 +528,25 @@ fn jobs(case: &Case, rng: &mut TestRng, label: &str) -> (Vec<Job>, Unrun) {
         out.push(job(case, format!("{label}-s{s}-vec"), label, &defs, &main));
     }
     (out, unrun)
+}
+
+/// Where the group's invocations compute (`FusedDecl::invocations`, which the work figures
+/// read): one entry per nest and step, the block's window the widest of theirs on every side,
+/// and at least one invocation that computes.
+fn assert_windows(decl: &FusedDecl, s: usize, nests: usize, label: &str) {
+    let invs = &decl.invocations;
+    assert_eq!(invs.len(), s * nests, "{label}: {invs:?}");
+    for axis in 0..2 {
+        for side in 0..2 {
+            let widest = invs.iter().flatten().map(|i| i.window[axis][side]).max();
+            assert_eq!(
+                widest,
+                Some(decl.halo[axis][side]),
+                "{label}: {invs:?} {:?}",
+                decl.halo
+            );
+        }
+    }
 }
 
 /// The emulation job of one fused form: its macros (`defs`), the shim, the program's CUDA and

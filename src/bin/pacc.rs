@@ -435,6 +435,7 @@ fn plan_run(a: PlanArgs, out: &mut String) -> Result<(), String> {
     }
     print_link_per_block(out, &program, &plan);
     print_launches_per_block(out, &program, &plan);
+    print_fused_work(out, &program);
     match plan::race::check(&program, &plan) {
         Ok(()) => {
             let _ = writeln!(
@@ -584,6 +585,35 @@ fn print_launches_per_block(
             );
         }
         let _ = writeln!(out, "{line}");
+    }
+}
+
+/// A fused plan's kernel: for each thread block its forms take, the output tile and the work
+/// per point-step in the plane (`FusedDecl::work` over segments long enough for the planes
+/// below and above to vanish: the GPU's segments add those).
+fn print_fused_work(out: &mut String, program: &pacc_runtime::Program) {
+    let Some(active) = &program.fusion.active else {
+        return;
+    };
+    let d = &active.decl;
+    let forms = (d.vector_blocks.iter().map(|&b| (b, true))).chain([(d.block, false)]);
+    for (i, (block, vector)) in forms.enumerate() {
+        let Some(w) = d.work(block, vector, program.ndim, 1 << 40) else {
+            return;
+        };
+        let [tx, ty] = pacc_runtime::program::fused_tile(block, d.halo, program.ndim, vector);
+        let form = match (vector, i) {
+            (true, 0) => "vector form (the default)",
+            (true, _) => "vector form",
+            (false, 0) => "one-column form",
+            (false, _) => "one-column form (PACC_MARCH=vx=1)",
+        };
+        let _ = writeln!(
+            out,
+            "fused kernel `{}`, {form}, {}x{} threads: output tile {tx}x{ty}, in the plane {:.2} \
+             evaluations and {:.2} thread lanes per point-step",
+            d.name, block[0], block[1], w.evaluations, w.lanes
+        );
     }
 }
 

@@ -131,12 +131,22 @@ impl Suite {
                 "{c:?}: {:?}",
                 r.adjustments
             ),
-            Target::Cuda => assert!(
-                (r.kernels.iter())
-                    .all(|k| k.form == "fused" || (!c.scalar && k.form == "fused-vector")),
-                "{c:?}: {:?}",
-                r.kernels
-            ),
+            Target::Cuda => {
+                assert!(
+                    (r.kernels.iter())
+                        .all(|k| k.form == "fused" || (!c.scalar && k.form == "fused-vector")),
+                    "{c:?}: {:?}",
+                    r.kernels
+                );
+                // Each says what its blocks computed: a warp pays for every lane it runs.
+                assert!(
+                    (r.kernels.iter()).all(|k| k.fused.is_some_and(|w| w.evaluations > 0.0
+                        && w.lanes >= w.evaluations - 1e-9
+                        && w.planes > 0.0)),
+                    "{c:?}: {:?}",
+                    r.kernels
+                );
+            }
         }
     }
 

@@ -757,6 +757,15 @@ impl Plan {
         }
     }
 
+    /// The planes of each launch of kernel `k`, in plan order.
+    pub fn kernel_launches(&self, k: usize) -> Vec<usize> {
+        (self.ops.iter())
+            .filter_map(|op| op.kind.kernel_planes())
+            .filter(|&(kernel, _)| kernel == k)
+            .map(|(_, planes)| planes.len())
+            .collect()
+    }
+
     /// Planes of physical array `a` the device holds in all: `buffer_planes` per set, or the
     /// ring's length.
     pub fn device_planes(&self, a: usize) -> usize {

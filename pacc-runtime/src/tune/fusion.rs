@@ -404,6 +404,7 @@ mod tests_support {
                 vector_blocks: vec![],
                 events: vec![],
                 points: vec![],
+                invocations: vec![],
             });
         }
         p

@@ -149,6 +149,15 @@ fn fused_decl(
         vector_blocks: crate::codegen::fuse_vector::fitting_blocks(f, an, p),
         events,
         points: crate::codegen::fuse::folded_points(p),
+        invocations: (0..p.invs.len())
+            .map(|c| {
+                let w = p.halo[c];
+                p.computes(c).then(|| FusedInvocation {
+                    window: [[u(w[0][0]), u(w[0][1])], [u(w[1][0]), u(w[1][1])]],
+                    planes: [u(p.back[c]), u(p.fwd[c])],
+                })
+            })
+            .collect(),
     }
 }
 

@@ -8,7 +8,8 @@ use crate::invocation::ScalarValue;
 pub(crate) use crate::march::MarchTuning;
 use crate::options::KernelForm;
 use crate::program::{
-    vector_halo, KernelDecl, Launch, PLAIN_SUFFIX, REDUCTION_SLOTS, VECTOR_SUFFIX, VECTOR_WIDTH,
+    fused_tile, FusedWork, KernelDecl, Launch, PLAIN_SUFFIX, REDUCTION_SLOTS, VECTOR_SUFFIX,
+    VECTOR_WIDTH,
 };
 use crate::report::KernelStats;
 use std::ffi::c_void;
@@ -232,23 +233,15 @@ impl FusedForm {
                 let name = format!("{}{VECTOR_SUFFIX}", kd.name);
                 Some((module.try_function(&name)?, b))
             });
-        let (func, [bx, by], cols, xhalo, is_vector) = match vector_form {
-            Some((func, b)) => {
-                let h = [vector_halo(halo[1][0]), vector_halo(halo[1][1])];
-                (func, b, VECTOR_WIDTH as u32, h, true)
-            }
-            None => (module.function(&kd.name)?, block, 1, halo[1], false),
+        let (func, [bx, by], is_vector) = match vector_form {
+            Some((func, b)) => (func, b, true),
+            None => (module.function(&kd.name)?, block, false),
         };
         let by = if ndim == 3 { by } else { 1 };
-        let tx = (bx * cols).saturating_sub(xhalo[0] + xhalo[1]).max(1);
-        let ty = match ndim {
-            3 => by.saturating_sub(halo[0][0] + halo[0][1]).max(1),
-            _ => 1,
-        };
         Ok(FusedForm {
             func,
             block: [bx, by],
-            tile: [tx, ty],
+            tile: fused_tile([bx, by], halo, ndim, is_vector),
             vector: is_vector,
         })
     }
@@ -325,7 +318,15 @@ impl Geometry {
     /// The form and resources of kernel `kd` as compiled: a marching kernel declaring more
     /// shared memory than its reduction buffers ([`REDUCTION_SLOTS`] elements each) is the
     /// staged form.
-    pub fn stats(&self, kd: &KernelDecl, program: &crate::program::Program) -> KernelStats {
+    ///
+    /// `launches`: the planes of each of the kernel's launches in the run, over which a fused
+    /// kernel's work per point-step is averaged (its segments differ with the planes).
+    pub fn stats(
+        &self,
+        kd: &KernelDecl,
+        program: &crate::program::Program,
+        launches: &[usize],
+    ) -> KernelStats {
         let (registers, shared_bytes) = driver::function_resources(self.func);
         let reduction_bytes: usize = kd
             .reductions
@@ -348,7 +349,38 @@ impl Geometry {
             registers,
             shared_bytes,
             blocks_per_sm: per_sm as u32,
+            fused: self.fused_work(program, launches),
         }
+    }
+
+    /// A fused kernel's work per point-step ([`crate::program::FusedDecl::work`]) over launches of `launches`
+    /// planes, each weighted by its planes; `None` for other kernels, or where the program
+    /// does not say where its invocations compute.
+    fn fused_work(
+        &self,
+        program: &crate::program::Program,
+        launches: &[usize],
+    ) -> Option<FusedWork> {
+        let decl = &program.fusion.active.as_ref().filter(|_| self.fused)?.decl;
+        let total = launches.iter().sum::<usize>() as f64;
+        let mut sum = FusedWork {
+            evaluations: 0.0,
+            lanes: 0.0,
+            planes: 0.0,
+        };
+        for &n in launches.iter().filter(|&&n| n > 0) {
+            let w = decl.work(
+                [self.bx, self.by],
+                self.vector,
+                program.ndim,
+                self.segment(n),
+            )?;
+            let share = n as f64 / total;
+            sum.evaluations += w.evaluations * share;
+            sum.lanes += w.lanes * share;
+            sum.planes += w.planes * share;
+        }
+        (total > 0.0).then_some(sum)
     }
 
     /// Planes per segment for a launch over `planes` planes (marching), 1 (per point).
@@ -560,6 +592,52 @@ mod tests {
                 other => panic!("{bad}: {other:?}"),
             }
         }
+    }
+
+    /// A fused kernel's work in the report: per launch at the segment its planes get, weighted
+    /// by the planes; nothing for other kernels.
+    #[test]
+    fn fused_stats_average_the_work_over_the_launches() {
+        let decl = crate::program::fixtures::radius4(2);
+        let mut program = crate::program::Program {
+            ndim: 3,
+            ..Default::default()
+        };
+        program.fusion.active = Some(crate::program::Active {
+            decl: decl.clone(),
+            twins: vec![],
+            nests: vec![],
+            step: vec![],
+        });
+        // `propagate` fused 2 at 512^3 in core on an H200: 22 x 13 blocks of 8x48 a plane, one
+        // per SM on 132, the group reaching 8 planes; one launch over the nest's 504 planes.
+        let g = Geometry {
+            func: std::ptr::null_mut(),
+            marching: true,
+            vector: true,
+            fused: true,
+            bx: 8,
+            by: 48,
+            gx: 22,
+            gy: 13,
+            resident: 132,
+            reach: 8,
+        };
+        let seg = g.segment(504);
+        assert_eq!(seg, 84, "6 segments fill 13 whole waves");
+        let w = g.fused_work(&program, &[504]).unwrap();
+        assert_eq!(Some(w), decl.work([8, 48], true, 3, seg));
+        // (32x48 x 92 + 24x40 x 84) / (2 x 24x40 x 84): 1.30 in the plane, 1.38 with the
+        // first step's 8 more planes a segment.
+        assert!((w.evaluations - 1.3762).abs() < 1e-4, "{w:?}");
+        // Two launches: each at its own segment, weighted by its planes.
+        let two = g.fused_work(&program, &[504, 8]).unwrap();
+        let short = decl.work([8, 48], true, 3, g.segment(8)).unwrap();
+        let mix = (w.evaluations * 504.0 + short.evaluations * 8.0) / 512.0;
+        assert!((two.evaluations - mix).abs() < 1e-12 && two.evaluations > w.evaluations);
+        let single = Geometry { fused: false, ..g };
+        assert!(single.fused_work(&program, &[504]).is_none());
+        assert!(g.fused_work(&program, &[]).is_none());
     }
 
     #[test]

@@ -260,13 +260,8 @@ fn rates_from(program: &Program, out: &CudaOutput) -> Vec<f64> {
                 .map(|e| (e.start_us, e.dur_us * 1e-6))
                 .collect();
             secs.sort_by(|a, b| a.0.total_cmp(&b.0));
-            let pts: Vec<u64> = (out.plan.ops.iter())
-                .filter_map(|op| match op.kind.kernel_planes() {
-                    Some((kernel, planes)) if kernel == k => {
-                        Some(planes.len() as u64 * plane_points(program, &out.plan.shape, k))
-                    }
-                    _ => None,
-                })
+            let pts: Vec<u64> = (out.plan.kernel_launches(k).into_iter())
+                .map(|planes| planes as u64 * plane_points(program, &out.plan.shape, k))
                 .collect();
             // Launches and operations pair up in order; drop the first of each.
             let skip = usize::from(secs.len() == pts.len() && pts.len() > 1);

@@ -427,8 +427,8 @@ impl Run<'_, '_> {
         report.device_bytes += res.rows.extra_bytes(&plan);
         report.add_setup("allocation", allocated);
         report.add_setup("host path", host_path);
-        report.kernels = (compiled.geoms.iter().zip(&program.kernels))
-            .map(|(g, kd)| g.stats(kd, program))
+        report.kernels = (compiled.geoms.iter().zip(&program.kernels).enumerate())
+            .map(|(k, (g, kd))| g.stats(kd, program, &plan.kernel_launches(k)))
             .collect();
         // The run completed: its pieces are unregistered after it returns.
         if let Some(p) = res.pinning.as_mut() {
