@@ -427,6 +427,16 @@ fn plan_shows_launches_per_block_plain_and_fused() {
     assert_eq!(f["launches_per_chunk"], serde_json::json!([4]), "{f}");
     assert_eq!(f["output_buffers"][0]["name"], "p~0", "{f}");
     assert_eq!(f["output_buffers"][0]["array"], "p", "{f}");
+    // Himeno has no vector form: one block, its 30x14 output tile; the first step's two nests
+    // run on the whole 32x16 block (the second step reads a point around), the second's on
+    // the tile.
+    let b = &f["blocks"];
+    assert_eq!(b.as_array().map(Vec::len), Some(1), "{f}");
+    assert_eq!(b[0]["threads"], serde_json::json!([32, 16]), "{f}");
+    assert_eq!(b[0]["output_tile"], serde_json::json!([30, 14]), "{f}");
+    let e = b[0]["evaluations_per_point_step"].as_f64().unwrap();
+    let want = (2.0 * 32.0 * 16.0 + 2.0 * 30.0 * 14.0) / (4.0 * 30.0 * 14.0);
+    assert!((e - want).abs() < 1e-9, "{e} {want} {f}");
     let plan: Plan = serde_json::from_value(v.clone()).expect("plan");
     assert_eq!(
         (plan.steps, plan.block_steps),

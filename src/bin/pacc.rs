@@ -588,21 +588,47 @@ fn print_launches_per_block(
     }
 }
 
-/// A fused plan's kernel: for each thread block its forms take, the output tile and the work
-/// per point-step in the plane (`FusedDecl::work` over segments long enough for the planes
-/// below and above to vanish: the GPU's segments add those).
+/// Segments long enough for the planes a fused block computes below and above them to vanish
+/// from its work: `pacc plan` knows no GPU, whose resident blocks set the segments.
+const IN_THE_PLANE: usize = 1 << 40;
+
+/// A thread block a fused plan's kernel may launch with: the vector form's (the first is the
+/// default) or the one-column form's, its output tile and its work in the plane.
+struct FusedBlock {
+    block: [u32; 2],
+    vector: bool,
+    tile: [u32; 2],
+    work: pacc_runtime::program::FusedWork,
+}
+
+/// Every block of a fused plan's kernel ([`FusedBlock`]); empty for other plans, or where the
+/// program does not say where its invocations compute.
+fn fused_blocks(program: &pacc_runtime::Program) -> Vec<FusedBlock> {
+    let Some(active) = &program.fusion.active else {
+        return Vec::new();
+    };
+    let (d, nd) = (&active.decl, program.ndim);
+    let forms = (d.vector_blocks.iter().map(|&b| (b, true))).chain([(d.block, false)]);
+    forms
+        .filter_map(|(block, vector)| {
+            Some(FusedBlock {
+                block,
+                vector,
+                tile: pacc_runtime::program::fused_tile(block, d.halo, nd, vector),
+                work: d.work(block, vector, nd, IN_THE_PLANE)?,
+            })
+        })
+        .collect()
+}
+
+/// A fused plan's kernel: for each block its forms take ([`fused_blocks`]), the output tile and
+/// the work per point-step in the plane (the GPU's segments add the planes below and above).
 fn print_fused_work(out: &mut String, program: &pacc_runtime::Program) {
     let Some(active) = &program.fusion.active else {
         return;
     };
-    let d = &active.decl;
-    let forms = (d.vector_blocks.iter().map(|&b| (b, true))).chain([(d.block, false)]);
-    for (i, (block, vector)) in forms.enumerate() {
-        let Some(w) = d.work(block, vector, program.ndim, 1 << 40) else {
-            return;
-        };
-        let [tx, ty] = pacc_runtime::program::fused_tile(block, d.halo, program.ndim, vector);
-        let form = match (vector, i) {
+    for (i, b) in fused_blocks(program).iter().enumerate() {
+        let form = match (b.vector, i) {
             (true, 0) => "vector form (the default)",
             (true, _) => "vector form",
             (false, 0) => "one-column form",
@@ -610,9 +636,15 @@ fn print_fused_work(out: &mut String, program: &pacc_runtime::Program) {
         };
         let _ = writeln!(
             out,
-            "fused kernel `{}`, {form}, {}x{} threads: output tile {tx}x{ty}, in the plane {:.2} \
+            "fused kernel `{}`, {form}, {}x{} threads: output tile {}x{}, in the plane {:.2} \
              evaluations and {:.2} thread lanes per point-step",
-            d.name, block[0], block[1], w.evaluations, w.lanes
+            active.decl.name,
+            b.block[0],
+            b.block[1],
+            b.tile[0],
+            b.tile[1],
+            b.work.evaluations,
+            b.work.lanes
         );
     }
 }
@@ -647,5 +679,17 @@ fn fusion_json(
             .collect::<Vec<_>>(),
         "output_buffers": buffers,
         "output_buffer_bytes": bytes,
+        "blocks": fused_blocks(program)
+            .iter()
+            .map(|b| {
+                serde_json::json!({
+                    "threads": b.block,
+                    "vector": b.vector,
+                    "output_tile": b.tile,
+                    "evaluations_per_point_step": b.work.evaluations,
+                    "lanes_per_point_step": b.work.lanes,
+                })
+            })
+            .collect::<Vec<_>>(),
     }))
 }
