@@ -353,9 +353,9 @@ impl Geometry {
         }
     }
 
-    /// A fused kernel's work per point-step ([`crate::program::FusedDecl::work`]) over launches of `launches`
-    /// planes, each weighted by its planes; `None` for other kernels, or where the program
-    /// does not say where its invocations compute.
+    /// A fused kernel's work per point-step ([`crate::program::FusedDecl::work`]) over
+    /// launches of `launches` planes, each weighted by its planes; `None` for other kernels, or
+    /// where the program does not say where its invocations compute.
     fn fused_work(
         &self,
         program: &crate::program::Program,
