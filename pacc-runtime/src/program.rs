@@ -388,16 +388,14 @@ impl FusedDecl {
         let cols = if vector { VECTOR_WIDTH as u32 } else { 1 };
         let [bx, by] = [block[0], if ndim == 3 { block[1] } else { 1 }];
         let [tx, ty] = fused_tile([bx, by], self.halo, ndim, vector);
-        // The output tile's first row and column in the block.
-        let (y0, x0) = match ndim {
-            3 => (self.halo[0][0], x_halo(self.halo, vector)[0]),
-            _ => (0, x_halo(self.halo, vector)[0]),
-        };
+        // The output tile's first row and column in the block; a 2D block is one row.
+        let (flat, x0) = (ndim != 3, x_halo(self.halo, vector)[0]);
+        let y0 = if flat { 0 } else { self.halo[0][0] };
         let seg = segment as f64;
         let (mut points, mut lanes, mut planes) = (0.0, 0.0, 0.0);
         for inv in self.invocations.iter().flatten() {
             let [[wyl, wyh], [wxl, wxh]] = inv.window;
-            let (wyl, wyh) = if ndim == 3 { (wyl, wyh) } else { (0, 0) };
+            let (wyl, wyh) = if flat { (0, 0) } else { (wyl, wyh) };
             let rows = y0.saturating_sub(wyl)..(y0 + ty + wyh);
             let xs = x0.saturating_sub(wxl)..(x0 + tx + wxh);
             let depth = seg + f64::from(inv.planes[0] + inv.planes[1]);
