@@ -3,7 +3,8 @@
 //! nests, 2D), in core and out of core with region sharing and the wavefront, on shapes no tile
 //! divides, and the report names the fused form. So do the programs of `tests/common`
 //! (asymmetric reaches, a read-only array read diagonally, a sum over every step, two f64 nests,
-//! 2D, an f64 source term), also in chunks thinner than what one launch reads beyond its planes.
+//! 2D, an f64 source term), also in chunks thinner than what one launch reads beyond its planes,
+//! and with direct mapping and staged copies, whose chunks load their halo from the host.
 //! The comparisons are `tests/common/fused.rs`, which `fused_runs.rs` runs on the CPU. Each
 //! needs a CUDA device: ignored by a plain `cargo test`.
 
@@ -28,6 +29,13 @@ fn suite() -> Suite {
         // The one-column form, which the vector form replaced by default.
         combos.push(Combo::new(cuda, 1, 12, Scheme::RegionSharing, s).scalar());
         combos.push(Combo::new(cuda, 3, 6, Scheme::Wavefront, s).scalar());
+        // One launch per block: every block's results leave from the output buffers, while the
+        // next chunk loads its halo from the same host memory (wrong on the H200 until the
+        // plan ordered the two).
+        for scheme in [Scheme::DirectMap, Scheme::StagedCopy] {
+            combos.push(Combo::new(cuda, 2, s, scheme, s));
+            combos.push(Combo::new(cuda, 3, 2 * s, scheme, s));
+        }
     }
     let mut thin = Vec::new();
     for s in FUSE_STEPS {

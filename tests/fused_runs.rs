@@ -32,6 +32,23 @@ fn suite() -> Suite {
             }
         }
     }
+    // The schemes that load each chunk's halo from the host, in any order the plan allows.
+    for (i, s) in FUSE_STEPS.into_iter().enumerate() {
+        for (j, scheme) in [Scheme::DirectMap, Scheme::StagedCopy]
+            .into_iter()
+            .enumerate()
+        {
+            let seed = (4 * i + 2 * j) as u64;
+            combos.push(Combo::new(BackendChoice::Shuffled(seed), 2, s, scheme, s));
+            combos.push(Combo::new(
+                BackendChoice::Shuffled(seed + 1),
+                3,
+                2 * s,
+                scheme,
+                s,
+            ));
+        }
+    }
     combos.push(Combo::new(
         BackendChoice::Shuffled(7),
         3,
@@ -269,6 +286,104 @@ fn three_rotating_levels_fuse_three_steps_and_say_why_not_two() {
             assert_eq!(report.block_steps, k.min(steps), "{steps} steps, k {k}");
             let got = (differing(&p, &sp), differing(&c, &sc), differing(&x, &sx));
             assert_eq!(got, (0, 0, 0), "{steps} steps, {d} chunks, {k}, {scheme:?}");
+        }
+    }
+}
+
+/// Direct mapping and staged copies load a chunk's halo from the host, where the previous
+/// chunk's results land: a fused run writes them from its output buffers (the twins), whose host
+/// memory is their original's, so the write-back must wait for the next chunk's loads. With one
+/// launch per block (`block_steps == fuse`) every block's results come from the twins; on the
+/// shuffled executor, which runs the operations in any order the dependencies allow, 143 of 144
+/// such runs differed from serial before the twins' host memory was aliased in the plan.
+#[test]
+fn fused_direct_map_and_staged_copy_in_any_valid_order_equal_serial() {
+    let (ny, nx) = (37, 23);
+    let (a0, b0) = laplace2d::init(ny, nx, 1.0);
+    let n3 = (21, 9, 11);
+    let (p0, w0) = (field3::<f64>(n3, 0.3), field3::<f64>(n3, 0.0));
+    let mut runs = 0;
+    for s in FUSE_STEPS {
+        let steps = 4 * s;
+        let (mut sa, mut sb) = (a0.clone(), b0.clone());
+        laplace2d::jacobi::serial(&mut sa, &mut sb, steps);
+        let (mut sp, mut sw) = (p0.clone(), w0.clone());
+        common::diag3d::serial(&mut sp, &mut sw, steps);
+        for scheme in [Scheme::DirectMap, Scheme::StagedCopy] {
+            for chunks in [2, 3] {
+                for seed in 0..4u64 {
+                    let o = Options::new()
+                        .backend(BackendChoice::Shuffled(seed))
+                        .chunks(chunks)
+                        .block_steps(s)
+                        .scheme(scheme)
+                        .fuse(s);
+                    let at = format!("fuse {s}, {scheme}, {chunks} chunks, seed {seed}");
+                    let (mut a, mut b) = (a0.clone(), b0.clone());
+                    let ((), r) = laplace2d::jacobi::run(&mut a, &mut b, steps, &o)
+                        .unwrap_or_else(|e| panic!("{at}: {e}"));
+                    assert_eq!(r.chunks, chunks, "{at}: the planner changed the chunks");
+                    assert_eq!(differing(&a, &sa) + differing(&b, &sb), 0, "{at}: jacobi");
+                    let (mut p, mut w) = (p0.clone(), w0.clone());
+                    common::diag3d::run(&mut p, &mut w, steps, &o)
+                        .unwrap_or_else(|e| panic!("{at}: {e}"));
+                    assert_eq!(differing(&p, &sp) + differing(&w, &sw), 0, "{at}: diag3d");
+                    runs += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(runs, 16 * FUSE_STEPS.len());
+}
+
+/// A 2D heat step over the whole grid whose edge reads are guarded, as outside codes write it.
+#[pacc::pipeline]
+fn guarded_heat(t: &mut Array2<f32>, u: &mut Array2<f32>, steps: usize) {
+    let (ny, nx) = t.dim();
+    for _s in 0..steps {
+        for y in 0..ny {
+            for x in 0..nx {
+                let n = if y > 0 { t[[y - 1, x]] } else { t[[y, x]] };
+                let s = if y + 1 < ny { t[[y + 1, x]] } else { t[[y, x]] };
+                u[[y, x]] = t[[y, x]] + 0.2 * (n + s - 2.0 * t[[y, x]]);
+            }
+        }
+        std::mem::swap(t, u);
+    }
+}
+
+/// What the single-step run of a program refuses, its fused run refuses with the same error,
+/// before any data is touched (the fused path once skipped the check and ran on clamped reads,
+/// 3,138 elements off); what the single-step run accepts, the fused run computes as serial.
+#[test]
+fn a_fused_run_refuses_the_reach_the_single_step_run_refuses() {
+    let (ny, nx) = (24, 16);
+    let t0 = Array2::from_shape_fn((ny, nx), |(y, x)| ((y * 7 + x * 3) % 11) as f32);
+    assert!(
+        guarded_heat::program().fusion.get(2).is_ok(),
+        "no fused form to check"
+    );
+    for s in FUSE_STEPS
+        .into_iter()
+        .filter(|&s| guarded_heat::program().fusion.get(s).is_ok())
+    {
+        for scheme in [Scheme::StagedCopy, Scheme::DirectMap, Scheme::RegionSharing] {
+            let single = Options::new().backend(BackendChoice::Cpu).scheme(scheme);
+            let fused = single.clone().chunks(2).block_steps(s).fuse(s);
+            let outcome = |o: &Options| {
+                let (mut t, mut u) = (t0.clone(), t0.clone());
+                let r = guarded_heat::run(&mut t, &mut u, 2 * s, o).map(|_| (t, u));
+                r.map_err(|e| e.to_string())
+            };
+            let at = format!("fuse {s}, {scheme}");
+            match (outcome(&single), outcome(&fused)) {
+                (Err(want), Err(got)) => {
+                    assert!(want.contains("would touch indices"), "{at}: {want}");
+                    assert_eq!(got, want, "{at}");
+                }
+                (Ok(want), Ok(got)) => assert_eq!(got, want, "{at}"),
+                (want, got) => panic!("{at}: single step {want:?}, fused {got:?}"),
+            }
         }
     }
 }

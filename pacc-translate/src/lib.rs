@@ -107,6 +107,7 @@ pub fn translate(args: TokenStream, item: TokenStream) -> Result<Translation, sy
             format!("#[pacc::pipeline] applies to a function: {e}"),
         )
     })?;
+    parse::reserved::check(&item)?;
     let directive = parse::args::parse(args);
     let lowered = lower::lower(item, directive.clone().unwrap_or_default());
     let (directive, mut func) = match (directive, lowered) {

@@ -48,11 +48,16 @@ fn at(resource: Resource, planes: &Range<usize>, base: usize, write: bool) -> Ac
     }
 }
 
-fn host(array: usize, planes: &Range<usize>, write: bool) -> Access {
+/// The user's memory behind `array`: a fused run's twin is its original's
+/// (`Program::host_memory_of`), so a twin's write-back and the next chunk's load of the original
+/// are ordered like any two accesses of one array.
+fn host(program: &Program, array: usize, planes: &Range<usize>, write: bool) -> Access {
+    let array = program.host_memory_of(array);
     at(Resource::Host { array }, planes, 0, write)
 }
 
 fn side(
+    program: &Program,
     side: HostSide,
     set: usize,
     array: usize,
@@ -61,7 +66,7 @@ fn side(
     write: bool,
 ) -> Access {
     match side {
-        HostSide::User => host(array, planes, write),
+        HostSide::User => host(program, array, planes, write),
         HostSide::Staging => at(Resource::Staging { set, array }, planes, base, write),
         HostSide::Compressed => at(Resource::HostCompressed { array }, planes, 0, write),
     }
@@ -80,13 +85,13 @@ fn device_end(side: HostSide, set: usize, array: usize) -> Resource {
 pub fn accesses(program: &Program, plan: &Plan, op: &Op) -> Vec<Access> {
     match &op.kind {
         OpKind::Kernel { .. } | OpKind::Point { .. } => compute_accesses(program, plan, &op.kind),
-        kind => transfer_accesses(kind),
+        kind => transfer_accesses(program, kind),
     }
 }
 
 /// What a transfer, staging copy, device copy or codec operation reads and writes: its source
 /// and its destination.
-fn transfer_accesses(kind: &OpKind) -> Vec<Access> {
+fn transfer_accesses(program: &Program, kind: &OpKind) -> Vec<Access> {
     let dev = |set, array| Resource::Device { set, array };
     match kind {
         OpKind::HtoD {
@@ -96,7 +101,7 @@ fn transfer_accesses(kind: &OpKind) -> Vec<Access> {
             planes,
             from,
         } => vec![
-            side(*from, *set, *array, planes, *base, false),
+            side(program, *from, *set, *array, planes, *base, false),
             at(device_end(*from, *set, *array), planes, *base, true),
         ],
         OpKind::DtoH {
@@ -107,7 +112,7 @@ fn transfer_accesses(kind: &OpKind) -> Vec<Access> {
             to,
         } => vec![
             at(device_end(*to, *set, *array), planes, *base, false),
-            side(*to, *set, *array, planes, *base, true),
+            side(program, *to, *set, *array, planes, *base, true),
         ],
         OpKind::Decode {
             array,
@@ -143,7 +148,7 @@ fn transfer_accesses(kind: &OpKind) -> Vec<Access> {
             base,
             planes,
         } => vec![
-            host(*array, planes, false),
+            host(program, *array, planes, false),
             at(
                 Resource::Staging {
                     set: *set,
@@ -169,7 +174,7 @@ fn transfer_accesses(kind: &OpKind) -> Vec<Access> {
                 *base,
                 false,
             ),
-            host(*array, planes, true),
+            host(program, *array, planes, true),
         ],
         OpKind::DtoD {
             array,
@@ -260,6 +265,6 @@ fn compute_accesses(program: &Program, plan: &Plan, kind: &OpKind) -> Vec<Access
             v.push(access(pd.array, true));
             v
         }
-        _ => transfer_accesses(kind),
+        _ => transfer_accesses(program, kind),
     }
 }

@@ -10,7 +10,7 @@ use super::{
     PlanOptions, Ring, Scheme, StreamRole,
 };
 use crate::codec::Rate;
-use crate::program::Program;
+use crate::program::{KernelDecl, Program};
 use std::collections::HashMap;
 use std::ops::Range;
 
@@ -179,30 +179,8 @@ fn validate(
             planes: shape[0],
         });
     }
-    for k in &program.kernels {
-        if matches!(k.launch, crate::program::Launch::Fused { .. }) {
-            // It reads across several steps and writes whole planes: the original program's
-            // nests were checked, and the planner clamps its reads to the domain.
-            continue;
-        }
-        for (axis, (range, &n)) in k.ranges.iter().zip(shape).enumerate() {
-            let (lo, hi) = (range.lo.eval(n), range.hi.eval(n));
-            if lo >= hi {
-                continue;
-            }
-            for r in &k.reads {
-                let (first, last) = (lo + r.lo[axis], hi - 1 + r.hi[axis]);
-                if first < 0 || last >= n as i64 || lo < 0 || hi > n as i64 {
-                    return Err(PlanError::TooSmall {
-                        kernel: k.name.clone(),
-                        axis,
-                        extent: n,
-                        first: first.min(lo),
-                        last: last.max(hi - 1),
-                    });
-                }
-            }
-        }
+    for k in checked_nests(program) {
+        in_bounds(k, shape)?;
     }
     for (p, (&plane, decl)) in points.iter().zip(&program.points).enumerate() {
         let _ = p;
@@ -219,6 +197,39 @@ fn validate(
             got: points.len(),
             want: program.points.len(),
         });
+    }
+    Ok(())
+}
+
+/// The nests whose reach the shape must hold. A fused kernel reads across several steps and
+/// writes whole planes, so a fused run is held to its original nests: what the single-step run
+/// of the same program refuses, the fused run refuses too.
+fn checked_nests(program: &Program) -> impl Iterator<Item = &KernelDecl> {
+    let unfused = program.kernels.iter();
+    let unfused = unfused.filter(|k| !matches!(k.launch, crate::program::Launch::Fused { .. }));
+    let nests = program.fusion.active.iter().flat_map(|a| &a.nests);
+    unfused.chain(nests)
+}
+
+/// A nest's loop bounds plus its read offsets stay inside the shape.
+fn in_bounds(k: &KernelDecl, shape: &[usize]) -> Result<(), PlanError> {
+    for (axis, (range, &n)) in k.ranges.iter().zip(shape).enumerate() {
+        let (lo, hi) = (range.lo.eval(n), range.hi.eval(n));
+        if lo >= hi {
+            continue;
+        }
+        for r in &k.reads {
+            let (first, last) = (lo + r.lo[axis], hi - 1 + r.hi[axis]);
+            if first < 0 || last >= n as i64 || lo < 0 || hi > n as i64 {
+                return Err(PlanError::TooSmall {
+                    kernel: k.name.clone(),
+                    axis,
+                    extent: n,
+                    first: first.min(lo),
+                    last: last.max(hi - 1),
+                });
+            }
+        }
     }
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! From tokens to the IR's outer shell: the directive and the function's parameters.
 
 pub mod args;
+pub mod reserved;
 pub mod sig;
 
 /// The identifiers of a path's segments (`std::mem::swap` -> `["std", "mem", "swap"]`), which
