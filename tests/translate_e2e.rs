@@ -650,3 +650,27 @@ fn cuda_co_scheduled_codec_matches_one_stream() {
         }
     }
 }
+
+/// One read-only array passed for two parameters (`f(.., &vel, &vel, ..)`) is sound: the run
+/// only reads it. It runs, as serial, on the CPU backend and the shuffled executor; an array
+/// the run writes sharing memory with another is still refused.
+#[test]
+fn one_read_only_array_for_two_parameters_runs_as_serial() {
+    use pacc::models::acoustic::propagate_sponge;
+    let n = (14, 9, 10);
+    let field = |k: f32| ramp3(n, k);
+    let vel = field(0.02);
+    let wavelet = vec![0.5f32, -0.25, 0.125, 0.0, 0.3, -0.1];
+    let steps = wavelet.len();
+    let (mut sp, mut sc) = (field(0.1), field(0.3));
+    propagate_sponge::serial(&mut sp, &mut sc, &vel, &vel, &wavelet, 7, 4, 5, 0.01, steps);
+    for o in [
+        Options::new().backend(BackendChoice::Cpu).chunks(3).block_steps(2),
+        Options::new().backend(BackendChoice::Shuffled(3)).chunks(2).block_steps(3),
+    ] {
+        let (mut p, mut c) = (field(0.1), field(0.3));
+        propagate_sponge::run(&mut p, &mut c, &vel, &vel, &wavelet, 7, 4, 5, 0.01, steps, &o)
+            .unwrap_or_else(|e| panic!("{o:?}: {e}"));
+        assert_eq!((&p, &c), (&sp, &sc), "{o:?}");
+    }
+}

@@ -565,19 +565,6 @@ impl KernelDecl {
 }
 
 impl Program {
-    /// The program array whose host memory `array` is: itself, or for a fused run's twin
-    /// ([`Active::twins`]) its original, which the invocation lists again for it.
-    pub fn host_memory_of(&self, array: usize) -> usize {
-        let Some(a) = &self.fusion.active else {
-            return array;
-        };
-        let first_twin = self.arrays.len() - a.twins.len();
-        match array.checked_sub(first_twin) {
-            Some(k) if k < a.twins.len() => a.twins[k],
-            _ => array,
-        }
-    }
-
     /// Largest backward (negative) and forward read offset along axis 0 over all kernels.
     pub fn axis0_reach(&self) -> (usize, usize) {
         self.kernels

@@ -49,10 +49,10 @@ fn at(resource: Resource, planes: &Range<usize>, base: usize, write: bool) -> Ac
 }
 
 /// The user's memory behind `array`: a fused run's twin is its original's
-/// (`Program::host_memory_of`), so a twin's write-back and the next chunk's load of the original
+/// (`Program::host_array`), so a twin's write-back and the next chunk's load of the original
 /// are ordered like any two accesses of one array.
 fn host(program: &Program, array: usize, planes: &Range<usize>, write: bool) -> Access {
-    let array = program.host_memory_of(array);
+    let array = program.host_array(array);
     at(Resource::Host { array }, planes, 0, write)
 }
 
