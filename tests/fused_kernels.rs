@@ -108,6 +108,12 @@ fn fused_f64_source_term_on_cuda_equals_serial() {
 
 #[test]
 #[ignore = "needs a CUDA device"]
+fn fused_2d_forward_reads_on_cuda_equal_serial() {
+    fused::forward_reads_2d(&suite());
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
 fn fused_2d_asymmetric_rows_on_cuda_equal_serial() {
     fused::asymmetric_rows_2d(&suite());
 }

@@ -205,6 +205,11 @@ fn fused_2d_asymmetric_rows_equal_serial() {
 }
 
 #[test]
+fn fused_2d_forward_reads_equal_serial() {
+    fused::forward_reads_2d(&suite());
+}
+
+#[test]
 fn fused_runs_of_any_number_of_groups_leave_the_names_as_serial() {
     fused::any_number_of_groups(&suite());
 }

@@ -665,12 +665,20 @@ fn one_read_only_array_for_two_parameters_runs_as_serial() {
     let (mut sp, mut sc) = (field(0.1), field(0.3));
     propagate_sponge::serial(&mut sp, &mut sc, &vel, &vel, &wavelet, 7, 4, 5, 0.01, steps);
     for o in [
-        Options::new().backend(BackendChoice::Cpu).chunks(3).block_steps(2),
-        Options::new().backend(BackendChoice::Shuffled(3)).chunks(2).block_steps(3),
+        Options::new()
+            .backend(BackendChoice::Cpu)
+            .chunks(3)
+            .block_steps(2),
+        Options::new()
+            .backend(BackendChoice::Shuffled(3))
+            .chunks(2)
+            .block_steps(3),
     ] {
         let (mut p, mut c) = (field(0.1), field(0.3));
-        propagate_sponge::run(&mut p, &mut c, &vel, &vel, &wavelet, 7, 4, 5, 0.01, steps, &o)
-            .unwrap_or_else(|e| panic!("{o:?}: {e}"));
+        propagate_sponge::run(
+            &mut p, &mut c, &vel, &vel, &wavelet, 7, 4, 5, 0.01, steps, &o,
+        )
+        .unwrap_or_else(|e| panic!("{o:?}: {e}"));
         assert_eq!((&p, &c), (&sp, &sc), "{o:?}");
     }
 }

@@ -2,7 +2,9 @@
 //! on a CUDA device): each body runs a program in s steps per launch under the [`Suite`]'s
 //! settings and wants the serial function's bits, and a report that says the fused form ran.
 
-use super::{asym3d, diag3d, differing, field3, fused_reach, kick3d, noise, rot3, row2d, skew3d};
+use super::{
+    ahead2d, asym3d, diag3d, differing, field3, fused_reach, kick3d, noise, rot3, row2d, skew3d,
+};
 use ndarray::{Array2, Array3};
 use pacc::models::{acoustic, himeno, laplace2d};
 use pacc::runtime::{BackendChoice, Error, Options, Report, Scheme};
@@ -383,6 +385,24 @@ pub fn asymmetric_rows_2d(suite: &Suite) {
             suite.check_report(&rep, &o, row2d::program(), thin);
             let d = (differing(&a, &sa), differing(&b, &sb));
             assert_eq!(d, (0, 0), "row2d, {steps} steps, {o:?}");
+        }
+    }
+}
+
+/// Two 2D nests reading only forward (`ahead2d`): the second could compute a row below a
+/// chunk's planes from rows inside it, outside what the group holds.
+pub fn forward_reads_2d(suite: &Suite) {
+    let n = suite.shapes.row2d;
+    let init = Array2::from_shape_fn(n, |(y, x)| ((y * 7 + x * 3) % 19) as f64 * 0.1);
+    for steps in STEPS {
+        let (mut su, mut sv) = (init.clone(), init.clone());
+        ahead2d::serial(&mut su, &mut sv, steps);
+        for (o, thin) in suite.all_combos() {
+            let (mut u, mut v) = (init.clone(), init.clone());
+            let ((), rep) = suite.run(&o, |op| ahead2d::run(&mut u, &mut v, steps, op));
+            suite.check_report(&rep, &o, ahead2d::program(), thin);
+            let d = (differing(&u, &su), differing(&v, &sv));
+            assert_eq!(d, (0, 0), "ahead2d, {steps} steps, {o:?}");
         }
     }
 }

@@ -102,6 +102,25 @@ pub fn diag3d(p: &mut Array3<f64>, w: &mut Array3<f64>, steps: usize) {
     }
 }
 
+/// 2D, two nests reading only forward along y: a copy over every row, then each row from the
+/// next. A fused group's second nest could compute a row below a chunk from rows inside it.
+#[pacc::pipeline]
+pub fn ahead2d(u: &mut Array2<f64>, v: &mut Array2<f64>, steps: usize) {
+    let (ny, nx) = u.dim();
+    for _t in 0..steps {
+        for y in 0..ny {
+            for x in 0..nx {
+                v[[y, x]] = 0.5 * u[[y, x]] + 0.25;
+            }
+        }
+        for y in 0..ny - 1 {
+            for x in 1..nx {
+                u[[y, x]] = 0.75 * v[[y + 1, x]] + 0.25 * v[[y, x - 1]];
+            }
+        }
+    }
+}
+
 /// 2D: asymmetric reads along x (-2..+1), one row above and below.
 #[pacc::pipeline]
 pub fn row2d(a: &mut Array2<f32>, b: &mut Array2<f32>, steps: usize) {

@@ -68,7 +68,7 @@ pub(super) fn run(
                         .any(|(r, &n)| r.lo.eval(n) >= r.hi.eval(n));
                     let done = match empty {
                         true => planes.start..planes.start,
-                        false => computable(nest, &slot, &avail, n0),
+                        false => computable(nest, &slot, &avail, n0, &region),
                     };
                     let red = nest_planes(program, inv, k, &frame, &done, &owned);
                     acc.extend(red);
@@ -114,15 +114,18 @@ pub(super) fn run(
     acc
 }
 
-/// The planes of nest `nest` whose reads the slots' current values cover, within its range.
+/// The planes of nest `nest` whose reads the slots' current values cover, within its range
+/// and the private buffers' `region` (a nest reading only above its planes could otherwise
+/// compute one below the region from planes inside it).
 fn computable(
     nest: &crate::program::KernelDecl,
     slot: &[usize],
     avail: &[Range<usize>],
     n0: usize,
+    region: &Range<usize>,
 ) -> Range<usize> {
-    let mut lo = nest.ranges[0].lo.eval(n0).max(0);
-    let mut hi = nest.ranges[0].hi.eval(n0).max(0);
+    let mut lo = nest.ranges[0].lo.eval(n0).max(region.start as i64);
+    let mut hi = nest.ranges[0].hi.eval(n0).min(region.end as i64);
     for r in &nest.reads {
         let a = &avail[slot[r.array]];
         lo = lo.max(a.start as i64 - r.lo[0]);
