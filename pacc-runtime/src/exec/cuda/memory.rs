@@ -253,6 +253,23 @@ impl Drop for PinnedHost {
     }
 }
 
+/// The bytes of a C-order array of `shape` with `elem` bytes per element, or
+/// `Error::HostMemory` where the bytes of its non-empty axes do not fit in `isize` (the most one
+/// allocation, a slice over it and an ndarray view of any shape may span): a wrapped product
+/// would hand out a view far larger than the allocation.
+fn array_bytes(shape: &[usize], elem: usize) -> Result<usize, Error> {
+    let spanned = shape
+        .iter()
+        .filter(|&&d| d != 0)
+        .try_fold(elem, |n, &d| n.checked_mul(d))
+        .filter(|&n| isize::try_from(n).is_ok())
+        .ok_or_else(|| Error::HostMemory {
+            bytes: None,
+            what: format!("a pinned array of shape {shape:?} ({elem}-byte elements)"),
+        })?;
+    Ok(if shape.contains(&0) { 0 } else { spanned })
+}
+
 /// An array in page-locked host memory allocated by pacc, for users who call a pipelined
 /// function repeatedly: runs detect that it is already page-locked and skip registering it.
 /// Use it through [`PinnedArray::view`] / [`PinnedArray::view_mut`] (ndarray views).
@@ -266,10 +283,10 @@ pub struct PinnedArray<T: GridElem, D: Dimension> {
 impl<T: GridElem, D: Dimension> PinnedArray<T, D> {
     /// A zero-filled pinned array on CUDA device 0.
     pub fn zeros<Sh: IntoDimension<Dim = D>>(shape: Sh) -> Result<Self, Error> {
+        let dim = shape.into_dimension();
+        let bytes = array_bytes(dim.slice(), std::mem::size_of::<T>())?;
         super::available().map_err(|reason| Error::no_cuda(reason, None))?;
         let ctx = context(0)?;
-        let dim = shape.into_dimension();
-        let bytes = dim.size() * std::mem::size_of::<T>();
         let mem = PinnedHost::new(&ctx, bytes, "a pinned array")?;
         if bytes > 0 {
             // SAFETY: `bytes` bytes were just allocated; all-zero bits are 0.0 for f32/f64.
@@ -326,5 +343,33 @@ impl<T: GridElem, D: Dimension> PinnedArray<T, D> {
     /// An ordinary (pageable) copy.
     pub fn to_owned(&self) -> ndarray::Array<T, D> {
         self.view().to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::array_bytes;
+    use crate::error::Error;
+
+    #[test]
+    fn pinned_array_sizes_are_checked() {
+        assert_eq!(array_bytes(&[3, 5, 7], 4).unwrap(), 420);
+        assert_eq!(array_bytes(&[0, 1 << 40], 8).unwrap(), 0);
+        // ndarray refuses views whose non-empty axes overflow, even with no element.
+        assert!(array_bytes(&[0, usize::MAX], 8).is_err());
+        assert_eq!(array_bytes(&[], 4).unwrap(), 4);
+        // 2^62 elements of 4 bytes wrap to 0 unchecked; 2^61 of 4 bytes pass isize::MAX.
+        for shape in [
+            vec![1usize << 31, 1 << 31],
+            vec![2, 1 << 60],
+            vec![100, usize::MAX, usize::MAX],
+        ] {
+            let e = array_bytes(&shape, 4).unwrap_err();
+            assert!(matches!(e, Error::HostMemory { bytes: None, .. }), "{e:?}");
+            assert!(e.to_string().contains(&format!("{shape:?}")), "{e}");
+        }
+        let most = isize::MAX as usize;
+        assert_eq!(array_bytes(&[most], 1).unwrap(), most);
+        assert!(array_bytes(&[most / 2 + 1], 2).is_err());
     }
 }
