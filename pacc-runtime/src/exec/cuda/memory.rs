@@ -75,24 +75,54 @@ impl Drop for Registration {
     }
 }
 
-/// Page-locked host arrays; unregistered when dropped.
-pub struct HostLock {
+/// Page-locked host arrays; unregistered when dropped. The guard of [`lock_host`] borrows the
+/// arrays for `'a`, so they cannot be freed, moved or resized while it lives; that of
+/// [`lock_host_unchecked`] borrows nothing (`'static`) and its caller keeps them alive.
+pub struct HostLock<'a> {
     _reg: Registration,
     /// Seconds spent registering.
     pub seconds: f64,
     pub bytes: usize,
+    _arrays: PhantomData<&'a [u8]>,
 }
 
 /// Page-locks `arrays` (those not already page-locked) until the guard drops. While it lives,
-/// CUDA runs over these arrays skip registering them (the report notes it): for a caller that
-/// calls repeatedly on the same arrays, which then pays registering (and unregistering, which
-/// each run otherwise does before it returns) once.
+/// CUDA runs over these arrays skip registering them (the report notes it).
 ///
-/// The hazard this opts into: the guard does not borrow the arrays (runs need them mutably while
-/// it lives), so drop it before freeing, reallocating or resizing them. A registration left over
-/// freed memory serves a later allocation at the same address the old bytes and swallows copies
-/// into it (reproduced on an H200 with the driver's own calls).
-pub fn lock_host(arrays: &[HostArray]) -> Result<HostLock, Error> {
+/// The guard borrows the arrays for as long as their descriptions do (`'a`): an array described
+/// with [`host_array`](crate::host::host_array) cannot be dropped, reassigned or written while
+/// the guard lives. That keeps the registration from outliving the memory: a registration
+/// left over freed memory serves a later allocation at the same address the old bytes and
+/// swallows copies into it (reproduced on an H200 with the driver's own calls). A caller that
+/// needs the arrays mutably while they stay page-locked (repeated runs of a `#[pacc::pipeline]`
+/// function on the same arrays) uses [`lock_host_unchecked`].
+pub fn lock_host<'a>(arrays: &[HostArray<'a>]) -> Result<HostLock<'a>, Error> {
+    // SAFETY: the guard borrows the arrays' memory for `'a`, as their descriptions do, so the
+    // memory outlives the registration.
+    unsafe { register_arrays(arrays) }
+}
+
+/// [`lock_host`] with a guard that does not borrow the arrays, so that they can be passed
+/// mutably to runs while it lives: for a caller that calls repeatedly on the same arrays,
+/// which then pays registering (and unregistering, which each run otherwise does before it
+/// returns) once.
+///
+/// # Safety
+///
+/// Every array's memory must stay allocated at the same address, neither freed, reallocated nor
+/// resized (no `Vec` growth, no reassignment of the `Array` owning it), until the guard is
+/// dropped. Breaking this leaves the driver's registration over memory the allocator hands out
+/// again: copies then read stale bytes and writes into the new owner's memory are lost.
+pub unsafe fn lock_host_unchecked(arrays: &[HostArray<'_>]) -> Result<HostLock<'static>, Error> {
+    // SAFETY: the caller keeps the memory allocated until the guard drops.
+    unsafe { register_arrays(arrays) }
+}
+
+/// Registers `arrays` for a guard of any lifetime.
+///
+/// # Safety
+/// The arrays' memory stays allocated at its address for all of `'a`.
+unsafe fn register_arrays<'a>(arrays: &[HostArray<'_>]) -> Result<HostLock<'a>, Error> {
     // An earlier run's pieces still being unregistered would count as locked.
     super::settle();
     let info = super::device::available().map_err(|reason| Error::no_cuda(reason, None))?;
@@ -105,6 +135,7 @@ pub fn lock_host(arrays: &[HostArray]) -> Result<HostLock, Error> {
         _reg: reg,
         seconds: t.elapsed().as_secs_f64(),
         bytes,
+        _arrays: PhantomData,
     })
 }
 
