@@ -726,7 +726,10 @@ mod tests {
         assert!(!covered(0x8000..0x9001, lookup(&gap)));
         // One query per region, not per page.
         let mut asked = 0;
-        let big = [0..1 << 40];
+        let big = [Range {
+            start: 0,
+            end: 1 << 40,
+        }];
         let mut look = lookup(&big);
         assert!(covered(4096..(1 << 40), |at| {
             asked += 1;
