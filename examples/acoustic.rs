@@ -74,7 +74,7 @@ struct Cli {
     /// compare how fast a CUDA run page-locks them.
     #[arg(long)]
     plain_pages: bool,
-    /// Page-lock the arrays before the call (`pacc::runtime::exec::cuda::lock_host`), as a
+    /// Page-lock the arrays before the call (`pacc::runtime::exec::cuda::lock_host_unchecked`), as a
     /// program calling the pipeline repeatedly would once, and time it apart: the call then
     /// registers nothing. CUDA only.
     #[arg(long)]
@@ -363,9 +363,11 @@ fn main() {
     });
     print_setting(&cli, &p);
 
+    // SAFETY: the arrays are only written in place by the runs below, and dropped after the
+    // guard (declared after them, so dropped first).
     let _lock = cli
         .lock_first
-        .then(|| lock_first(&[&prev, &cur, &vel], damp.as_ref()))
+        .then(|| unsafe { lock_first(&[&prev, &cur, &vel], damp.as_ref()) })
         .flatten();
     let run = |prev: &mut Field, cur: &mut Field, opts: &pacc::Options| match &damp {
         None => propagate::run(prev, cur, &vel, &wavelet, sz, sy, sx, dx2, cli.steps, opts),
@@ -416,15 +418,20 @@ fn main() {
 
 /// `--lock-first`: the arrays page-locked until the guard drops, or `None` (saying why) where
 /// that is not possible; the call then registers them itself.
+///
+/// # Safety
+/// The arrays must stay allocated, and not be reallocated, until the guard drops (the guard
+/// does not borrow them, so that the runs can take them mutably).
 #[cfg(feature = "cuda")]
-fn lock_first(
+unsafe fn lock_first(
     arrays: &[&Field],
     damp: Option<&Field>,
-) -> Option<pacc::runtime::exec::cuda::HostLock> {
+) -> Option<pacc::runtime::exec::cuda::HostLock<'static>> {
     let host: Result<Vec<_>, _> = (arrays.iter().copied().chain(damp))
         .map(|a| pacc::runtime::host::host_array(a, "field"))
         .collect();
-    match host.and_then(|h| pacc::runtime::exec::cuda::lock_host(&h)) {
+    // SAFETY: the caller keeps the arrays allocated while the guard lives.
+    match host.and_then(|h| unsafe { pacc::runtime::exec::cuda::lock_host_unchecked(&h) }) {
         Ok(lock) => {
             println!(
                 "page-locked {:.1} GiB of the arrays in {:.2} s before the call (--lock-first)",
@@ -441,7 +448,7 @@ fn lock_first(
 }
 
 #[cfg(not(feature = "cuda"))]
-fn lock_first(_: &[&Field], _: Option<&Field>) -> Option<()> {
+unsafe fn lock_first(_: &[&Field], _: Option<&Field>) -> Option<()> {
     println!("--lock-first: built without CUDA; nothing to page-lock");
     None
 }

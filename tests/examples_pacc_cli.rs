@@ -608,3 +608,65 @@ fn expand_prints_no_escaped_cuda_and_lists_every_kernel_form() {
     }
     assert!(acoustic.contains("#else of the #if at line "), "{acoustic}");
 }
+
+/// Shapes whose arrays could not exist are refused before any arithmetic on them wraps (the
+/// plan printed "1 elements per plane" for this one).
+#[test]
+fn plan_refuses_a_shape_that_overflows() {
+    let max = usize::MAX.to_string();
+    let half = (usize::MAX / 2).to_string();
+    for (file, shape) in [
+        ("src/models/acoustic.rs", format!("100,{max},{max}")),
+        ("src/models/acoustic.rs", format!("2,{half},1")),
+        ("src/models/laplace2d.rs", format!("{half},2")),
+    ] {
+        let mut args = vec!["plan", file, "--shape", &shape];
+        if file.contains("acoustic") {
+            args.extend(["--function", "propagate"]);
+        }
+        let err = pacc_fails(&args);
+        assert!(
+            err.contains(&format!("--shape `{shape}`")) && err.contains("address space"),
+            "{err}"
+        );
+    }
+}
+
+/// A pipelined function whose stencil expression sits inside `depth` parentheses.
+fn nested_source(depth: usize) -> String {
+    format!(
+        "use ndarray::Array2;\n\
+         #[pacc::pipeline]\n\
+         pub fn deep(a: &mut Array2<f32>, b: &mut Array2<f32>, iterations: usize) {{\n\
+         let (ny, nx) = a.dim();\n\
+         for _it in 0..iterations {{\n\
+         for y in 1..ny - 1 {{\n\
+         for x in 1..nx - 1 {{\n\
+         b[[y, x]] = 0.25 * {}a[[y - 1, x]] + a[[y + 1, x]]{};\n\
+         }}\n}}\n\
+         std::mem::swap(a, b);\n\
+         }}\n}}\n",
+        "(".repeat(depth),
+        ")".repeat(depth)
+    )
+}
+
+/// Deep nesting is refused with an error (5,000 parentheses overflowed the stack: abort, rc
+/// 134), and code nested close to the limit still expands.
+#[test]
+fn expand_bounds_the_nesting_depth() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let deep = dir.join("pacc_cli_nested_5000.rs");
+    std::fs::write(&deep, nested_source(5000)).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_pacc"))
+        .args(["expand", deep.to_str().unwrap()])
+        .output()
+        .expect("run pacc");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{:?}: {err}", out.status);
+    assert!(err.contains("nest more than 256 deep at line 8"), "{err}");
+    let near = dir.join("pacc_cli_nested_240.rs");
+    std::fs::write(&near, nested_source(240)).unwrap();
+    let out = pacc(&["expand", near.to_str().unwrap(), "--cuda"]);
+    assert!(out.contains("pacc_deep_k0"), "{out}");
+}

@@ -2,13 +2,26 @@
 //!
 //! # Layout
 //!
+//! pacc writes only inside `DIR/pacc-checkpoints/` ([`SUBDIR`]), a directory of its own, and
+//! removes only entries there whose names it generates; the rest of `DIR` is the user's.
+//!
 //! ```text
-//! DIR/LATEST                      "ckpt-<step>-<id>\n<crc32 of its state.json, 8 hex digits>\n"
-//! DIR/ckpt-<step>-<id>/state.json program, shape, t0, step counter, binding, reductions,
-//!                                 scalars, checksums (see `State`)
-//! DIR/ckpt-<step>-<id>/<arg>.npy  one per array the run writes, named after the function's
-//!                                 argument: the contents of that argument's memory
+//! DIR/pacc-checkpoints/LATEST           "ckpt-<step>-<id>\n<crc32 of its state.json, 8 hex digits>\n"
+//! DIR/pacc-checkpoints/ckpt-<step>-<id>/state.json
+//!                                       program, shape, t0, step counter, binding, reductions,
+//!                                       scalars, checksums (see `State`)
+//! DIR/pacc-checkpoints/ckpt-<step>-<id>/<arg>.npy
+//!                                       one per array the run writes, named after the
+//!                                       function's argument: the contents of that argument's memory
 //! ```
+//!
+//! `<step>` is the step counter in at least 12 decimal digits and `<id>` is
+//! `<pid>-<hex nanoseconds>-<counter>` (see [`is_own_entry`]).
+//!
+//! Older pacc versions wrote the same files straight into `DIR` (`DIR/LATEST`,
+//! `DIR/ckpt-...`). Resuming reads that layout when `DIR/pacc-checkpoints/LATEST` does not
+//! exist; new checkpoints always go to the subdirectory, and the old files are left as they are
+//! (remove them by hand once a new checkpoint exists).
 //!
 //! Every `.npy` is numpy format 1.0 (`numpy.load` reads it): C order, little-endian `<f4`/`<f8`
 //! (the machine's byte order), the arrays' shape. A file holds the memory of the argument it is
@@ -20,12 +33,14 @@
 //!
 //! # Atomicity
 //!
-//! A checkpoint is written into `DIR/tmp-<id>`, each file fsynced, then the directory is renamed
-//! to `ckpt-<step>-<id>` and `LATEST` is replaced (write `LATEST.tmp-<id>`, fsync, rename) —
-//! the rename of `LATEST` is the commit point. A crash at any moment leaves `LATEST` naming a
-//! complete checkpoint (or no `LATEST` before the first commit). Older `ckpt-*` and stray
-//! `tmp-*` entries are removed after the commit. Every file's CRC-32 is in `state.json`, and
-//! `state.json`'s CRC-32 is in `LATEST`; resuming checks them all before it touches the arrays.
+//! A checkpoint is written into `pacc-checkpoints/tmp-<id>`, each file fsynced, then the
+//! directory is renamed to `ckpt-<step>-<id>` and `LATEST` is replaced (write
+//! `LATEST.tmp-ckpt-<step>-<id>`, fsync, rename) — the rename of `LATEST` is the commit point.
+//! A crash at any moment leaves `LATEST` naming a complete checkpoint (or no `LATEST` before the
+//! first commit). After the commit, older checkpoints and leftovers of interrupted writes are
+//! removed: entries of `pacc-checkpoints/` whose names have exactly the forms above, nothing
+//! else. Every file's CRC-32 is in `state.json`, and `state.json`'s CRC-32 is in `LATEST`;
+//! resuming checks them all before it touches the arrays.
 //!
 //! One run at a time may use a directory.
 
@@ -44,8 +59,10 @@ use std::path::{Path, PathBuf};
 pub const FORMAT: &str = "pacc-checkpoint";
 /// `state.json`'s `version` field; a checkpoint of another version is refused.
 pub const VERSION: u32 = 1;
-/// Name of the pointer file.
+/// Name of the pointer file (in [`SUBDIR`]).
 pub const LATEST: &str = "LATEST";
+/// The directory inside the checkpoint directory that holds everything pacc writes there.
+pub const SUBDIR: &str = "pacc-checkpoints";
 const STATE: &str = "state.json";
 /// Bytes read or written at a time.
 const PIECE: usize = 16 << 20;
@@ -211,15 +228,76 @@ fn sync_dir(dir: &Path) -> Result<(), Error> {
         .map_err(|e| io_err(dir, e))
 }
 
-/// Makes sure checkpoints can be written to `cfg.dir` (creates it, writes and removes a probe
-/// file), so that an unusable directory is an error before the run touches any data.
+/// The directory inside the checkpoint directory `dir` that pacc writes in ([`SUBDIR`]).
+pub fn own_dir(dir: &Path) -> PathBuf {
+    dir.join(SUBDIR)
+}
+
+/// Whether `name` has one of the forms pacc gives what it writes in [`SUBDIR`]:
+/// `ckpt-<step>-<id>`, `tmp-<id>`, `tmp-probe-<id>` or `LATEST.tmp-ckpt-<step>-<id>`, where
+/// `<step>` is 12 or more decimal digits and `<id>` is `<pid>-<hex>-<counter>`. Only such
+/// entries are ever removed, so a file of the user's that strayed into the subdirectory stays.
+pub fn is_own_entry(name: &str) -> bool {
+    if let Some(ckpt) = name.strip_prefix(&format!("{LATEST}.tmp-")) {
+        return is_checkpoint_name(ckpt);
+    }
+    if let Some(id) = name.strip_prefix("tmp-") {
+        return is_id(id.strip_prefix("probe-").unwrap_or(id));
+    }
+    is_checkpoint_name(name)
+}
+
+fn is_checkpoint_name(name: &str) -> bool {
+    name.strip_prefix("ckpt-")
+        .and_then(|rest| rest.split_once('-'))
+        .is_some_and(|(step, id)| step.len() >= 12 && is_decimal(step) && is_id(id))
+}
+
+/// `<pid>-<hex nanoseconds>-<counter>`, as [`unique_id`] makes them.
+fn is_id(id: &str) -> bool {
+    let parts: Vec<&str> = id.split('-').collect();
+    matches!(parts.as_slice(), [pid, nanos, n]
+        if is_decimal(pid) && !nanos.is_empty() && nanos.bytes().all(|b| b.is_ascii_hexdigit())
+            && is_decimal(n))
+}
+
+fn is_decimal(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// Makes sure checkpoints can be written to `cfg.dir` (creates it and its [`SUBDIR`], writes
+/// and removes a probe file), so that an unusable directory is an error before the run touches
+/// any data.
 pub(crate) fn prepare_dir(cfg: &Checkpointing) -> Result<(), Error> {
-    let root = &cfg.dir;
-    fs::create_dir_all(root).map_err(|e| io_err(root, e))?;
-    let probe = root.join(format!("tmp-probe-{}", unique_id()));
+    let own = own_dir(&cfg.dir);
+    fs::create_dir_all(&own).map_err(|e| io_err(&own, e))?;
+    // The subdirectory's own entry must survive a crash as well as what goes into it.
+    sync_dir(&cfg.dir)?;
+    let probe = own.join(format!("tmp-probe-{}", unique_id()));
     let r = write_synced(&probe, b"pacc");
     let _ = fs::remove_file(&probe);
     r
+}
+
+/// Removes (best effort) the earlier checkpoints and the leftovers of interrupted writes in
+/// `own`, except the checkpoint `keep`: the entries whose names [`is_own_entry`] takes for
+/// pacc's, and nothing else.
+fn remove_stale(own: &Path, keep: &str) {
+    let Ok(entries) = fs::read_dir(own) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(n) = name.to_str() else { continue };
+        if n == keep || !is_own_entry(n) {
+            continue;
+        }
+        // `file_type` does not follow links: a link is removed, never what it points to.
+        let _ = match e.file_type() {
+            Ok(t) if t.is_dir() => fs::remove_dir_all(e.path()),
+            _ => fs::remove_file(e.path()),
+        };
+    }
 }
 
 /// Writes a checkpoint of `arrays` (the call's arguments, physical order) and makes it current.
@@ -230,43 +308,29 @@ pub(crate) fn write(
     fp: &Fingerprint,
     at: At<'_>,
 ) -> Result<CheckpointRef, Error> {
-    let root = &cfg.dir;
-    fs::create_dir_all(root).map_err(|e| io_err(root, e))?;
+    let own = own_dir(&cfg.dir);
+    fs::create_dir_all(&own).map_err(|e| io_err(&own, e))?;
     let id = unique_id();
-    let tmp = root.join(format!("tmp-{id}"));
+    let tmp = own.join(format!("tmp-{id}"));
     let name = format!("ckpt-{:012}-{id}", at.step);
-    let fin = root.join(&name);
-    let result = write_into(&tmp, &fin, &name, cfg, program, arrays, fp, &at);
+    let fin = own.join(&name);
+    let result = write_into(&own, &tmp, &fin, &name, cfg, program, arrays, fp, &at);
     if result.is_err() {
         let _ = fs::remove_dir_all(&tmp);
         let _ = fs::remove_dir_all(&fin);
-        let _ = fs::remove_file(root.join(format!("{LATEST}.tmp-{name}")));
+        let _ = fs::remove_file(own.join(format!("{LATEST}.tmp-{name}")));
         return result.map(|_| unreachable!());
     }
-    // Best effort: older checkpoints and leftovers of interrupted writes.
-    if let Ok(entries) = fs::read_dir(root) {
-        for e in entries.flatten() {
-            let n = e.file_name();
-            let n = n.to_string_lossy();
-            if n != name && (n.starts_with("ckpt-") || n.starts_with("tmp-")) {
-                if e.path().is_dir() {
-                    let _ = fs::remove_dir_all(e.path());
-                } else {
-                    let _ = fs::remove_file(e.path());
-                }
-            } else if n.starts_with("LATEST.tmp-") {
-                let _ = fs::remove_file(e.path());
-            }
-        }
-    }
+    remove_stale(&own, &name);
     Ok(CheckpointRef {
-        dir: root.clone(),
+        dir: cfg.dir.clone(),
         step: at.step,
     })
 }
 
 #[allow(clippy::too_many_arguments)]
 fn write_into(
+    own: &Path,
     tmp: &Path,
     fin: &Path,
     name: &str,
@@ -276,7 +340,6 @@ fn write_into(
     fp: &Fingerprint,
     at: &At<'_>,
 ) -> Result<(), Error> {
-    let root = &cfg.dir;
     fs::create_dir(tmp).map_err(|e| io_err(tmp, e))?;
     let binding = binding_at(program, at.step);
     let mut held_by = vec![String::new(); arrays.len()];
@@ -314,7 +377,7 @@ fn write_into(
         saved.push(entry);
     }
     fault::hit(Site::Checkpoint, || {
-        format!("checkpoint at step {} in `{}`", at.step, root.display())
+        format!("checkpoint at step {} in `{}`", at.step, cfg.dir.display())
     })?;
     let state = State {
         format: FORMAT.into(),
@@ -346,13 +409,13 @@ fn write_into(
     write_synced(&state_path, &json)?;
     sync_dir(tmp)?;
     fs::rename(tmp, fin).map_err(|e| io_err(fin, e))?;
-    sync_dir(root)?;
-    let latest_tmp = root.join(format!("{LATEST}.tmp-{name}"));
+    sync_dir(own)?;
+    let latest_tmp = own.join(format!("{LATEST}.tmp-{name}"));
     let pointer = format!("{name}\n{:08x}\n", crc32fast::hash(&json));
     write_synced(&latest_tmp, pointer.as_bytes())?;
-    let latest = root.join(LATEST);
+    let latest = own.join(LATEST);
     fs::rename(&latest_tmp, &latest).map_err(|e| io_err(&latest, e))?;
-    sync_dir(root)
+    sync_dir(own)
 }
 
 fn write_synced(path: &Path, bytes: &[u8]) -> Result<(), Error> {
@@ -403,19 +466,15 @@ pub(crate) fn find(
     fp: &Fingerprint,
 ) -> Result<Option<Found>, Error> {
     let root = resume.dir();
-    let latest = root.join(LATEST);
-    let pointer = match fs::read_to_string(&latest) {
-        Ok(p) => p,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return match resume {
-                Resume::IfPresent(_) => Ok(None),
-                Resume::From(d) => Err(Error::Checkpoint(CheckpointError::Missing {
-                    dir: d.clone(),
-                })),
-            }
-        }
-        Err(e) => return Err(read_err(&latest, e)),
+    let Some((base, pointer)) = read_pointer(root)? else {
+        return match resume {
+            Resume::IfPresent(_) => Ok(None),
+            Resume::From(d) => Err(Error::Checkpoint(CheckpointError::Missing {
+                dir: d.clone(),
+            })),
+        };
     };
+    let latest = base.join(LATEST);
     let mut lines = pointer.lines();
     let (name, want_crc) = match (
         lines.next(),
@@ -433,7 +492,7 @@ pub(crate) fn find(
             ))
         }
     };
-    let path = root.join(&name);
+    let path = base.join(&name);
     let state_path = path.join(STATE);
     let json = fs::read(&state_path).map_err(|e| read_err(&state_path, e))?;
     if crc32fast::hash(&json) != want_crc {
@@ -460,6 +519,21 @@ pub(crate) fn find(
         step: state.step,
     };
     Ok(Some(Found { path, state, at }))
+}
+
+/// The directory the current checkpoint's pointer is in and the pointer's text: that of
+/// [`SUBDIR`], else (the layout of older versions) that of `root` itself; `None` if neither
+/// has a `LATEST`.
+fn read_pointer(root: &Path) -> Result<Option<(PathBuf, String)>, Error> {
+    for base in [own_dir(root), root.to_path_buf()] {
+        let latest = base.join(LATEST);
+        match fs::read_to_string(&latest) {
+            Ok(p) => return Ok(Some((base, p))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(read_err(&latest, e)),
+        }
+    }
+    Ok(None)
 }
 
 fn check_state(

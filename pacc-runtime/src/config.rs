@@ -130,7 +130,7 @@ pub fn settle(program: &Program, opts: &Options) -> Settled {
             trace: c.trace.clone(),
             kernel_form: c.kernel_form,
             march,
-            march_fixed: c.march.is_some() || std::env::var_os("PACC_MARCH").is_some(),
+            march_fixed: c.march.is_some() || crate::env::var_os("PACC_MARCH").is_some(),
             unpadded_rows: c.unpadded_rows,
             pin_threads: c.pin_threads.unwrap_or(DEFAULT_PIN_THREADS).max(1),
             pin_overlap: !c.pin_upfront,
@@ -283,7 +283,7 @@ mod tests {
         );
         assert!(s.cuda.march_fixed);
         // A call that sets nothing settles to the defaults the layers below would have applied.
-        if std::env::var_os("PACC_MARCH").is_none() {
+        if crate::env::var_os("PACC_MARCH").is_none() {
             let s = settle(&program(None, None), &Options::new());
             let d = Settled::default();
             assert_eq!(s.cuda, d.cuda);

@@ -58,7 +58,7 @@ const STALE: Duration = Duration::from_secs(3600);
 
 /// The cache's folder for `kind`, or `None` when the cache is off or no home is known.
 fn dir(kind: Kind) -> Option<PathBuf> {
-    let root = match std::env::var_os("PACC_CACHE_DIR") {
+    let root = match crate::env::var_os("PACC_CACHE_DIR") {
         Some(d) if d == "off" || d.is_empty() => None,
         Some(d) => Some(PathBuf::from(d)),
         None => std::env::var_os("XDG_CACHE_HOME")

@@ -77,6 +77,9 @@ pub enum Error {
         /// The operation, as the executor describes it.
         op: String,
     },
+    /// A `PACC_*` environment variable with a value pacc does not take.
+    #[error(transparent)]
+    Env(#[from] EnvError),
     #[error(transparent)]
     Checkpoint(#[from] CheckpointError),
     #[error(transparent)]
@@ -250,6 +253,25 @@ impl std::fmt::Display for Progress {
             ),
         }
     }
+}
+
+/// A `PACC_*` environment variable whose value pacc does not take (read by
+/// `Options::from_env`, before any run).
+#[derive(Debug, thiserror::Error)]
+pub enum EnvError {
+    #[error("{var}={value} is not a boolean. Hint: set it to 1, true, on or yes ({on}), or to 0, false, off or no (any case), or unset it")]
+    NotBoolean {
+        var: String,
+        value: String,
+        /// What turning it on does.
+        on: String,
+    },
+    #[error("{var} is set but empty. Hint: set it to {what}, or unset it")]
+    Empty {
+        var: String,
+        /// What the variable names (`the checkpoint directory`, ...).
+        what: String,
+    },
 }
 
 /// Writing or resuming from a checkpoint went wrong. Errors while resuming are returned before

@@ -47,6 +47,8 @@ mod disk_cache;
 #[cfg(feature = "runtime")]
 pub mod dist;
 #[cfg(feature = "runtime")]
+pub mod env;
+#[cfg(feature = "runtime")]
 pub mod error;
 #[cfg(feature = "runtime")]
 pub mod exec;
@@ -89,7 +91,7 @@ pub use program::Program;
 
 #[cfg(feature = "runtime")]
 pub use error::{
-    CheckpointError, CheckpointRef, CompressError, DistError, Error, Progress, Result,
+    CheckpointError, CheckpointRef, CompressError, DistError, EnvError, Error, Progress, Result,
 };
 #[cfg(feature = "runtime")]
 pub use invocation::{HostArray, HostSlice, Invocation, RunOutput, ScalarValue};

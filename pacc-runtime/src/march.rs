@@ -51,10 +51,9 @@ impl MarchTuning {
     /// `PACC_MARCH` if set (parsed), else no override. Which one a run uses is
     /// [`crate::config::settle`]'s to say.
     pub fn from_env() -> Result<Option<MarchTuning>, Error> {
-        match std::env::var("PACC_MARCH") {
-            Ok(v) => MarchTuning::parse(&v).map(Some),
-            Err(_) => Ok(None),
-        }
+        crate::env::var("PACC_MARCH")
+            .map(|v| MarchTuning::parse(&v))
+            .transpose()
     }
 
     /// `PACC_MARCH` syntax: comma-separated `bx=N`, `by=N`, `unroll=N`, `minb=N`, `stage=0|1`,

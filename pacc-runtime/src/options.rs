@@ -4,6 +4,7 @@ mod cuda;
 
 pub use cuda::{CudaOptions, HostPath, KernelForm};
 
+use crate::env;
 use crate::error::Error;
 use crate::march::MarchTuning;
 use crate::plan::Scheme;
@@ -285,9 +286,9 @@ impl Options {
     }
 
     /// Options from `PACC_BACKEND`, `PACC_CHUNKS`, `PACC_BLOCK_STEPS`, `PACC_SCHEME`,
-    /// `PACC_FMA` (0/1), `PACC_TRACE`, `PACC_KERNELS` (`marching` or `plain`), `PACC_PAD_ROWS`
-    /// (1/0), `PACC_RING` (1/0), `PACC_PIN_THREADS`, `PACC_PIN_OVERLAP` (1/0), `PACC_FUSE`
-    /// (steps per launch), and for checkpoints:
+    /// `PACC_FMA` (switch), `PACC_TRACE`, `PACC_KERNELS` (`marching` or `plain`),
+    /// `PACC_PAD_ROWS` (switch), `PACC_RING` (switch), `PACC_PIN_THREADS`, `PACC_PIN_OVERLAP`
+    /// (switch), `PACC_FUSE` (steps per launch), and for checkpoints:
     ///
     /// - `PACC_CHECKPOINT_DIR=DIR`: checkpoint to `DIR` every `PACC_CHECKPOINT_EVERY` blocks
     ///   (default [`DEFAULT_CHECKPOINT_EVERY`]);
@@ -300,32 +301,38 @@ impl Options {
     /// or `f16` (the codec of the compressed arrays), `PACC_COMPRESS_WHEN=auto|always` and
     /// `PACC_COMPRESS_INPUTS=1` (see [`Options::compress_when`], [`Options::compress_inputs`]),
     /// and `PACC_HALO=auto|device|relay|host` for distributed runs (see [`HaloMode`]).
+    ///
+    /// A switch takes 1, true, on, yes or 0, false, off, no in any case
+    /// ([`crate::env::parse_bool`]); other values, and a path variable set to nothing, are
+    /// [`crate::EnvError`]s. The first call in a process names on stderr any `PACC_` variable
+    /// that is set but not read ([`crate::env::VARIABLES`]).
     pub fn from_env() -> Result<Self, Error> {
+        crate::env::warn_unknown_once();
         let mut o = Options::default();
-        for key in [
-            "backend",
-            "chunks",
-            "block_steps",
-            "scheme",
-            "compress",
-            "codec",
-            "checkpoint_dir",
-            "checkpoint_every",
-            "resume",
-            "fuse",
+        for (key, var) in [
+            ("backend", "PACC_BACKEND"),
+            ("chunks", "PACC_CHUNKS"),
+            ("block_steps", "PACC_BLOCK_STEPS"),
+            ("scheme", "PACC_SCHEME"),
+            ("compress", "PACC_COMPRESS"),
+            ("codec", "PACC_CODEC"),
+            ("checkpoint_dir", "PACC_CHECKPOINT_DIR"),
+            ("checkpoint_every", "PACC_CHECKPOINT_EVERY"),
+            ("resume", "PACC_RESUME"),
+            ("fuse", "PACC_FUSE"),
         ] {
-            if std::env::var_os(format!("PACC_{}", key.to_ascii_uppercase())).is_some() {
+            if env::var_os(var).is_some() {
                 o = o.set_by(key, Origin::Environment);
             }
         }
-        if let Ok(v) = std::env::var("PACC_BACKEND") {
+        if let Some(v) = env::var("PACC_BACKEND") {
             o.backend = v
                 .parse()
                 .map_err(|e| Error::Option(format!("PACC_BACKEND={v}: {}", reason(e))))?;
         }
         o.chunks = env_usize("PACC_CHUNKS")?;
         o.block_steps = env_usize("PACC_BLOCK_STEPS")?;
-        if let Ok(v) = std::env::var("PACC_SCHEME") {
+        if let Some(v) = env::var("PACC_SCHEME") {
             o.scheme = Some(
                 v.parse()
                     .map_err(|e: String| Error::Option(format!("PACC_SCHEME={v}: {e}")))?,
@@ -333,36 +340,38 @@ impl Options {
         }
         o.cuda.read_env()?;
         o.fuse = env_usize("PACC_FUSE")?;
-        if let Ok(v) = std::env::var("PACC_RING") {
-            let on = "keep the wavefront's read-only arrays in one device buffer each, the default";
-            o.no_ring = !switch("PACC_RING", &v, on)?;
+        let on = "keep the wavefront's read-only arrays in one device buffer each, the default";
+        if let Some(ring) = env::flag("PACC_RING", on)? {
+            o.no_ring = !ring;
         }
-        if let Ok(v) = std::env::var("PACC_COMPRESS") {
+        if let Some(v) = env::var("PACC_COMPRESS") {
             let l = parse_list(&v).map_err(|m| Error::Option(format!("PACC_COMPRESS={v}: {m}")))?;
             o.compress = l.arrays;
             o.compress_all = l.all;
             o.compress_off = l.off;
         }
-        if let Ok(v) = std::env::var("PACC_COMPRESS_WHEN") {
+        if let Some(v) = env::var("PACC_COMPRESS_WHEN") {
             o.compress_when = v.parse()?;
         }
-        if let Ok(v) = std::env::var("PACC_HALO") {
+        if let Some(v) = env::var("PACC_HALO") {
             o.halo = v.parse()?;
         }
-        if let Ok(v) = std::env::var("PACC_COMPRESS_INPUTS") {
-            let on = "compress_all also compresses inputs, lossily";
-            o.compress_inputs = switch("PACC_COMPRESS_INPUTS", &v, on)?;
+        let on = "compress_all also compresses inputs, lossily";
+        if let Some(inputs) = env::flag("PACC_COMPRESS_INPUTS", on)? {
+            o.compress_inputs = inputs;
         }
-        if let Ok(v) = std::env::var("PACC_CODEC") {
+        if let Some(v) = env::var("PACC_CODEC") {
             o.codec = Some(
                 v.parse()
                     .map_err(|m| Error::Option(format!("PACC_CODEC={v}: {m}")))?,
             );
         }
         let every = env_usize("PACC_CHECKPOINT_EVERY")?;
-        let dir = std::env::var_os("PACC_CHECKPOINT_DIR")
-            .filter(|d| !d.is_empty())
-            .map(PathBuf::from);
+        let dir = env::path(
+            "PACC_CHECKPOINT_DIR",
+            "the directory to write checkpoints to",
+        )?
+        .map(PathBuf::from);
         match (&dir, every) {
             (Some(d), every) => {
                 o.checkpoint = Some(Checkpointing {
@@ -379,7 +388,7 @@ impl Options {
             }
             (None, None) => {}
         }
-        match std::env::var_os("PACC_RESUME").filter(|v| !v.is_empty()) {
+        match env::path("PACC_RESUME", "a checkpoint directory or auto")? {
             Some(v) if v == "auto" => {
                 match dir {
                     Some(d) => o.resume = Some(Resume::IfPresent(d)),
@@ -588,7 +597,15 @@ pub fn parse_list(s: &str) -> Result<ParsedList, String> {
         let rate: f64 = rate.trim().parse().map_err(|_| {
             format!("`{item}`: the rate must be a number of bits per value, e.g. 16 or 12.5")
         })?;
-        match name.trim() {
+        let name = name.trim();
+        let given =
+            (name == "all" && out.all.is_some()) || out.arrays.iter().any(|(n, _)| n == name);
+        if given {
+            return Err(format!(
+                "`{name}` is given twice; name each array (or `all`) once"
+            ));
+        }
+        match name {
             "all" => out.all = Some(rate),
             n => out.arrays.push((n.to_string(), rate)),
         }
@@ -612,20 +629,9 @@ fn reason(e: Error) -> String {
     }
 }
 
-/// A 0/1 setting of variable `var` (`true`/`false`, `yes`/`no` too); `on` says what 1 does.
-pub(crate) fn switch(var: &str, v: &str, on: &str) -> Result<bool, Error> {
-    match v {
-        "1" | "true" | "yes" => Ok(true),
-        "0" | "false" | "no" => Ok(false),
-        _ => Err(Error::Option(format!("{var}={v}: expected 1 ({on}) or 0"))),
-    }
-}
-
-pub(crate) fn env_usize(key: &str) -> Result<Option<usize>, Error> {
-    match std::env::var(key) {
-        Ok(v) => parse_usize(key, &v).map(Some),
-        Err(_) => Ok(None),
-    }
+/// Count variable `key`: `None` when unset.
+pub(crate) fn env_usize(key: &'static str) -> Result<Option<usize>, Error> {
+    env::var(key).map(|v| parse_usize(key, &v)).transpose()
 }
 
 /// `v`, the value of variable `key`, as a count; an error that says whether it is not a
@@ -741,25 +747,24 @@ mod tests {
 
     #[test]
     fn pad_rows_parses_and_refuses_clearly() {
-        assert!(pad_rows("1").unwrap() && pad_rows("yes").unwrap());
+        assert!(pad_rows("1").unwrap() && pad_rows("yes").unwrap() && pad_rows("ON").unwrap());
         assert!(!pad_rows("0").unwrap() && !pad_rows("false").unwrap());
-        match pad_rows("off") {
-            Err(Error::Option(m)) => {
-                assert!(
-                    m.contains("PACC_PAD_ROWS=off") && m.contains("expected 1"),
-                    "{m}"
-                )
+        assert!(!pad_rows("off").unwrap() && !pad_rows("No").unwrap());
+        match pad_rows("of") {
+            Err(Error::Env(crate::error::EnvError::NotBoolean { var, value, .. })) => {
+                assert_eq!((var.as_str(), value.as_str()), ("PACC_PAD_ROWS", "of"))
             }
             other => panic!("{other:?}"),
         }
         assert!(Options::new().row_padding(false).cuda.unpadded_rows);
         assert!(!Options::new().cuda.unpadded_rows);
-        match switch("PACC_RING", "maybe", "keep the ring") {
-            Err(Error::Option(m)) => {
-                assert_eq!(m, "PACC_RING=maybe: expected 1 (keep the ring) or 0")
-            }
-            other => panic!("{other:?}"),
-        }
+        assert_eq!(
+            crate::env::parse_bool("PACC_RING", "maybe", "keep the ring")
+                .unwrap_err()
+                .to_string(),
+            "PACC_RING=maybe is not a boolean. Hint: set it to 1, true, on or yes (keep the \
+             ring), or to 0, false, off or no (any case), or unset it"
+        );
         assert!(Options::new().read_only_ring(false).no_ring);
         assert!(!Options::new().no_ring);
         let o = Options::new().page_locking(0, false);
@@ -789,5 +794,18 @@ mod tests {
         assert!(parse_list("off").unwrap().off);
         assert!(parse_list("a").is_err());
         assert!(parse_list("a=x").is_err());
+        // Each name once: a second rate for it would silently win.
+        for twice in ["all=16,all=8", "a=16,b=8,a=16", "a=16, a =12"] {
+            let e = parse_list(twice).unwrap_err();
+            assert!(e.contains("given twice"), "{twice}: {e}");
+        }
+        assert_eq!(
+            parse_list("all=16,a=8").unwrap(),
+            ParsedList {
+                arrays: vec![("a".into(), 8.0)],
+                all: Some(16.0),
+                off: false
+            }
+        );
     }
 }

@@ -5,7 +5,7 @@
 mod common;
 mod util;
 
-use pacc_runtime::checkpoint::{binding_at, State, LATEST};
+use pacc_runtime::checkpoint::{binding_at, own_dir, State, LATEST, SUBDIR};
 use pacc_runtime::fault::{self, Site};
 use pacc_runtime::npy::parse_npy_header;
 use pacc_runtime::plan::Scheme;
@@ -35,12 +35,23 @@ fn uninterrupted(case: &Case, steps: usize, opts: &Options) -> (Arrays, Vec<f64>
 
 /// The checkpoint `LATEST` names, and its parsed state.
 fn latest(dir: &Path) -> (PathBuf, State) {
-    let pointer = std::fs::read_to_string(dir.join(LATEST)).unwrap();
+    let own = own_dir(dir);
+    let pointer = std::fs::read_to_string(own.join(LATEST)).unwrap();
     let name = pointer.lines().next().unwrap();
-    let ck = dir.join(name);
+    let ck = own.join(name);
     let state: State =
         serde_json::from_slice(&std::fs::read(ck.join("state.json")).unwrap()).unwrap();
     (ck, state)
+}
+
+/// The sorted names of the entries of `dir`.
+fn names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    names
 }
 
 #[test]
@@ -86,11 +97,8 @@ fn checkpointed_runs_equal_uninterrupted_runs_bit_for_bit() {
                         // Exactly one checkpoint left, at the last segment boundary.
                         let (_, state) = latest(dir.path());
                         assert_eq!(state.step, expect_ckpts * seg, "{ctx}");
-                        let names: Vec<_> = std::fs::read_dir(dir.path())
-                            .unwrap()
-                            .map(|e| e.unwrap().file_name().into_string().unwrap())
-                            .collect();
-                        assert_eq!(names.len(), 2, "{ctx}: {names:?}");
+                        assert_eq!(names(dir.path()), [SUBDIR], "{ctx}");
+                        assert_eq!(names(&own_dir(dir.path())).len(), 2, "{ctx}");
                     }
                 }
             }
@@ -182,10 +190,7 @@ fn resume_from_every_checkpoint_equals_uninterrupted() {
                 assert_eq!((c.dir.as_path(), c.step), (dir.path(), stop_after * k));
             }
             // No half-written checkpoint is left behind.
-            let names: Vec<_> = std::fs::read_dir(dir.path())
-                .unwrap()
-                .map(|e| e.unwrap().file_name().into_string().unwrap())
-                .collect();
+            let names = names(&own_dir(dir.path()));
             assert_eq!(names.len(), 2, "{names:?}");
             // Resume with the initial arguments, as a restarted program would.
             let mut y = case.initial();
@@ -235,6 +240,96 @@ fn resume_if_present_starts_fresh_without_a_checkpoint() {
     let mut z = case.initial();
     case.run(&mut z, 8, &cpu(2, 2).resume(dir.path())).unwrap();
     assert_eq!(z.bits(), want8.bits());
+}
+
+/// Files of the user's in the checkpoint directory, with names like pacc's own entries, survive
+/// a checkpointed run; pacc's own stale entries are removed, and a file of the user's inside
+/// pacc's subdirectory stays too.
+#[test]
+fn checkpoints_leave_the_users_files_alone() {
+    let dir = TempDir::new("userfiles");
+    let d = dir.path();
+    let user_files = [
+        "tmp-my-results/data.txt",
+        "ckpt-notes/todo.txt",
+        "tmp-file.txt",
+        "LATEST.tmp-mine",
+        "ckpt-000000000002-1-a-0/mine.txt",
+        "pacc-checkpoints/notes.txt",
+        "pacc-checkpoints/tmp-my-results/data.txt",
+        "pacc-checkpoints/ckpt-notes",
+        "pacc-checkpoints/LATEST.tmp-mine",
+    ];
+    for f in user_files {
+        let p = d.join(f);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, f).unwrap();
+    }
+    std::fs::create_dir(d.join("ckpt-empty")).unwrap();
+    // What an interrupted run of pacc's leaves: a checkpoint, a half-written one, a pointer.
+    let own = own_dir(d);
+    let stale = [
+        "ckpt-000000000002-4242-18f3a-0",
+        "tmp-4242-18f3b-1",
+        "tmp-probe-4242-18f3c-2",
+        "LATEST.tmp-ckpt-000000000004-4242-18f3d-3",
+    ];
+    for s in &stale[..2] {
+        std::fs::create_dir(own.join(s)).unwrap();
+        std::fs::write(own.join(s).join("cur.npy"), "stale").unwrap();
+    }
+    for s in &stale[2..] {
+        std::fs::write(own.join(s), "stale").unwrap();
+    }
+    let case = Case::new(Kind::Stencil(1), &[9, 5, 5], 5);
+    let (want, _) = uninterrupted(&case, 9, &cpu(2, 2));
+    let mut x = case.initial();
+    case.run(&mut x, 9, &cpu(2, 2).checkpoint(d, 1)).unwrap();
+    assert_eq!(x.bits(), want.bits());
+    for f in user_files {
+        let p = d.join(f);
+        assert_eq!(std::fs::read_to_string(&p).ok().as_deref(), Some(f), "{f}");
+    }
+    assert!(d.join("ckpt-empty").is_dir());
+    let (ck, state) = latest(d);
+    assert_eq!(state.step, 8);
+    let ck = ck.file_name().unwrap().to_str().unwrap().to_string();
+    let mut left = vec![
+        LATEST.to_string(),
+        ck,
+        "ckpt-notes".into(),
+        "notes.txt".into(),
+    ];
+    left.extend(["LATEST.tmp-mine".into(), "tmp-my-results".into()]);
+    left.sort();
+    assert_eq!(
+        names(&own),
+        left,
+        "pacc's stale entries are gone, the user's stay"
+    );
+}
+
+/// A checkpoint in the layout of older versions (`DIR/LATEST`, `DIR/ckpt-...`) still resumes.
+#[test]
+fn the_old_layout_resumes() {
+    let dir = TempDir::new("oldlayout");
+    let d = dir.path();
+    let case = make_checkpoint(d);
+    let own = own_dir(d);
+    for n in names(&own) {
+        std::fs::rename(own.join(&n), d.join(&n)).unwrap();
+    }
+    std::fs::remove_dir(&own).unwrap();
+    let (want, want_red) = uninterrupted(&case, 6, &cpu(2, 2));
+    let mut x = case.initial();
+    let out = case.run(&mut x, 6, &cpu(2, 2).resume(d)).unwrap();
+    assert_eq!(x.bits(), want.bits());
+    assert_eq!(red_bits(&out.reductions), red_bits(&want_red));
+    assert!(out
+        .report
+        .adjustments
+        .iter()
+        .any(|a| a.contains("at step 4")));
 }
 
 /// Makes a checkpoint of the stencil at step 4 in `dir`; returns the case.
@@ -317,7 +412,7 @@ fn corrupted_checkpoints_are_typed_errors_and_touch_nothing() {
     // Garbage in LATEST; a missing array file; a missing state.json.
     let dir = TempDir::new("latest");
     let case = make_checkpoint(dir.path());
-    std::fs::write(dir.path().join(LATEST), "../../etc\n").unwrap();
+    std::fs::write(own_dir(dir.path()).join(LATEST), "../../etc\n").unwrap();
     corrupt_reason(&resume_fails(&case, dir.path(), 6));
     let dir = TempDir::new("missingfile");
     let case = make_checkpoint(dir.path());
@@ -571,7 +666,7 @@ fn sigkill_mid_run_then_resume() {
     // Wait for the second checkpoint, then kill in the middle of the next segment.
     let start = Instant::now();
     let step_of = |d: &Path| {
-        std::fs::read_to_string(d.join(LATEST))
+        std::fs::read_to_string(own_dir(d).join(LATEST))
             .ok()
             .and_then(|p| p.lines().next().map(str::to_string))
             .and_then(|n| n.split('-').nth(1).and_then(|s| s.parse::<usize>().ok()))

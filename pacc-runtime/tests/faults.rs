@@ -135,7 +135,12 @@ fn after_a_fault_the_last_checkpoint_is_intact() {
                 let ctx = format!("{:?} {site:?} #{nth}: {e}", case.kind);
                 let resume = match e.progress() {
                     None => {
-                        assert!(!dir.path().join("LATEST").exists(), "{ctx}");
+                        assert!(
+                            !pacc_runtime::checkpoint::own_dir(dir.path())
+                                .join("LATEST")
+                                .exists(),
+                            "{ctx}"
+                        );
                         false
                     }
                     Some(p) => {

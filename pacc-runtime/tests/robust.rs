@@ -229,6 +229,15 @@ fn every_error_message_has_a_hint() {
             shape: vec![3],
         },
         Error::Option(s()),
+        Error::Env(pacc_runtime::EnvError::NotBoolean {
+            var: s(),
+            value: s(),
+            on: s(),
+        }),
+        Error::Env(pacc_runtime::EnvError::Empty {
+            var: s(),
+            what: s(),
+        }),
         Error::Compress(pacc_runtime::CompressError::UnknownArray {
             name: s(),
             program: s(),
@@ -398,6 +407,9 @@ fn checkpoint_environment_variables() {
         "PACC_CHECKPOINT_DIR",
         "PACC_CHECKPOINT_EVERY",
         "PACC_RESUME",
+        "PACC_FMA",
+        "PACC_RING",
+        "PACC_COMPRESS",
     ];
     let with = |set: &[(&str, &str)]| {
         for v in vars {
@@ -449,6 +461,77 @@ fn checkpoint_environment_variables() {
     ] {
         let e = with(bad).unwrap_err();
         assert!(matches!(e, Error::Option(_)), "{bad:?}: {e:?}");
+    }
+    // An empty directory is refused, not taken for unset (issue 48: it was ignored).
+    for var in ["PACC_CHECKPOINT_DIR", "PACC_RESUME"] {
+        match with(&[(var, "")]) {
+            Err(Error::Env(pacc_runtime::EnvError::Empty { var: v, .. })) => assert_eq!(v, var),
+            other => panic!("{var}: {other:?}"),
+        }
+    }
+    // Every boolean variable takes the usual spellings through one parser (PACC_FMA=on was
+    // silently off) and refuses the rest, naming the variable.
+    for (v, on) in [
+        ("on", true),
+        ("TRUE", true),
+        ("Yes", true),
+        ("1", true),
+        ("off", false),
+    ] {
+        let o = with(&[("PACC_FMA", v), ("PACC_RING", v)]).unwrap();
+        assert_eq!((o.cuda.fma, o.no_ring), (on, !on), "{v}");
+    }
+    for var in ["PACC_FMA", "PACC_RING"] {
+        match with(&[(var, "maybe")]) {
+            Err(Error::Env(pacc_runtime::EnvError::NotBoolean { var: v, value, .. })) => {
+                assert_eq!((v.as_str(), value.as_str()), (var, "maybe"))
+            }
+            other => panic!("{var}: {other:?}"),
+        }
+    }
+    // A name given twice in PACC_COMPRESS is refused (the second rate silently won).
+    let e = with(&[("PACC_COMPRESS", "all=16,all=8")]).unwrap_err();
+    assert!(e.to_string().contains("`all` is given twice"), "{e}");
+    let o = with(&[("PACC_COMPRESS", "all=16,cur=8")]).unwrap();
+    assert_eq!((o.compress_all, o.compress.len()), (Some(16.0), 1));
+}
+
+/// The child's side of `an_unknown_pacc_variable_is_warned_about_once` (does nothing unless
+/// started by it, with the unknown variable set).
+#[test]
+fn unknown_variable_child() {
+    if std::env::var_os("PACC_TYPO_CHUNKS").is_none() {
+        return;
+    }
+    for _ in 0..3 {
+        Options::from_env().unwrap();
+    }
+}
+
+/// A `PACC_` variable pacc does not read is named on stderr, once per process, with the ones it
+/// reads (it was silently ignored).
+#[test]
+fn an_unknown_pacc_variable_is_warned_about_once() {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "unknown_variable_child",
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("PACC_TYPO_CHUNKS", "4")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    let warnings: Vec<&str> = err.lines().filter(|l| l.contains("warning")).collect();
+    assert_eq!(warnings.len(), 1, "{err}");
+    assert!(
+        warnings[0].contains("PACC_TYPO_CHUNKS is set but not a variable pacc reads"),
+        "{err}"
+    );
+    for known in pacc_runtime::env::VARIABLES {
+        assert!(warnings[0].contains(known), "{known}: {err}");
     }
 }
 

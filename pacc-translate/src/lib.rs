@@ -155,9 +155,45 @@ pub struct FileExpansion {
     pub program: pacc_runtime::Program,
 }
 
+/// The deepest nesting of brackets (`()`, `[]`, `{}`) [`expand_file`] takes. The parser and
+/// the translator recurse once or more per level, so a deeper file would exhaust the stack
+/// (5,000 parentheses aborted the process); real stencil code nests a few tens deep.
+pub const MAX_NESTING: usize = 256;
+
+/// Refuses a source whose brackets nest deeper than [`MAX_NESTING`], naming where. Lexes
+/// without recursing (proc-macro2 keeps its own stack), and walks the groups with an explicit
+/// stack too.
+fn check_nesting(source: &str) -> Result<(), String> {
+    // A source that does not lex is left to the parser, which says why.
+    let Ok(tokens) = source.parse::<TokenStream>() else {
+        return Ok(());
+    };
+    let mut stack = vec![(tokens.into_iter(), 0usize)];
+    while let Some((mut trees, depth)) = stack.pop() {
+        let Some(tree) = trees.next() else { continue };
+        stack.push((trees, depth));
+        if let proc_macro2::TokenTree::Group(g) = tree {
+            if depth + 1 > MAX_NESTING {
+                let s = g.span().start();
+                return Err(format!(
+                    "the brackets nest more than {MAX_NESTING} deep at line {}, column {}; \
+                     pacc expands code nested at most {MAX_NESTING} deep (split the expression \
+                     with `let` bindings)",
+                    s.line,
+                    s.column + 1
+                ));
+            }
+            stack.push((g.stream().into_iter(), depth + 1));
+        }
+    }
+    Ok(())
+}
+
 /// Finds the functions carrying `#[pacc::pipeline(..)]` (or `#[pipeline(..)]`) in a source file
-/// (also inside inline modules) and translates each, or only `function` if given.
+/// (also inside inline modules) and translates each, or only `function` if given. A file whose
+/// brackets nest deeper than [`MAX_NESTING`] is refused.
 pub fn expand_file(source: &str, function: Option<&str>) -> Result<Vec<FileExpansion>, String> {
+    check_nesting(source)?;
     let file = syn::parse_file(source).map_err(|e| {
         let s = e.span().start();
         format!(

@@ -121,10 +121,25 @@ struct PlanArgs {
     json: bool,
 }
 
+/// Stack of the thread that parses and translates: the parser recurses per nesting level, and
+/// `translate::MAX_NESTING` levels take more than a main thread's 8 MiB in a debug build.
+const STACK: usize = 256 << 20;
+
 fn main() -> ExitCode {
-    let mut out = String::new();
-    match run(Cli::parse(), &mut out) {
-        Ok(()) => {
+    let cli = Cli::parse();
+    let work = std::thread::Builder::new()
+        .stack_size(STACK)
+        .spawn(move || {
+            let mut out = String::new();
+            run(cli, &mut out).map(|()| out)
+        });
+    let result = match work.map(|t| t.join()) {
+        Ok(Ok(r)) => r,
+        Ok(Err(panic)) => std::panic::resume_unwind(panic),
+        Err(e) => Err(format!("cannot start the worker thread: {e}")),
+    };
+    match result {
+        Ok(out) => {
             // A closed pipe (`pacc expand ... | head`) is not an error.
             let mut stdout = std::io::stdout().lock();
             match stdout
@@ -362,6 +377,8 @@ fn plan_run(a: PlanArgs, out: &mut String) -> Result<(), String> {
     let program = one_function(&a.file, a.function.as_deref())?.program;
     let shape = numbers(&a.shape)
         .map_err(|_| format!("--shape `{}`: expected numbers like 512,512,512", a.shape))?;
+    let elem = program.arrays.iter().map(|x| x.elem.size()).max();
+    array_bytes(&shape, elem.unwrap_or(1)).map_err(|e| format!("--shape `{}`: {e}", a.shape))?;
     let mut o = pacc_runtime::Options::new()
         .read_only_ring(!a.no_ring)
         .set_by("fuse", pacc_runtime::Origin::CommandLine);
@@ -446,6 +463,22 @@ fn plan_run(a: PlanArgs, out: &mut String) -> Result<(), String> {
         Err(e) => return Err(format!("race check FAILED: {e}")),
     }
     Ok(())
+}
+
+/// The bytes of one array of `shape` with `elem`-byte elements; refused (the planner's
+/// arithmetic would wrap) where no array can have that shape: more than `isize::MAX` bytes.
+fn array_bytes(shape: &[usize], elem: usize) -> Result<usize, String> {
+    shape
+        .iter()
+        .try_fold(elem, |n, &d| n.checked_mul(d))
+        .filter(|&n| isize::try_from(n).is_ok())
+        .ok_or_else(|| {
+            format!(
+                "an array of this shape ({elem}-byte elements) would hold more bytes than the \
+                 address space ({}); no array has this shape",
+                isize::MAX
+            )
+        })
 }
 
 /// Planes per block crossing the link, summed over arrays and compared with the extent of the

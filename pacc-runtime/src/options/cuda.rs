@@ -4,7 +4,8 @@
 //! `page_locking`) set these fields; `crate::config::settle` resolves them into what the
 //! backend reads (`crate::settled::CudaSettings`).
 
-use super::{env_usize, switch};
+use super::env_usize;
+use crate::env;
 use crate::error::Error;
 use crate::march::MarchTuning;
 use std::path::PathBuf;
@@ -51,30 +52,31 @@ impl CudaOptions {
     /// that are unset leave their field alone, except `PACC_TRACE`, whose absence means no
     /// trace).
     pub(super) fn read_env(&mut self) -> Result<(), Error> {
-        if let Ok(v) = std::env::var("PACC_FMA") {
-            self.fma = matches!(v.as_str(), "1" | "true" | "yes");
+        let on = "let the CUDA compiler contract multiply-adds into FMAs";
+        if let Some(fma) = env::flag("PACC_FMA", on)? {
+            self.fma = fma;
         }
-        self.trace = std::env::var_os("PACC_TRACE").map(PathBuf::from);
-        if let Ok(v) = std::env::var("PACC_KERNELS") {
+        self.trace = env::path("PACC_TRACE", "the trace file to write")?.map(PathBuf::from);
+        if let Some(v) = env::var("PACC_KERNELS") {
             self.kernel_form = v.parse()?;
         }
-        if let Ok(v) = std::env::var("PACC_PAD_ROWS") {
+        if let Some(v) = env::var("PACC_PAD_ROWS") {
             self.unpadded_rows = !pad_rows(&v)?;
         }
         self.pin_threads = env_usize("PACC_PIN_THREADS")?;
-        if let Ok(v) = std::env::var("PACC_PIN_OVERLAP") {
-            let on = "page-lock the arrays beside the run's first transfers, the default";
-            self.pin_upfront = !switch("PACC_PIN_OVERLAP", &v, on)?;
+        let on = "page-lock the arrays beside the run's first transfers, the default";
+        if let Some(overlap) = env::flag("PACC_PIN_OVERLAP", on)? {
+            self.pin_upfront = !overlap;
         }
-        if let Ok(v) = std::env::var("PACC_HOST_PATH") {
+        if let Some(v) = env::var("PACC_HOST_PATH") {
             self.host_path = v.parse()?;
         }
-        if let Ok(v) = std::env::var("PACC_CODEC_GRID") {
+        if let Some(v) = env::var("PACC_CODEC_GRID") {
             self.codec_grid = v.parse()?;
         }
-        if let Ok(v) = std::env::var("PACC_SERIAL_STREAM") {
-            let on = "every operation in plan order on one stream";
-            self.serial_stream = switch("PACC_SERIAL_STREAM", &v, on)?;
+        let on = "every operation in plan order on one stream";
+        if let Some(serial) = env::flag("PACC_SERIAL_STREAM", on)? {
+            self.serial_stream = serial;
         }
         Ok(())
     }
@@ -140,9 +142,6 @@ impl std::str::FromStr for HostPath {
 
 /// `PACC_PAD_ROWS`: whether device rows are padded.
 pub(super) fn pad_rows(v: &str) -> Result<bool, Error> {
-    switch(
-        "PACC_PAD_ROWS",
-        v,
-        "pad device rows to 128 bytes, the default",
-    )
+    let on = "pad device rows to 128 bytes, the default";
+    env::parse_bool("PACC_PAD_ROWS", v, on)
 }

@@ -264,10 +264,68 @@ pub(crate) fn is_page_locked(ptr: *const u8) -> bool {
     r == sys::CUresult::CUDA_SUCCESS && ty == sys::CUmemorytype::CU_MEMORYTYPE_HOST as u32
 }
 
-/// Whether the `bytes` bytes at `ptr` (not empty) are page-locked already: the first and the
-/// last byte are (a registration or an allocation covers a contiguous range).
+/// Whether the `bytes` bytes at `ptr` (not empty) are page-locked already, every page of them:
+/// two registrations with a pageable gap between them lock the first and the last byte but
+/// not the range, and a copy through the gap is not safe to overlap.
 pub(crate) fn range_page_locked(ptr: *const u8, bytes: usize) -> bool {
-    bytes > 0 && is_page_locked(ptr) && is_page_locked(ptr.wrapping_add(bytes - 1))
+    let lo = ptr as usize;
+    bytes > 0
+        && lo
+            .checked_add(bytes)
+            .is_some_and(|hi| covered(lo..hi, locked_region))
+}
+
+/// Page size the per-page walk steps by (the smallest the host maps).
+const PAGE: usize = 4096;
+
+/// The page-locked region the driver knows around `at`: the registration or allocation it
+/// belongs to (`cuPointerGetAttribute`'s range), or just `at`'s page where the driver locks
+/// it but gives no range; `None` where `at` is not page-locked.
+fn locked_region(at: usize) -> Option<std::ops::Range<usize>> {
+    if !is_page_locked(at as *const u8) {
+        return None;
+    }
+    let mut start: sys::CUdeviceptr = 0;
+    let mut size: usize = 0;
+    // SAFETY: queries of a pointer the driver knows (checked above); each writes one value of
+    // the attribute's type into the given variable.
+    let ok = unsafe {
+        sys::cuPointerGetAttribute(
+            &mut start as *mut sys::CUdeviceptr as *mut c_void,
+            sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+            at as sys::CUdeviceptr,
+        ) == sys::CUresult::CUDA_SUCCESS
+            && sys::cuPointerGetAttribute(
+                &mut size as *mut usize as *mut c_void,
+                sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+                at as sys::CUdeviceptr,
+            ) == sys::CUresult::CUDA_SUCCESS
+    };
+    let page = at / PAGE * PAGE..(at / PAGE * PAGE).saturating_add(PAGE);
+    let range = (start as usize)..(start as usize).saturating_add(size);
+    Some(if ok && range.contains(&at) {
+        range
+    } else {
+        page
+    })
+}
+
+/// Whether the regions `region` reports cover all of `range`: from each address not yet
+/// covered, the region around it (`None`: a hole) moves the walk to that region's end, so a
+/// range costs one query per region it spans. A region that does not contain the address it
+/// was asked about counts as a hole.
+fn covered(
+    range: std::ops::Range<usize>,
+    mut region: impl FnMut(usize) -> Option<std::ops::Range<usize>>,
+) -> bool {
+    let mut at = range.start;
+    while at < range.end {
+        match region(at) {
+            Some(r) if r.contains(&at) => at = r.end,
+            _ => return false,
+        }
+    }
+    true
 }
 
 /// Why host memory was not page-locked. Kept apart from the crate's [`Error`]: a run whose
@@ -641,5 +699,45 @@ pub(crate) unsafe fn stream_ready(st: Stream, what: impl Display) -> Result<bool
         sys::CUresult::CUDA_SUCCESS => Ok(true),
         sys::CUresult::CUDA_ERROR_NOT_READY => Ok(false),
         e => Err(fail(what)(cudarc::driver::DriverError(e))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::covered;
+    use std::ops::Range;
+
+    /// The region of `regions` holding `at`, as the driver would report it.
+    fn lookup(regions: &[Range<usize>]) -> impl FnMut(usize) -> Option<Range<usize>> + '_ {
+        |at| regions.iter().find(|r| r.contains(&at)).cloned()
+    }
+
+    #[test]
+    fn a_range_is_covered_only_without_holes() {
+        let two = [0x1000..0x5000, 0x5000..0x9000];
+        assert!(covered(0x1000..0x9000, lookup(&two)));
+        assert!(covered(0x1800..0x8fff, lookup(&two)));
+        // First and last byte locked, a pageable page between: the old check said yes.
+        let gap = [0x1000..0x4000, 0x5000..0x9000];
+        assert!(!covered(0x1000..0x9000, lookup(&gap)));
+        assert!(covered(0x5000..0x9000, lookup(&gap)));
+        assert!(!covered(0x3000..0x4001, lookup(&gap)));
+        assert!(!covered(0x0fff..0x2000, lookup(&gap)));
+        assert!(!covered(0x8000..0x9001, lookup(&gap)));
+        // One query per region, not per page.
+        let mut asked = 0;
+        let big = [Range {
+            start: 0,
+            end: 1 << 40,
+        }];
+        let mut look = lookup(&big);
+        assert!(covered(4096..(1 << 40), |at| {
+            asked += 1;
+            look(at)
+        }));
+        assert_eq!(asked, 1);
+        // A region that does not hold the address asked about is a hole, never a loop.
+        assert!(!covered(0x1000..0x2000, |_| Some(0..0x1000)));
+        assert!(!covered(0x1000..0x2000, |_| Some(0x1000..0x1000)));
     }
 }

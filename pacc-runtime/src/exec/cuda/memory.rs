@@ -75,24 +75,54 @@ impl Drop for Registration {
     }
 }
 
-/// Page-locked host arrays; unregistered when dropped.
-pub struct HostLock {
+/// Page-locked host arrays; unregistered when dropped. The guard of [`lock_host`] borrows the
+/// arrays for `'a`, so they cannot be freed, moved or resized while it lives; that of
+/// [`lock_host_unchecked`] borrows nothing (`'static`) and its caller keeps them alive.
+pub struct HostLock<'a> {
     _reg: Registration,
     /// Seconds spent registering.
     pub seconds: f64,
     pub bytes: usize,
+    _arrays: PhantomData<&'a [u8]>,
 }
 
 /// Page-locks `arrays` (those not already page-locked) until the guard drops. While it lives,
-/// CUDA runs over these arrays skip registering them (the report notes it): for a caller that
-/// calls repeatedly on the same arrays, which then pays registering (and unregistering, which
-/// each run otherwise does before it returns) once.
+/// CUDA runs over these arrays skip registering them (the report notes it).
 ///
-/// The hazard this opts into: the guard does not borrow the arrays (runs need them mutably while
-/// it lives), so drop it before freeing, reallocating or resizing them. A registration left over
-/// freed memory serves a later allocation at the same address the old bytes and swallows copies
-/// into it (reproduced on an H200 with the driver's own calls).
-pub fn lock_host(arrays: &[HostArray]) -> Result<HostLock, Error> {
+/// The guard borrows the arrays for as long as their descriptions do (`'a`): an array described
+/// with [`host_array`](crate::host::host_array) cannot be dropped, reassigned or written while
+/// the guard lives. That keeps the registration from outliving the memory: a registration
+/// left over freed memory serves a later allocation at the same address the old bytes and
+/// swallows copies into it (reproduced on an H200 with the driver's own calls). A caller that
+/// needs the arrays mutably while they stay page-locked (repeated runs of a `#[pacc::pipeline]`
+/// function on the same arrays) uses [`lock_host_unchecked`].
+pub fn lock_host<'a>(arrays: &[HostArray<'a>]) -> Result<HostLock<'a>, Error> {
+    // SAFETY: the guard borrows the arrays' memory for `'a`, as their descriptions do, so the
+    // memory outlives the registration.
+    unsafe { register_arrays(arrays) }
+}
+
+/// [`lock_host`] with a guard that does not borrow the arrays, so that they can be passed
+/// mutably to runs while it lives: for a caller that calls repeatedly on the same arrays,
+/// which then pays registering (and unregistering, which each run otherwise does before it
+/// returns) once.
+///
+/// # Safety
+///
+/// Every array's memory must stay allocated at the same address, neither freed, reallocated nor
+/// resized (no `Vec` growth, no reassignment of the `Array` owning it), until the guard is
+/// dropped. Breaking this leaves the driver's registration over memory the allocator hands out
+/// again: copies then read stale bytes and writes into the new owner's memory are lost.
+pub unsafe fn lock_host_unchecked(arrays: &[HostArray<'_>]) -> Result<HostLock<'static>, Error> {
+    // SAFETY: the caller keeps the memory allocated until the guard drops.
+    unsafe { register_arrays(arrays) }
+}
+
+/// Registers `arrays` for a guard of any lifetime.
+///
+/// # Safety
+/// The arrays' memory stays allocated at its address for all of `'a`.
+unsafe fn register_arrays<'a>(arrays: &[HostArray<'_>]) -> Result<HostLock<'a>, Error> {
     // An earlier run's pieces still being unregistered would count as locked.
     super::settle();
     let info = super::device::available().map_err(|reason| Error::no_cuda(reason, None))?;
@@ -105,6 +135,7 @@ pub fn lock_host(arrays: &[HostArray]) -> Result<HostLock, Error> {
         _reg: reg,
         seconds: t.elapsed().as_secs_f64(),
         bytes,
+        _arrays: PhantomData,
     })
 }
 
@@ -253,6 +284,23 @@ impl Drop for PinnedHost {
     }
 }
 
+/// The bytes of a C-order array of `shape` with `elem` bytes per element, or
+/// `Error::HostMemory` where the bytes of its non-empty axes do not fit in `isize` (the most one
+/// allocation, a slice over it and an ndarray view of any shape may span): a wrapped product
+/// would hand out a view far larger than the allocation.
+fn array_bytes(shape: &[usize], elem: usize) -> Result<usize, Error> {
+    let spanned = shape
+        .iter()
+        .filter(|&&d| d != 0)
+        .try_fold(elem, |n, &d| n.checked_mul(d))
+        .filter(|&n| isize::try_from(n).is_ok())
+        .ok_or_else(|| Error::HostMemory {
+            bytes: None,
+            what: format!("a pinned array of shape {shape:?} ({elem}-byte elements)"),
+        })?;
+    Ok(if shape.contains(&0) { 0 } else { spanned })
+}
+
 /// An array in page-locked host memory allocated by pacc, for users who call a pipelined
 /// function repeatedly: runs detect that it is already page-locked and skip registering it.
 /// Use it through [`PinnedArray::view`] / [`PinnedArray::view_mut`] (ndarray views).
@@ -266,10 +314,10 @@ pub struct PinnedArray<T: GridElem, D: Dimension> {
 impl<T: GridElem, D: Dimension> PinnedArray<T, D> {
     /// A zero-filled pinned array on CUDA device 0.
     pub fn zeros<Sh: IntoDimension<Dim = D>>(shape: Sh) -> Result<Self, Error> {
+        let dim = shape.into_dimension();
+        let bytes = array_bytes(dim.slice(), std::mem::size_of::<T>())?;
         super::available().map_err(|reason| Error::no_cuda(reason, None))?;
         let ctx = context(0)?;
-        let dim = shape.into_dimension();
-        let bytes = dim.size() * std::mem::size_of::<T>();
         let mem = PinnedHost::new(&ctx, bytes, "a pinned array")?;
         if bytes > 0 {
             // SAFETY: `bytes` bytes were just allocated; all-zero bits are 0.0 for f32/f64.
@@ -326,5 +374,33 @@ impl<T: GridElem, D: Dimension> PinnedArray<T, D> {
     /// An ordinary (pageable) copy.
     pub fn to_owned(&self) -> ndarray::Array<T, D> {
         self.view().to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::array_bytes;
+    use crate::error::Error;
+
+    #[test]
+    fn pinned_array_sizes_are_checked() {
+        assert_eq!(array_bytes(&[3, 5, 7], 4).unwrap(), 420);
+        assert_eq!(array_bytes(&[0, 1 << 40], 8).unwrap(), 0);
+        // ndarray refuses views whose non-empty axes overflow, even with no element.
+        assert!(array_bytes(&[0, usize::MAX], 8).is_err());
+        assert_eq!(array_bytes(&[], 4).unwrap(), 4);
+        // 2^62 elements of 4 bytes wrap to 0 unchecked; 2^61 of 4 bytes pass isize::MAX.
+        for shape in [
+            vec![1usize << 31, 1 << 31],
+            vec![2, 1 << 60],
+            vec![100, usize::MAX, usize::MAX],
+        ] {
+            let e = array_bytes(&shape, 4).unwrap_err();
+            assert!(matches!(e, Error::HostMemory { bytes: None, .. }), "{e:?}");
+            assert!(e.to_string().contains(&format!("{shape:?}")), "{e}");
+        }
+        let most = isize::MAX as usize;
+        assert_eq!(array_bytes(&[most], 1).unwrap(), most);
+        assert!(array_bytes(&[most / 2 + 1], 2).is_err());
     }
 }

@@ -81,7 +81,7 @@ pub use measure::{
     link_rates, measure_inputs, measure_inputs_at, measure_kernel_rates, measure_kernel_rates_at,
     measure_link, measure_march_candidates, release_slabs, CudaProbe,
 };
-pub use memory::{lock_host, HostLock, PinnedArray};
+pub use memory::{lock_host, lock_host_unchecked, HostLock, PinnedArray};
 pub use probe::{
     device_memory_budget, device_memory_limit, free_memory, set_device_memory_limit, time_link,
     LinkTimes,
