@@ -84,6 +84,28 @@ fn laplace2d_equals_serial() {
     }
 }
 
+/// A run of more blocks than one plan holds runs in segments of one plan each
+/// (`PlanOptions::segment_steps`), with the serial result on every scheme.
+#[test]
+fn a_run_longer_than_one_plan_equals_serial() {
+    let (ny, nx) = (14, 9);
+    let iters = pacc::runtime::plan::MAX_PLANNED_BLOCKS + 7;
+    let mut r = noise(5, 0.0, 1.0);
+    let a0 = Array2::from_shape_fn((ny, nx), |_| r());
+    let (mut sa, mut sb) = (a0.clone(), a0.clone());
+    laplace2d::jacobi::serial(&mut sa, &mut sb, iters);
+    for scheme in Scheme::ALL {
+        let what = format!("laplace2d {iters} steps {scheme}");
+        let (mut a, mut b) = (a0.clone(), a0.clone());
+        let o = opts(BackendChoice::Cpu, 3, 1, scheme);
+        let ((), report) = laplace2d::jacobi::run(&mut a, &mut b, iters, &o)
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert_eq!(report.steps, iters, "{what}");
+        same_bits(&format!("{what}: a"), &a, &sa);
+        same_bits(&format!("{what}: b"), &b, &sb);
+    }
+}
+
 #[test]
 fn grayscott_equals_serial() {
     let (ny, nx, steps) = (34, 23, 9);

@@ -83,6 +83,7 @@ pub fn acoustic() -> Program {
         slices: vec![SliceDecl {
             name: "wavelet".into(),
             elem: Elem::F32,
+            reads: Vec::new(),
         }],
         kernels: vec![KernelDecl {
             name: "pacc_propagate_sponge_k0".into(),

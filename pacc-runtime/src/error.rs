@@ -40,6 +40,14 @@ pub enum Error {
         index: Vec<i64>,
         shape: Vec<usize>,
     },
+    #[error("slice `{name}` has {len} elements, but the time loop reads `{name}[{first}..={last}]`; the serial code would panic here. Hint: {}", slice_hint(name, *first, *last))]
+    SliceTooShort {
+        name: String,
+        len: usize,
+        /// The smallest and largest index the reads take (inclusive; saturated to `i64`).
+        first: i64,
+        last: i64,
+    },
     #[error("invalid option: {0}. Hint: correct or unset the setting the message names (the accepted values are listed in the documentation of `Options`)")]
     Option(String),
     /// A setting whose value cannot run, with where the value came from.
@@ -400,4 +408,14 @@ pub enum DistError {
         needs: &'static str,
         why: String,
     },
+}
+
+/// What to do about a slice too short for its reads ([`Error::SliceTooShort`]).
+fn slice_hint(name: &str, first: i64, last: i64) -> String {
+    match first < 0 {
+        true => format!(
+            "the index goes below 0; check the index expression of `{name}` against the time range"
+        ),
+        false => format!("pass at least {} elements", last.saturating_add(1)),
+    }
 }

@@ -92,6 +92,78 @@ pub struct ScalarDecl {
 pub struct SliceDecl {
     pub name: String,
     pub elem: Elem,
+    /// The index of each read of the slice in the time loop. The translator records every
+    /// read (it refuses an index it cannot bound), so that the run checks the slice's length
+    /// first ([`SliceIndex::bounds`]). Empty in descriptions written before it did: nothing
+    /// is checked then.
+    #[serde(default)]
+    pub reads: Vec<SliceIndex>,
+}
+
+/// The index of one read of a slice: `offset + time * t + Σ coef * v`, `t` the time loop's
+/// variable, each `v` a loop variable of the nest the read sits in or an integer scalar.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct SliceIndex {
+    pub offset: i64,
+    pub time: i64,
+    #[serde(default)]
+    pub axes: Vec<AxisTerm>,
+    #[serde(default)]
+    pub scalars: Vec<ScalarTerm>,
+}
+
+/// `coef` times the loop variable of `axis`, which runs over `range` of that axis.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct AxisTerm {
+    pub axis: usize,
+    pub coef: i64,
+    pub range: AxisRange,
+}
+
+/// `coef` times the program's scalar `scalar` (an integer).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ScalarTerm {
+    pub scalar: usize,
+    pub coef: i64,
+}
+
+impl SliceIndex {
+    /// The smallest and largest index the read takes while `t` runs over `times` (inclusive)
+    /// and the loop variables over their ranges on arrays of `shape`, with `scalar(s)` the value
+    /// of scalar `s`. `None` when it takes none: a loop range is empty (or names an axis the
+    /// shape lacks).
+    pub fn bounds(
+        &self,
+        times: (i64, i64),
+        shape: &[usize],
+        scalar: impl Fn(usize) -> i128,
+    ) -> Option<(i128, i128)> {
+        // An affine index takes its extremes at the corners: each term at one end of its range.
+        let term = |coef: i64, lo: i128, hi: i128| {
+            let (a, b) = (coef as i128 * lo, coef as i128 * hi);
+            (a.min(b), a.max(b))
+        };
+        let mut lo = self.offset as i128;
+        let mut hi = lo;
+        let mut add = |(a, b): (i128, i128)| {
+            lo += a;
+            hi += b;
+        };
+        add(term(self.time, times.0 as i128, times.1 as i128));
+        for a in &self.axes {
+            let n = *shape.get(a.axis)?;
+            let (first, end) = (a.range.lo.eval(n) as i128, a.range.hi.eval(n) as i128);
+            if first >= end {
+                return None;
+            }
+            add(term(a.coef, first, end - 1));
+        }
+        for s in &self.scalars {
+            let v = scalar(s.scalar);
+            add(term(s.coef, v, v));
+        }
+        Some((lo, hi))
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -691,6 +763,43 @@ pub(crate) mod fixtures {
 mod tests {
     use super::fixtures::radius4;
     use super::*;
+
+    /// Descriptions written before slices recorded their reads still load, with nothing to
+    /// check; a read's bounds take each term at the end of its range that extends it.
+    #[test]
+    fn slice_reads_default_to_none_and_bound_affine_indices() {
+        let d: SliceDecl = serde_json::from_str(r#"{"name": "w", "elem": "F32"}"#).unwrap();
+        assert!(d.reads.is_empty());
+        let z = AxisRange {
+            lo: Bound::start(2),
+            hi: Bound::end(-2),
+        };
+        let i = SliceIndex {
+            offset: 10,
+            time: -1,
+            axes: vec![AxisTerm {
+                axis: 0,
+                coef: 3,
+                range: z,
+            }],
+            scalars: vec![ScalarTerm { scalar: 0, coef: 2 }],
+        };
+        // t in 0..=4, z in 2..=5 (8 planes), scalar 7: 10 - 4 + 6 + 14 ..= 10 + 15 + 14.
+        assert_eq!(i.bounds((0, 4), &[8, 3], |_| 7), Some((26, 39)));
+        let empty = AxisRange {
+            lo: Bound::start(2),
+            hi: Bound::end(-6),
+        };
+        let none = SliceIndex {
+            axes: vec![AxisTerm {
+                axis: 0,
+                coef: 1,
+                range: empty,
+            }],
+            ..Default::default()
+        };
+        assert_eq!(none.bounds((0, 4), &[8, 3], |_| 0), None);
+    }
 
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() < 1e-9

@@ -112,7 +112,7 @@ pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<Run
             f.at.step
         ));
     }
-    let segments = Segments::plan(program, &inv, &popts, opts, steps - first)?;
+    let segments = Segments::plan(program, &inv, &popts, opts, steps - first, true)?;
     let planned = start.elapsed().as_secs_f64();
     lap.mark("planning");
 
@@ -171,7 +171,7 @@ fn run_fused(
     popts: &PlanOptions,
     backend: Backend,
 ) -> Result<RunOutput, Error> {
-    let segments = Segments::plan(program, &inv, popts, opts, inv.steps)?;
+    let segments = Segments::plan(program, &inv, popts, opts, inv.steps, false)?;
     let mut cursor = Cursor::start(&inv, 0);
     let Some(segments) = segments else {
         let mut report = empty_report(program, backend, inv.arrays[0].shape(), popts);
@@ -384,7 +384,8 @@ impl Durable {
 
 /// The plans of a call's segments, made before any data is touched: full segments share one
 /// plan, the last one may be shorter (with the same chunks, so reductions add up in the same
-/// order). Without checkpoints the whole call is one segment.
+/// order). Segments are checkpoint intervals, or else bound the plan of a long run
+/// ([`PlanOptions::segment_steps`]).
 struct Segments {
     full: Plan,
     tail: Option<Plan>,
@@ -392,23 +393,24 @@ struct Segments {
 }
 
 impl Segments {
-    /// `None` when no step remains.
+    /// `None` when no step remains. `split`: in segments ([`PlanOptions::segment_steps`]);
+    /// else one (a fused run, which neither checkpoints nor runs long enough to need them).
     fn plan(
         program: &Program,
         inv: &Invocation<'_>,
         popts: &PlanOptions,
         opts: &Options,
         remaining: usize,
+        split: bool,
     ) -> Result<Option<Segments>, Error> {
         if remaining == 0 {
             return Ok(None);
         }
-        let len = match &opts.checkpoint {
-            Some(c) => c.every_blocks.saturating_mul(popts.block_steps.max(1)),
-            None => remaining,
-        }
-        .min(remaining)
-        .max(1);
+        let every = opts.checkpoint.as_ref().map(|c| c.every_blocks);
+        let len = match split {
+            true => popts.segment_steps(remaining, every),
+            false => remaining,
+        };
         let shape = inv.arrays[0].shape();
         let points: Vec<usize> = inv.points.iter().map(|p| p[0] as usize).collect();
         let full = plan::build(program, shape, len, &points, popts)?;

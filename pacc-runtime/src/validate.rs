@@ -5,7 +5,7 @@
 
 use crate::binding::written_physically;
 use crate::error::{Error, Result};
-use crate::invocation::Invocation;
+use crate::invocation::{Invocation, ScalarValue};
 use crate::plan::{HostSide, Op, OpKind, Plan};
 use crate::program::{Elem, Program, ScalarType};
 use std::ops::Range;
@@ -31,6 +31,9 @@ pub fn call(program: &Program, inv: &Invocation<'_>) -> Result<()> {
     }
     writable_and_disjoint(program, inv)?;
     scalars_and_slices(program, inv)?;
+    if inv.steps > 0 {
+        slice_lengths(program, inv, shape)?;
+    }
     counts(program, inv)?;
     // The serial loop evaluates point statements only when it runs a step.
     if inv.steps > 0 {
@@ -168,6 +171,68 @@ fn scalars_and_slices(program: &Program, inv: &Invocation<'_>) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Every slice holds the elements the time loop reads (`SliceDecl::reads`): the CPU closures
+/// index it with the user's expression, which would panic past its end, and a CUDA kernel
+/// would read past the device copy.
+fn slice_lengths(program: &Program, inv: &Invocation<'_>, shape: &[usize]) -> Result<()> {
+    let last_t = i64::try_from(inv.steps - 1)
+        .ok()
+        .and_then(|s| inv.t0.checked_add(s));
+    let Some(last_t) = last_t else {
+        return internal(format!("{} steps from t = {}", inv.steps, inv.t0));
+    };
+    for (s, d) in inv.slices.iter().zip(&program.slices) {
+        for read in &d.reads {
+            let mut values = Vec::with_capacity(read.scalars.len());
+            for term in &read.scalars {
+                match inv.scalars.get(term.scalar).and_then(integer) {
+                    Some(v) => values.push(v),
+                    None => {
+                        return internal(format!(
+                            "slice `{}` is indexed by scalar {}, which is not an integer",
+                            d.name, term.scalar
+                        ))
+                    }
+                }
+            }
+            let value = |scalar: usize| {
+                let at = read.scalars.iter().position(|t| t.scalar == scalar);
+                at.map_or(0, |i| values[i])
+            };
+            let Some((first, last)) = read.bounds((inv.t0, last_t), shape, value) else {
+                continue;
+            };
+            if first < 0 || last >= s.len() as i128 {
+                return Err(slice_error(&d.name, s.len(), first, last));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn slice_error(name: &str, len: usize, first: i128, last: i128) -> Error {
+    let clamp = |v: i128| v.clamp(i64::MIN.into(), i64::MAX.into()) as i64;
+    Error::SliceTooShort {
+        name: name.to_string(),
+        len,
+        first: clamp(first),
+        last: clamp(last),
+    }
+}
+
+/// An integer scalar's value.
+fn integer(v: &ScalarValue) -> Option<i128> {
+    Some(match *v {
+        ScalarValue::I32(x) => x.into(),
+        ScalarValue::I64(x) => x.into(),
+        ScalarValue::U32(x) => x.into(),
+        ScalarValue::U64(x) => x.into(),
+        ScalarValue::Usize(x) => x as i128,
+        ScalarValue::Isize(x) => x as i128,
+        ScalarValue::F32(_) | ScalarValue::F64(_) | ScalarValue::Bool(_) => return None,
+    })
 }
 
 /// Reduction initial values, reset values and point indices: one per declaration. (The CPU

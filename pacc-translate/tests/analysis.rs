@@ -329,3 +329,105 @@ fn an_offset_too_large_is_refused_saying_the_limit() {
     );
     assert!(ok.is_ok(), "{:?}", ok.err());
 }
+
+/// Each read of a slice is recorded with its index as an affine function of the time variable,
+/// the loop variables (with their ranges) and integer scalars, for the runtime's length check.
+#[test]
+fn slice_reads_are_recorded_as_affine_indices() {
+    use pacc_runtime::program::{AxisRange, AxisTerm, ScalarTerm, SliceIndex};
+    let t = tr(
+        quote!(),
+        quote! {
+            fn f(a: &mut Array2<f32>, b: &mut Array2<f32>, w: &[f32], c: &[f32], k: usize, n: usize) {
+                let (ny, nx) = a.dim();
+                for t in 2..n {
+                    for y in 1..ny - 1 {
+                        for x in 1..nx - 1 {
+                            b[[y, x]] = a[[y, x - 1]] * c[2 * (x - 1) + k] + c[y as usize];
+                        }
+                    }
+                    b[[1, 1]] += w[t - 2] + w[3 * t + 1] + w[(t - 2)];
+                    std::mem::swap(a, b);
+                }
+            }
+        },
+    );
+    let s = &t.program.slices;
+    assert_eq!((s[0].name.as_str(), s[1].name.as_str()), ("c", "w"));
+    let x = AxisRange {
+        lo: Bound::start(1),
+        hi: Bound::end(-1),
+    };
+    let axis = |axis, coef| AxisTerm {
+        axis,
+        coef,
+        range: x,
+    };
+    let k = t
+        .program
+        .scalars
+        .iter()
+        .position(|d| d.name == "k")
+        .unwrap();
+    assert_eq!(
+        s[0].reads,
+        vec![
+            SliceIndex {
+                offset: -2,
+                time: 0,
+                axes: vec![axis(1, 2)],
+                scalars: vec![ScalarTerm { scalar: k, coef: 1 }],
+            },
+            SliceIndex {
+                axes: vec![axis(0, 1)],
+                ..Default::default()
+            },
+        ]
+    );
+    // `w[(t - 2)]` is `w[t - 2]` again: recorded once.
+    assert_eq!(
+        s[1].reads,
+        vec![
+            SliceIndex {
+                offset: -2,
+                time: 1,
+                ..Default::default()
+            },
+            SliceIndex {
+                offset: 1,
+                time: 3,
+                ..Default::default()
+            },
+        ]
+    );
+    // On a 10 x 12 grid, t in 2..=9 (k = 5): c[2x - 2 + 5] for x in 1..=10 is c[5..=23].
+    let shape = [10, 12];
+    assert_eq!(s[0].reads[0].bounds((2, 9), &shape, |_| 5), Some((5, 23)));
+    assert_eq!(s[1].reads[1].bounds((2, 9), &shape, |_| 0), Some((7, 28)));
+}
+
+/// A slice index the translator cannot bound is refused at compile time, naming the slice.
+#[test]
+fn an_unbounded_slice_index_is_refused() {
+    let e = err(
+        quote!(),
+        quote! {
+            fn f(a: &mut Array2<f32>, b: &mut Array2<f32>, w: &[f32], n: usize) {
+                let (ny, nx) = a.dim();
+                for t in 0..n {
+                    for y in 1..ny - 1 {
+                        for x in 1..nx - 1 {
+                            b[[y, x]] = a[[y, x]] * w[x * y] + w[t % 4];
+                        }
+                    }
+                    std::mem::swap(a, b);
+                }
+            }
+        },
+    );
+    assert_eq!(
+        e.matches("cannot bound this index of slice `w`").count(),
+        2,
+        "{e}"
+    );
+}

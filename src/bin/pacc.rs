@@ -430,10 +430,32 @@ fn plan_run(a: PlanArgs, out: &mut String) -> Result<(), String> {
             )
         }
     };
-    let plan = plan::build(&program, &shape, plan_steps, &point_planes, &opts)
-        .map_err(|e| format!("cannot plan the run: {e}"))?;
+    // A long run is planned in segments, one plan run again for each (fused runs: one).
+    let segment = match fuse {
+        None => opts.segment_steps(plan_steps, None),
+        Some(_) => plan_steps.max(1),
+    };
+    let plan = plan::build(
+        &program,
+        &shape,
+        segment.min(plan_steps),
+        &point_planes,
+        &opts,
+    )
+    .map_err(|e| format!("cannot plan the run: {e}"))?;
+    let segments = (segment < plan_steps).then(|| Segmented {
+        steps: plan_steps,
+        full: plan_steps / segment,
+        each: segment,
+        tail: plan_steps % segment,
+    });
     if a.json {
         let mut v = serde_json::to_value(&plan).map_err(|e| e.to_string())?;
+        if let Some(s) = &segments {
+            v["segments"] = serde_json::json!({
+                "steps": s.steps, "full": s.full, "steps_each": s.each, "tail_steps": s.tail,
+            });
+        }
         let totals = serde_json::to_value(plan.totals(&program));
         v["summary"] = totals.map_err(|e| e.to_string())?;
         v["warnings"] = serde_json::Value::from(plan.warnings(&program));
@@ -442,6 +464,21 @@ fn plan_run(a: PlanArgs, out: &mut String) -> Result<(), String> {
         }
         let _ = writeln!(out, "{v}");
         return Ok(());
+    }
+    if let Some(s) = &segments {
+        let _ = writeln!(
+            out,
+            "segments: the run's {} steps are planned in {} segments of {} steps{} (at most {} \
+             blocks per plan), each from the arrays on the host; the plan below is one segment's",
+            s.steps,
+            s.full + usize::from(s.tail > 0),
+            s.each,
+            match s.tail {
+                0 => String::new(),
+                t => format!(", the last of {t}"),
+            },
+            plan::MAX_PLANNED_BLOCKS
+        );
     }
     out.push_str(&plan.summary(&program));
     for w in plan.warnings(&program) {
@@ -481,30 +518,42 @@ fn array_bytes(shape: &[usize], elem: usize) -> Result<usize, String> {
         })
 }
 
+/// How a long run is planned ([`PlanOptions::segment_steps`]): `full` segments of `each`
+/// steps, then one of `tail` (if not 0), `steps` in all.
+struct Segmented {
+    steps: usize,
+    full: usize,
+    each: usize,
+    tail: usize,
+}
+
 /// Planes per block crossing the link, summed over arrays and compared with the extent of the
-/// outermost axis (region sharing moves every array that is read once per block).
+/// outermost axis (region sharing moves every array that is read once per block). Runs of
+/// equal blocks share a line in long plans ([`plan::block_runs`]).
 fn print_link_per_block(
     out: &mut String,
     program: &pacc_runtime::Program,
     plan: &pacc_runtime::Plan,
 ) {
     let n0 = plan.shape.first().copied().unwrap_or(0).max(1);
-    for b in 0..plan.blocks.len() {
-        let mut parts = Vec::new();
-        for (a, decl) in program.arrays.iter().enumerate() {
-            let h = plan.planes_htod(b, a);
-            if h > 0 {
-                parts.push(format!("{} {h} ({:.2}x)", decl.name, h as f64 / n0 as f64));
+    let lines: Vec<String> = (plan.link_planes().iter())
+        .map(|arrays| {
+            let parts: Vec<String> = (program.arrays.iter().zip(arrays))
+                .filter(|(_, &[h, _])| h > 0)
+                .map(|(decl, &[h, _])| format!("{} {h} ({:.2}x)", decl.name, h as f64 / n0 as f64))
+                .collect();
+            match parts.is_empty() {
+                true => "none".to_string(),
+                false => parts.join(", "),
             }
-        }
+        })
+        .collect();
+    for run in plan::block_runs(&lines) {
         let _ = writeln!(
             out,
-            "block {b}: planes to device per array (x the {n0} planes of axis 0): {}",
-            if parts.is_empty() {
-                "none".to_string()
-            } else {
-                parts.join(", ")
-            }
+            "{}: planes to device per array (x the {n0} planes of axis 0): {}",
+            plan::blocks_label(&run),
+            lines[run.start]
         );
     }
 }
@@ -528,39 +577,50 @@ fn output_buffers(program: &pacc_runtime::Program, plan: &pacc_runtime::Plan) ->
     (twins, bytes)
 }
 
-/// Kernel launches of block `b` per chunk of each kernel of `program` (min and max over the
-/// block's chunks), and launches of each point statement in all.
-fn launches(
-    program: &pacc_runtime::Program,
-    plan: &pacc_runtime::Plan,
-    b: usize,
-) -> (Vec<(usize, usize)>, Vec<usize>) {
-    let chunks = plan.blocks[b].chunks.len().max(1);
-    let mut kernels = vec![vec![0usize; chunks]; program.kernels.len()];
-    let mut points = vec![0usize; program.points.len()];
-    for op in plan.ops.iter().filter(|op| op.block == b) {
+/// Launches of one block: per kernel of `program` its launches per chunk (min and max over the
+/// block's chunks), per point statement its launches in all, and the kernel launches in all.
+type BlockLaunches = (Vec<(usize, usize)>, Vec<usize>, usize);
+
+/// The launches of every block, in one pass over the operations.
+fn launches(program: &pacc_runtime::Program, plan: &pacc_runtime::Plan) -> Vec<BlockLaunches> {
+    let mut kernels: Vec<Vec<Vec<usize>>> = (plan.blocks.iter())
+        .map(|b| vec![vec![0usize; b.chunks.len().max(1)]; program.kernels.len()])
+        .collect();
+    let mut points = vec![vec![0usize; program.points.len()]; plan.blocks.len()];
+    let mut total = vec![0usize; plan.blocks.len()];
+    for op in plan.ops.iter().filter(|op| op.block < plan.blocks.len()) {
+        if op.kind.kernel_planes().is_some() {
+            total[op.block] += 1;
+        }
         match op.kind {
             plan::OpKind::Kernel { kernel, .. } => {
-                if let Some(c) = kernels[kernel].get_mut(op.chunk) {
+                let chunk = kernels[op.block]
+                    .get_mut(kernel)
+                    .and_then(|k| k.get_mut(op.chunk));
+                if let Some(c) = chunk {
                     *c += 1;
                 }
             }
-            plan::OpKind::Point { point, .. } => points[point] += 1,
+            plan::OpKind::Point { point, .. } => points[op.block][point] += 1,
             _ => {}
         }
     }
-    let per_chunk = kernels
-        .iter()
-        .map(|c| {
-            let min = c.iter().copied().min().unwrap_or(0);
-            (min, c.iter().copied().max().unwrap_or(0))
-        })
-        .collect();
-    (per_chunk, points)
+    let per_chunk = |k: &Vec<Vec<usize>>| -> Vec<(usize, usize)> {
+        k.iter()
+            .map(|c| {
+                let min = c.iter().copied().min().unwrap_or(0);
+                (min, c.iter().copied().max().unwrap_or(0))
+            })
+            .collect()
+    };
+    (kernels.iter().zip(points).zip(total))
+        .map(|((k, p), t)| (per_chunk(k), p, t))
+        .collect()
 }
 
 /// Per block: the time steps it advances and the launches that take, per chunk (for a fused
-/// plan, of the fused kernel, and the output buffers it writes to on the device).
+/// plan, of the fused kernel, and the output buffers it writes to on the device). Runs of
+/// equal blocks share a line in long plans ([`plan::block_runs`]).
 fn print_launches_per_block(
     out: &mut String,
     program: &pacc_runtime::Program,
@@ -568,56 +628,52 @@ fn print_launches_per_block(
 ) {
     let per = program.fusion.active.as_ref().map(|a| a.decl.steps);
     let (twins, twin_bytes) = output_buffers(program, plan);
-    for (b, block) in plan.blocks.iter().enumerate() {
-        let (per_chunk, points) = launches(program, plan, b);
-        let each = match per {
-            Some(s) => format!(" ({s} steps each)"),
-            None => String::new(),
-        };
-        let kernels: Vec<String> = per_chunk
-            .iter()
-            .zip(&program.kernels)
-            .map(|(&(min, max), k)| {
-                let n = match min == max {
-                    true => max.to_string(),
-                    false => format!("{min}-{max}"),
-                };
-                format!("{n} launches of `{}`{each}", k.name)
-            })
-            .collect();
-        let total: usize = plan
-            .ops
-            .iter()
-            .filter(|op| op.block == b && op.kind.kernel_planes().is_some())
-            .count();
-        let mut line = format!(
-            "block {b}: kernel launches: {} steps = {} per chunk ({total} over {} chunks)",
-            block.steps * per.unwrap_or(1),
-            kernels.join(" + "),
-            block.chunks.len()
-        );
-        for (n, p) in points.iter().zip(&program.points) {
-            if *n > 0 {
+    let each = match per {
+        Some(s) => format!(" ({s} steps each)"),
+        None => String::new(),
+    };
+    let lines: Vec<String> = (plan.blocks.iter().zip(launches(program, plan)))
+        .map(|(block, (per_chunk, points, total))| {
+            let kernels: Vec<String> = (per_chunk.iter().zip(&program.kernels))
+                .map(|(&(min, max), k)| {
+                    let n = match min == max {
+                        true => max.to_string(),
+                        false => format!("{min}-{max}"),
+                    };
+                    format!("{n} launches of `{}`{each}", k.name)
+                })
+                .collect();
+            let mut line = format!(
+                "kernel launches: {} steps = {} per chunk ({total} over {} chunks)",
+                block.steps * per.unwrap_or(1),
+                kernels.join(" + "),
+                block.chunks.len()
+            );
+            for (n, p) in points.iter().zip(&program.points) {
+                if *n > 0 {
+                    let _ = write!(
+                        line,
+                        " + {n} launches of point statement `{}` in the chunks holding its plane",
+                        p.name
+                    );
+                }
+            }
+            if !twins.is_empty() {
+                let names: Vec<&str> = (twins.iter())
+                    .map(|&t| program.arrays[t].name.as_str())
+                    .collect();
                 let _ = write!(
                     line,
-                    " + {n} launches of point statement `{}` in the chunks holding its plane",
-                    p.name
+                    " + output buffers: {} ({} on the device)",
+                    names.join(", "),
+                    mib(twin_bytes)
                 );
             }
-        }
-        if !twins.is_empty() {
-            let names: Vec<&str> = twins
-                .iter()
-                .map(|&t| program.arrays[t].name.as_str())
-                .collect();
-            let _ = write!(
-                line,
-                " + output buffers: {} ({} on the device)",
-                names.join(", "),
-                mib(twin_bytes)
-            );
-        }
-        let _ = writeln!(out, "{line}");
+            line
+        })
+        .collect();
+    for run in plan::block_runs(&lines) {
+        let _ = writeln!(out, "{}: {}", plan::blocks_label(&run), lines[run.start]);
     }
 }
 
@@ -707,8 +763,8 @@ fn fusion_json(
         "kernel": active.decl.name,
         "steps": plan.steps * s,
         "block_steps": plan.block_steps * s,
-        "launches_per_chunk": (0..plan.blocks.len())
-            .map(|b| launches(program, plan, b).0.iter().map(|&(_, max)| max).sum::<usize>())
+        "launches_per_chunk": (launches(program, plan).iter())
+            .map(|(per_chunk, _, _)| per_chunk.iter().map(|&(_, max)| max).sum::<usize>())
             .collect::<Vec<_>>(),
         "output_buffers": buffers,
         "output_buffer_bytes": bytes,

@@ -321,6 +321,9 @@ fn copy_op(program: &Program, plan: &Plan, inv: &Invocation<'_>, mem: &mut Memor
     }
 }
 
+/// Points of a kernel operation from which its planes are computed in parallel.
+const PARALLEL_POINTS: usize = 1 << 15;
+
 /// A kernel over its planes, in parallel, keeping the reduction partials of the planes the chunk
 /// owns.
 fn run_kernel(
@@ -365,15 +368,17 @@ fn run_kernel(
         .map(|&r| (program.reductions[r].op, program.reductions[r].elem))
         .collect();
     let f = &inv.cpu.kernels[*kernel];
-    let per_plane: Vec<Vec<f64>> = planes
-        .clone()
-        .into_par_iter()
-        .map(|p| {
-            let mut red: Vec<f64> = ops.iter().map(|&(o, _)| reduction_identity(o)).collect();
-            f(&frame, p, &mut red);
-            red
-        })
-        .collect();
+    let plane = |p: usize| {
+        let mut red: Vec<f64> = ops.iter().map(|&(o, _)| reduction_identity(o)).collect();
+        f(&frame, p, &mut red);
+        red
+    };
+    // Handing a few thousand points to the pool costs more than computing them: a long run on
+    // a small grid spent 80% of its time waking threads.
+    let per_plane: Vec<Vec<f64>> = match planes.len() * plan.plane_len < PARALLEL_POINTS {
+        true => planes.clone().map(plane).collect(),
+        false => planes.clone().into_par_iter().map(plane).collect(),
+    };
     if ops.is_empty() {
         return;
     }

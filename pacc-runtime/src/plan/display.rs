@@ -77,15 +77,25 @@ impl Plan {
         );
     }
 
-    /// Planes crossing the link per array and block, and the totals.
+    /// Planes crossing the link per array and block, and the totals. Runs of equal blocks share
+    /// a column in long plans ([`block_runs`]).
     fn link_summary(&self, program: &Program, s: &mut String) {
         let _ = writeln!(
             s,
             "planes crossing the link per block (to device / from device):"
         );
+        let per_block = self.link_planes();
+        let runs = block_runs(&per_block);
+        let cells: Vec<Vec<String>> = (runs.iter())
+            .map(|r| {
+                (per_block[r.start].iter())
+                    .map(|[h, d]| format!("{h} / {d}"))
+                    .collect()
+            })
+            .collect();
         let _ = write!(s, "  {:<12}", "array");
-        for b in 0..self.blocks.len() {
-            let _ = write!(s, " {:>13}", format!("block {b}"));
+        for r in &runs {
+            let _ = write!(s, " {:>13}", blocks_label(r));
         }
         let _ = writeln!(s);
         // A fused run's output buffers live on the device only (`crate::fuse`): no rows.
@@ -93,9 +103,8 @@ impl Plan {
             program.arrays.len() - (program.fusion.active.as_ref()).map_or(0, |a| a.twins.len());
         for (a, decl) in program.arrays.iter().enumerate().take(host_arrays) {
             let _ = write!(s, "  {:<12}", decl.name);
-            for b in 0..self.blocks.len() {
-                let cell = format!("{} / {}", self.planes_htod(b, a), self.planes_dtoh(b, a));
-                let _ = write!(s, " {cell:>13}");
+            for column in &cells {
+                let _ = write!(s, " {:>13}", column.get(a).map_or("", String::as_str));
             }
             let _ = writeln!(s);
         }
@@ -106,6 +115,23 @@ impl Plan {
             mib(self.bytes_dtoh()),
             mib(self.bytes_dtod())
         );
+    }
+
+    /// Per block, per array of the program: the planes moved host -> device and device -> host
+    /// ([`Plan::planes_htod`], [`Plan::planes_dtoh`] of every block, in one pass).
+    pub fn link_planes(&self) -> Vec<Vec<[usize; 2]>> {
+        let mut out = vec![vec![[0, 0]; self.elem_sizes.len()]; self.blocks.len()];
+        for op in &self.ops {
+            let (array, planes, way) = match &op.kind {
+                OpKind::HtoD { array, planes, .. } => (array, planes, 0),
+                OpKind::DtoH { array, planes, .. } => (array, planes, 1),
+                _ => continue,
+            };
+            if let Some(cell) = out.get_mut(op.block).and_then(|b| b.get_mut(*array)) {
+                cell[way] += planes.len();
+            }
+        }
+        out
     }
 
     /// Points computed against the serial loop's, and kernel launches per block.
@@ -311,6 +337,33 @@ impl OpKind {
 impl std::fmt::Display for OpKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.label())
+    }
+}
+
+/// Plans of up to this many blocks list every block; longer ones (a run of 10^5 steps is 10^5
+/// blocks at one step per block) list runs of equal blocks once ([`block_runs`]).
+pub const SPELLED_OUT_BLOCKS: usize = 8;
+
+/// The blocks in runs whose `figures` (one per block) are equal, as ranges of block indices:
+/// one range per block in plans of at most [`SPELLED_OUT_BLOCKS`] blocks.
+pub fn block_runs<T: PartialEq>(figures: &[T]) -> Vec<std::ops::Range<usize>> {
+    let mut runs: Vec<std::ops::Range<usize>> = Vec::new();
+    for (b, f) in figures.iter().enumerate() {
+        match runs.last_mut() {
+            Some(r) if figures.len() > SPELLED_OUT_BLOCKS && figures[r.start] == *f => {
+                r.end = b + 1
+            }
+            _ => runs.push(b..b + 1),
+        }
+    }
+    runs
+}
+
+/// `block 3` or `blocks 1-9998` (inclusive).
+pub fn blocks_label(run: &std::ops::Range<usize>) -> String {
+    match run.len() {
+        1 => format!("block {}", run.start),
+        _ => format!("blocks {}-{}", run.start, run.end - 1),
     }
 }
 

@@ -27,6 +27,7 @@ mod build;
 mod display;
 pub mod exchange;
 mod infer;
+mod live;
 pub mod race;
 mod ring;
 mod scheme;
@@ -35,7 +36,9 @@ pub mod tiling;
 mod transfers;
 
 pub use build::build;
-pub use display::{points_per_plane, Totals, WASTEFUL_REDUNDANCY};
+pub use display::{
+    block_runs, blocks_label, points_per_plane, Totals, SPELLED_OUT_BLOCKS, WASTEFUL_REDUNDANCY,
+};
 pub use scheme::Scheme;
 pub use tiling::owned;
 pub use tiling::{BlockSeconds, Tiling, TilingCost};
@@ -174,7 +177,30 @@ impl PlanOptions {
     pub fn compresses(&self) -> bool {
         self.compress.iter().any(Option::is_some)
     }
+
+    /// The steps of each segment a run of `steps` steps is planned in (`crate::run`: one plan
+    /// for all full segments, executed once for each; the last may be shorter): every
+    /// `checkpoint_blocks` blocks when the run checkpoints, else [`MAX_PLANNED_BLOCKS`] blocks,
+    /// so that a long run's plan, and the memory and time making it takes, stay bounded. A
+    /// segment ends with the arrays on the host like a block of the region-sharing scheme, so
+    /// the result is the same; not so with compression (a segment writes raw results back,
+    /// where a block in the middle of the run would write compressed ones), so a compressing
+    /// run is one segment unless it checkpoints.
+    pub fn segment_steps(&self, steps: usize, checkpoint_blocks: Option<usize>) -> usize {
+        let k = self.block_steps.max(1);
+        let blocks = match checkpoint_blocks {
+            Some(every) => every,
+            None if self.compresses() => usize::MAX,
+            None => MAX_PLANNED_BLOCKS,
+        };
+        blocks.saturating_mul(k).min(steps).max(1)
+    }
 }
+
+/// The most blocks a run plans at once, unless it compresses ([`PlanOptions::segment_steps`]):
+/// planning takes about a microsecond and 200 bytes per operation, some 20 operations per block
+/// of four chunks, so at most about 20 MB and 0.1 s.
+pub const MAX_PLANNED_BLOCKS: usize = 4096;
 
 /// Where a host-side transfer endpoint lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -852,6 +878,30 @@ mod tests {
         let z = c(4).unwrap();
         assert_eq!(z.slabs(&(8..18)), 2..5);
         assert_eq!((z.bytes(&(8..18)), z.offset(8)), (3 * 64, 2 * 64));
+    }
+
+    #[test]
+    fn long_runs_are_planned_in_segments_unless_they_compress() {
+        let o = PlanOptions {
+            chunks: 4,
+            block_steps: 3,
+            scheme: Scheme::RegionSharing,
+            buffer_sets: 3,
+            compress: Vec::new(),
+            codec: Default::default(),
+            read_only_ring: true,
+        };
+        let most = MAX_PLANNED_BLOCKS * 3;
+        assert_eq!(o.segment_steps(most + 1, None), most);
+        assert_eq!(o.segment_steps(100, None), 100);
+        assert_eq!(o.segment_steps(100, Some(5)), 15);
+        assert_eq!(o.segment_steps(0, None), 1);
+        let c = PlanOptions {
+            compress: vec![Some(8.0)],
+            ..o
+        };
+        assert_eq!(c.segment_steps(10 * most, None), 10 * most);
+        assert_eq!(c.segment_steps(10 * most, Some(5)), 15);
     }
 
     #[test]

@@ -401,6 +401,7 @@ pub fn source_program() -> Program {
     p.slices = vec![SliceDecl {
         name: "wavelet".into(),
         elem: Elem::F64,
+        reads: Vec::new(),
     }];
     p.kernels = vec![KernelDecl {
         name: "pacc_source3d_k0".into(),

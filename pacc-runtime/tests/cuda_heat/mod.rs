@@ -103,6 +103,7 @@ pub fn heat_program_with(periodic: bool) -> Program {
         slices: vec![SliceDecl {
             name: "w".into(),
             elem: Elem::F32,
+            reads: Vec::new(),
         }],
         reductions: vec![ReductionDecl {
             name: "s".into(),

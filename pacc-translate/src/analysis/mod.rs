@@ -5,6 +5,7 @@ pub mod fuse;
 pub mod race;
 pub mod reach;
 pub mod roles;
+pub mod slices;
 pub mod speculate;
 pub mod types;
 
@@ -28,6 +29,8 @@ pub struct Analysis {
     pub time_ty: Ty,
     /// `compress(..)`: one entry per compressed array.
     pub compress: Vec<pacc_runtime::program::CompressDecl>,
+    /// Per slice: the index of each read (`slices::slice_reads`).
+    pub slice_reads: Vec<Vec<pacc_runtime::program::SliceIndex>>,
 }
 
 /// Runs every analysis; fixes literal-typed scalars and reductions in `f`.
@@ -52,6 +55,13 @@ pub fn analyse(f: &mut Func) -> syn::Result<Analysis> {
     };
     let compress = match compress::compress(f, &roles) {
         Ok(c) => c,
+        Err(e) => {
+            push(&mut errors, e);
+            Vec::new()
+        }
+    };
+    let slice_reads = match slices::slice_reads(f) {
+        Ok(r) => r,
         Err(e) => {
             push(&mut errors, e);
             Vec::new()
@@ -121,6 +131,7 @@ pub fn analyse(f: &mut Func) -> syn::Result<Analysis> {
         halo,
         time_ty,
         compress,
+        slice_reads,
     })
 }
 

@@ -67,12 +67,11 @@ pub fn build(f: &Func, an: &Analysis, cuda: String) -> Program {
                 ty: scalar_type(s.ty),
             })
             .collect(),
-        slices: f
-            .slices
-            .iter()
-            .map(|s| SliceDecl {
+        slices: (f.slices.iter().enumerate())
+            .map(|(i, s)| SliceDecl {
                 name: s.name.to_string(),
                 elem: s.elem,
+                reads: an.slice_reads.get(i).cloned().unwrap_or_default(),
             })
             .collect(),
         reductions: f
