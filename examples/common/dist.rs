@@ -26,7 +26,9 @@ pub fn options(
     world: &Communicator,
     pipe: &super::PipelineArgs,
 ) -> Result<pacc::Options, pacc::Error> {
-    pacc::runtime::dist::agree(world, pipe.options().map_err(pacc::Error::Option))
+    // The environment's errors as they are (`options()` has them as text), then the flags'.
+    let mine = pacc::Options::from_env().and_then(|_| pipe.options().map_err(pacc::Error::Option));
+    pacc::runtime::dist::agree(world, mine)
 }
 
 /// Reports an error that every rank got: rank 0 prints it (another rank's failure arrives
