@@ -319,7 +319,6 @@ fn compare_with(
 
 fn main() {
     let cli = Cli::parse();
-    let opts = cli.pipe.options().unwrap_or_else(|e| fail(e));
     let p = problem(&cli);
     let (shape, src) = (p.shape, &p.src);
     let (nz, ny, nx) = shape;
@@ -336,8 +335,9 @@ fn main() {
             wavelet: &wavelet,
             dx2,
         };
-        std::process::exit(distributed(&cli, &opts, &setup));
+        std::process::exit(distributed(&cli, &setup));
     }
+    let opts = cli.pipe.options().unwrap_or_else(|e| fail(e));
 
     // prev, cur, vel (and the sponge); --verify and --compare-with keep two more each.
     let arrays = 3
@@ -491,10 +491,14 @@ struct Setup<'a> {
 
 /// Started under mpirun: every rank runs its slab; rank 0 prints. Returns the exit status.
 #[cfg(feature = "mpi")]
-fn distributed(cli: &Cli, opts: &pacc::Options, setup: &Setup<'_>) -> i32 {
+fn distributed(cli: &Cli, setup: &Setup<'_>) -> i32 {
     let universe = common::dist::init();
     let world = universe.world();
-    match distributed_run(cli, opts, setup, &world) {
+    // The options (`PACC_*` variables may differ between ranks) only once MPI runs, agreed on
+    // by every rank: one rank's bad value stops them all.
+    let run = common::dist::options(&world, &cli.pipe)
+        .and_then(|opts| distributed_run(cli, &opts, setup, &world));
+    match run {
         Ok(ok) => i32::from(!common::dist::verdict(&world, ok)),
         Err(e) => {
             common::dist::report_error(&world, &e);

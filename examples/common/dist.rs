@@ -18,6 +18,19 @@ pub fn init() -> mpi::environment::Universe {
     mpi::initialize().unwrap_or_else(|| super::fail("MPI was already initialized"))
 }
 
+/// The pipeline options of every rank, read once MPI runs (each rank has its own `PACC_*`
+/// variables) and agreed on: an error on one rank (`PACC_CHUNKS=abc`) is an error on every
+/// rank (the others get "rank N failed: <its message>"), so that none waits for a rank that
+/// gave up.
+pub fn options(
+    world: &Communicator,
+    pipe: &super::PipelineArgs,
+) -> Result<pacc::Options, pacc::Error> {
+    // The environment's errors as they are (`options()` has them as text), then the flags'.
+    let mine = pacc::Options::from_env().and_then(|_| pipe.options().map_err(pacc::Error::Option));
+    pacc::runtime::dist::agree(world, mine)
+}
+
 /// Reports an error that every rank got: rank 0 prints it (another rank's failure arrives
 /// there as "rank N failed: <its message>"), and so does a rank whose own step failed.
 pub fn report_error(world: &Communicator, e: &pacc::Error) {

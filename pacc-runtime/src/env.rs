@@ -25,6 +25,7 @@ pub const VARIABLES: &[&str] = &[
     "PACC_HOST_PATH",
     "PACC_KERNELS",
     "PACC_MARCH",
+    "PACC_MPI_TIMEOUT",
     "PACC_PAD_ROWS",
     "PACC_PIN_OVERLAP",
     "PACC_PIN_THREADS",

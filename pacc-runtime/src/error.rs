@@ -109,6 +109,17 @@ pub enum Error {
     HostMemory { bytes: Option<u64>, what: String },
 }
 
+fn who_missing(ranks: &[usize]) -> String {
+    match ranks {
+        [] => "a rank".into(),
+        [r] => format!("rank {r}"),
+        _ => format!(
+            "ranks {}",
+            crate::words::sentence_list(ranks.iter().map(|r| r.to_string()))
+        ),
+    }
+}
+
 fn host_size(bytes: &Option<u64>) -> String {
     match bytes {
         Some(b) => format!("the host has no room for {b} bytes"),
@@ -397,6 +408,15 @@ pub enum DistError {
     RankFailed { rank: usize, message: String },
     #[error("MPI: {0}. Hint: check the MPI installation and the mpirun command line")]
     Mpi(String),
+    /// Ranks that did not answer within the timeout (`ranks` empty: a collective step, which
+    /// cannot tell who is missing). Every live rank of the run returns it; MPI on this
+    /// communicator can no longer be relied on.
+    #[error("{} did not answer within {seconds} s ({during}): stopped, killed or cut off. Hint: every rank that still runs returned this error, and MPI can no longer be relied on here: end the processes (`MPI_Abort`, or exit without `MPI_Finalize`, which would wait for the missing rank). If the ranks only wait this long for one another (uneven slabs, slow checkpoints), raise PACC_MPI_TIMEOUT (seconds)", who_missing(.ranks))]
+    NoAnswer {
+        ranks: Vec<usize>,
+        seconds: f64,
+        during: &'static str,
+    },
     #[error("the halo exchange through {carrier} failed: {message}. Hint: PACC_HALO=host exchanges the halos through host memory instead")]
     Exchange {
         carrier: &'static str,

@@ -116,6 +116,9 @@ pub struct Options {
     pub fuse: Option<usize>,
     /// How a distributed run's ranks exchange halos (`PACC_HALO`; see [`HaloMode`]).
     pub halo: HaloMode,
+    /// How long a distributed run's ranks wait for one another before they give up with
+    /// `DistError::NoAnswer` (`PACC_MPI_TIMEOUT`, seconds; see [`Options::mpi_timeout`]).
+    pub mpi_timeout: Option<std::time::Duration>,
     /// Called as time steps complete (see [`Options::on_progress`]).
     pub on_progress: Option<OnProgress>,
     /// Where settings came from, for error hints (see [`Options::set_by`]); a setting not
@@ -300,7 +303,8 @@ impl Options {
     /// `PACC_COMPRESS=off` (ignore the directive's `compress(..)` clause), `PACC_CODEC=zfp`
     /// or `f16` (the codec of the compressed arrays), `PACC_COMPRESS_WHEN=auto|always` and
     /// `PACC_COMPRESS_INPUTS=1` (see [`Options::compress_when`], [`Options::compress_inputs`]),
-    /// and `PACC_HALO=auto|device|relay|host` for distributed runs (see [`HaloMode`]).
+    /// and `PACC_HALO=auto|device|relay|host` and `PACC_MPI_TIMEOUT=SECONDS` for distributed
+    /// runs (see [`HaloMode`], [`Options::mpi_timeout`]).
     ///
     /// A switch takes 1, true, on, yes or 0, false, off, no in any case
     /// ([`crate::env::parse_bool`]); other values, and a path variable set to nothing, are
@@ -365,6 +369,9 @@ impl Options {
                 v.parse()
                     .map_err(|m| Error::Option(format!("PACC_CODEC={v}: {m}")))?,
             );
+        }
+        if let Some(v) = env::var("PACC_MPI_TIMEOUT") {
+            o.mpi_timeout = Some(parse_seconds("PACC_MPI_TIMEOUT", &v)?);
         }
         let every = env_usize("PACC_CHECKPOINT_EVERY")?;
         let dir = env::path(
@@ -547,6 +554,16 @@ impl Options {
         self.halo = mode;
         self
     }
+    /// How long each wait of a distributed run (a halo exchange, the ranks agreeing on a step's
+    /// outcome) lasts at most before every rank still running returns
+    /// `DistError::NoAnswer`, naming the rank it missed where it knows it (`PACC_MPI_TIMEOUT`,
+    /// seconds; default `dist::DEFAULT_MPI_TIMEOUT`, 300 s). Longer than the ranks ever
+    /// legitimately wait for one another (uneven slabs, checkpoints). Single-process runs
+    /// ignore it.
+    pub fn mpi_timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.mpi_timeout = Some(timeout);
+        self
+    }
     /// Compress the arrays given a rate on every run (`Always`), or only where the tuner
     /// predicts it pays (`Auto`, the default; see [`CompressWhen`]).
     pub fn compress_when(mut self, when: CompressWhen) -> Self {
@@ -649,6 +666,17 @@ fn parse_usize(key: &str, v: &str) -> Result<usize, Error> {
     })
 }
 
+/// `v`, the value of variable `key`, as a positive number of seconds (fractions allowed).
+fn parse_seconds(key: &str, v: &str) -> Result<std::time::Duration, Error> {
+    let secs: Option<f64> = v.trim().parse().ok().filter(|s: &f64| *s > 0.0);
+    secs.and_then(|s| std::time::Duration::try_from_secs_f64(s).ok())
+        .ok_or_else(|| {
+            Error::Option(format!(
+                "{key}={v}: expected a positive number of seconds; fix or unset it"
+            ))
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::cuda::pad_rows;
@@ -683,6 +711,18 @@ mod tests {
             "{e}"
         );
         assert_eq!(parse_usize("PACC_CHUNKS", " 12 ").unwrap(), 12);
+        assert_eq!(
+            parse_seconds("PACC_MPI_TIMEOUT", " 2.5 ").unwrap(),
+            std::time::Duration::from_millis(2500)
+        );
+        for bad in ["abc", "0", "-3", "inf", "NaN", "1e300", ""] {
+            match parse_seconds("PACC_MPI_TIMEOUT", bad) {
+                Err(Error::Option(m)) => {
+                    assert!(m.contains(&format!("PACC_MPI_TIMEOUT={bad}:")), "{m}")
+                }
+                other => panic!("PACC_MPI_TIMEOUT={bad}: {other:?}"),
+            }
+        }
     }
 
     #[test]

@@ -13,7 +13,8 @@ use pacc::runtime::{BackendChoice, DistError, Error, HaloMode, HostArray, Option
 use std::path::Path;
 
 pub const NAMES: &[&str] = &[
-    "equal", "tuned", "errors", "fail", "kill", "resume", "relayout", "gpu", "gpu-fail",
+    "equal", "tuned", "errors", "fail", "kill", "resume", "relayout", "gpu", "gpu-fail", "lost",
+    "options",
 ];
 
 pub fn run(case: &str, args: &[String]) {
@@ -37,6 +38,15 @@ pub fn run(case: &str, args: &[String]) {
         "relayout" => relayout(&world, dir.expect("a directory")),
         "gpu" => crate::gpu::equal(&world),
         "gpu-fail" => crate::gpu::fail(&world),
+        // lost DIR stop|kill VICTIM [device]
+        "lost" => crate::faults::lost(
+            &world,
+            dir.expect("a directory"),
+            &args[1],
+            args[2].parse().expect("the victim's rank"),
+            device(args),
+        ),
+        "options" => crate::faults::options(&world, args[0].parse().expect("the bad rank")),
         _ => unreachable!(),
     }
     if rank(&world) == 0 {

@@ -33,6 +33,8 @@ pub mod resident;
 mod session;
 mod slab;
 pub mod tune;
+#[cfg(feature = "mpi")]
+mod wait;
 
 #[cfg(feature = "mpi")]
 pub use arrays::{gather, window};
@@ -42,6 +44,25 @@ pub use comm::Communicator;
 pub use mpi;
 #[cfg(feature = "mpi")]
 pub use session::run;
+#[cfg(feature = "mpi")]
+pub use wait::DEFAULT_MPI_TIMEOUT;
+
+/// Every rank's `Ok` if `r` is `Ok` on every rank of `comm`; else an error on every rank: a
+/// failing rank gets its own, the others [`DistError::RankFailed`] with the lowest failing
+/// rank's message, and a rank that does not answer within the timeout
+/// ([`DEFAULT_MPI_TIMEOUT`]) is named by a [`DistError::NoAnswer`]. Collective: for steps that
+/// can fail on some ranks only, such as reading the options from the environment (one rank's
+/// bad `PACC_*` variable must stop every rank, not leave them waiting for it).
+///
+/// [`DistError::RankFailed`]: crate::error::DistError::RankFailed
+/// [`DistError::NoAnswer`]: crate::error::DistError::NoAnswer
+#[cfg(feature = "mpi")]
+pub fn agree<T>(
+    comm: &Communicator,
+    r: Result<T, crate::error::Error>,
+) -> Result<T, crate::error::Error> {
+    comm::agree(comm, r)
+}
 pub use slab::{block_steps, links, reach_per_step, split, Slab};
 
 /// This rank's slab of `global` for a run of `steps` steps: [`split`] over the communicator's
@@ -62,7 +83,8 @@ pub fn slab(
     steps: usize,
     opts: &crate::options::Options,
 ) -> Result<Slab, crate::error::Error> {
-    use mpi::traits::{Communicator as _, CommunicatorCollectives as _};
+    use mpi::traits::Communicator as _;
+    let _patience = wait::Patience::set(opts.mpi_timeout);
     // One rank at a time: ranks sharing a device would otherwise time the link against each
     // other (and then count the sharing twice). Every rank takes part in every collective
     // step whatever its options say, so that ranks that disagree get an error, not a hang.
@@ -71,7 +93,7 @@ pub fn slab(
         if r == comm.rank() {
             inputs = measured_inputs(program, opts);
         }
-        comm.barrier();
+        comm::barrier(comm, "the ranks measuring their devices in turn")?;
     }
     let placement = placement::decide(comm, program, global, steps, opts, inputs.as_ref())?;
     if let placement::Placement::Resident(slab) = placement {
@@ -114,8 +136,8 @@ pub fn slab_tuned(
     inputs: Option<&crate::tune::TuneInputs>,
     rates: &tune::DistRates,
 ) -> Result<Slab, crate::error::Error> {
-    use mpi::collective::SystemOperation;
-    use mpi::traits::{Communicator as _, CommunicatorCollectives as _};
+    use mpi::traits::Communicator as _;
+    let _patience = wait::Patience::set(opts.mpi_timeout);
     let (rank, ranks) = (comm.rank() as usize, comm.size() as usize);
     let fixed = crate::config::Fixed::of(program, opts)
         .block_steps
@@ -133,8 +155,7 @@ pub fn slab_tuned(
         Some(c) => c.iter().map(|c| c.seconds).collect(),
         None => vec![f64::INFINITY; ks.len()],
     };
-    let mut worst = vec![0f64; ks.len()];
-    comm.all_reduce_into(&seconds[..], &mut worst[..], SystemOperation::max());
+    let worst = comm::all_max(comm, &seconds, "agreeing on the halo depth")?;
     let slowest: Vec<(usize, f64)> = ks.iter().copied().zip(worst).collect();
     if let Some(k) = tune::agree(&slowest).filter(|_| tunes) {
         o.block_steps = Some(k);

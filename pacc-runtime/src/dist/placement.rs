@@ -10,9 +10,7 @@ use crate::exec::backend::{self, Backend};
 use crate::options::{HaloMode, Options};
 use crate::program::Program;
 use crate::tune::TuneInputs;
-use mpi::collective::SystemOperation;
 use mpi::traits::Communicator as _;
-use mpi::traits::*;
 
 /// What the ranks agreed on.
 pub(super) enum Placement {
@@ -46,9 +44,7 @@ pub(super) fn decide(
 ) -> Result<Placement, Error> {
     let here = carrier(opts, inputs);
     let code = here.as_ref().map_or(0, |c| *c as i32);
-    let (mut lo, mut hi) = (0i32, 0i32);
-    comm.all_reduce_into(&code, &mut lo, SystemOperation::min());
-    comm.all_reduce_into(&code, &mut hi, SystemOperation::max());
+    let (lo, hi) = super::comm::min_max(comm, code, "agreeing where the slabs stay")?;
     let forced = matches!(opts.halo, HaloMode::Device | HaloMode::Relay);
     // Every rank has NCCL and a GPU of its own (the codes agree): relay as asked.
     if opts.halo == HaloMode::Relay && lo == hi && here == Ok(Carrier::Nccl) {
@@ -93,8 +89,7 @@ pub(super) fn decide(
         // The CPU backend's buffers are host memory: nothing to fit, nothing to time.
         _ => vec![0.0; ks.len()],
     };
-    let mut worst = vec![0f64; ks.len()];
-    comm.all_reduce_into(&seconds[..], &mut worst[..], SystemOperation::max());
+    let worst = super::comm::all_max(comm, &seconds, "agreeing on the halo depth")?;
     let slowest: Vec<(usize, f64)> = ks.iter().copied().zip(worst).collect();
     let Some(k) = super::tune::agree(&slowest) else {
         let why = "a rank's window does not fit its GPU at any halo depth".to_string();

@@ -4,6 +4,7 @@
 use super::comm::{self, agree, Communicator};
 use super::peers::{MpiPeers, Pending};
 use super::slab::{split, Slab};
+use super::wait::Patience;
 use super::{checkpoint as dck, local, resident};
 use crate::checkpoint;
 use crate::error::{DistError, Error};
@@ -36,6 +37,8 @@ pub fn run(
     opts: &Options,
 ) -> Result<RunOutput, Error> {
     let start = Instant::now();
+    // Every wait of the call gives up after the options' timeout (`wait.rs`).
+    let _patience = Patience::set(opts.mpi_timeout);
     let slabs = agree(comm, check_slab(comm, slab, program, &inv, opts))?;
     agree(comm, consistent(comm, &inv))?;
     let me = slab.rank;
@@ -56,7 +59,7 @@ pub fn run(
         true => relay(comm, &mut s.report)?,
         false => None,
     };
-    let mpi_peers = MpiPeers { comm };
+    let mpi_peers = MpiPeers::new(comm);
     let host: &dyn Peers = match (&peers, &relayed) {
         (Some(p), _) => p.as_ref(),
         (None, Some(r)) => r,
@@ -120,7 +123,7 @@ pub fn run(
         &state.times,
         resident,
         host.carrier(),
-    );
+    )?;
     Ok(RunOutput {
         reductions: state.value,
         swap_replays: crate::binding::swap_replays(program, seg.steps),
@@ -274,7 +277,7 @@ impl<'a, 'h> Segments<'a, '_, 'h> {
             self.program,
             &st.value,
             &self.resets,
-            &comm::gather(comm, &partial),
+            &comm::gather(comm, &partial)?,
         );
         s.report.absorb(seg);
         st.done += len;
@@ -350,7 +353,7 @@ fn rank_notes(
     t: &Times,
     resident: bool,
     host: &str,
-) {
+) -> Result<(), Error> {
     let mine = [
         slab.owned.len() as f64,
         report.wall_seconds,
@@ -362,7 +365,7 @@ fn rank_notes(
         t.beside,
         t.setup,
     ];
-    for (r, f) in comm::gather(comm, &mine).iter().enumerate() {
+    for (r, f) in comm::gather(comm, &mine)?.iter().enumerate() {
         report.adjustments.push(if resident {
             format!(
                 "rank {r}: {} planes, {:.3} s wall, {:.3} s on the device (upload, steps, \
@@ -390,6 +393,7 @@ fn rank_notes(
             )
         });
     }
+    Ok(())
 }
 
 /// NCCL for the host exchange between blocks, relayed through this rank's GPU (the ranks
@@ -442,7 +446,7 @@ fn carrier<'c>(
     report: &mut Report,
 ) -> Result<Option<Box<dyn Peers + 'c>>, Error> {
     match backend {
-        Backend::Cpu(_) => Ok(Some(Box::new(MpiPeers { comm }))),
+        Backend::Cpu(_) => Ok(Some(Box::new(MpiPeers::new(comm)))),
         #[cfg(feature = "cuda")]
         Backend::Cuda => match start_nccl(comm, report) {
             Ok(p) => Ok(Some(Box::new(p))),
