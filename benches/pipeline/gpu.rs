@@ -122,7 +122,8 @@ mod imp {
         }
         let plan =
             plan::build(&program, &w.shape, steps / s, &points, &po).map_err(|e| e.to_string())?;
-        let inv = pacc_runtime::fuse::invocation(&program, w.invocation(steps), s);
+        // SAFETY: the invocation goes whole to the one execution below and is dropped after.
+        let inv = unsafe { pacc_runtime::fuse::invocation(&program, w.invocation(steps), s) };
         let out = cuda::execute(&program, &plan, &inv, &settled(&program, fma))
             .map_err(|e| e.to_string())?;
         drop(inv);

@@ -229,28 +229,10 @@ impl Workload {
             steps,
             reduction_init: vec![0.0; p.reductions.len()],
             reset_values: vec![0.0; p.resets.len()],
-            cpu: CpuKernels {
-                kernels: p
-                    .kernels
-                    .iter()
-                    .map(|_| {
-                        Box::new(
-                            |_: &pacc_runtime::exec::KernelFrame<'_>, _: usize, _: &mut [f64]| {
-                                unreachable!("the benchmark never runs pacc's CPU backend")
-                            },
-                        ) as Box<pacc_runtime::exec::CpuKernelFn<'static>>
-                    })
-                    .collect(),
-                points: p
-                    .points
-                    .iter()
-                    .map(|_| {
-                        Box::new(|_: &pacc_runtime::exec::KernelFrame<'_>| {
-                            unreachable!("the benchmark never runs pacc's CPU backend")
-                        }) as Box<pacc_runtime::exec::CpuPointFn<'static>>
-                    })
-                    .collect(),
-            },
+            // SAFETY: the closures never run (the benchmark runs on the device; they panic if
+            // called); the program is the translator's for the model, or the hand-written
+            // kernels the benchmark compares it with, declared with the accesses they make.
+            cpu: unsafe { CpuKernels::new(inert_kernels(p), inert_points(p)) },
         }
     }
 
@@ -370,6 +352,28 @@ impl Model {
 }
 
 /// `data` as the arrays of `program`, borrowed.
+fn inert_kernels(p: &Program) -> Vec<Box<pacc_runtime::exec::CpuKernelFn<'static>>> {
+    (p.kernels.iter())
+        .map(|_| {
+            Box::new(
+                |_: &pacc_runtime::exec::KernelFrame<'_>, _: usize, _: &mut [f64]| {
+                    unreachable!("the benchmark never runs pacc's CPU backend")
+                },
+            ) as Box<pacc_runtime::exec::CpuKernelFn<'static>>
+        })
+        .collect()
+}
+
+fn inert_points(p: &Program) -> Vec<Box<pacc_runtime::exec::CpuPointFn<'static>>> {
+    (p.points.iter())
+        .map(|_| {
+            Box::new(|_: &pacc_runtime::exec::KernelFrame<'_>| {
+                unreachable!("the benchmark never runs pacc's CPU backend")
+            }) as Box<pacc_runtime::exec::CpuPointFn<'static>>
+        })
+        .collect()
+}
+
 fn host_arrays<'a>(
     program: &Program,
     data: &'a mut [Vec<f32>],

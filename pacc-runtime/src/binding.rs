@@ -49,6 +49,31 @@ pub fn binding_at(program: &Program, steps: usize) -> Vec<usize> {
     advance(program, &identity(program), steps)
 }
 
+/// `physical` (one entry per argument, in argument order) reordered as `binding` binds them to
+/// the names: name `a` gets argument `binding[a]`. Moves every entry once, so it serves the host
+/// descriptions, which are not `Copy`; a binding is a permutation (swaps applied to the
+/// identity), so no entry is left out or taken twice.
+pub(crate) fn bind<T>(physical: Vec<T>, binding: &[usize]) -> Vec<T> {
+    let name_of = |p: usize| binding.iter().position(|&b| b == p).unwrap_or(p);
+    sorted_by(physical, name_of)
+}
+
+/// The inverse of [`bind`]: the names' entries back in argument order.
+pub(crate) fn unbind<T>(named: Vec<T>, binding: &[usize]) -> Vec<T> {
+    sorted_by(named, |a| binding.get(a).copied().unwrap_or(a))
+}
+
+/// `v` with entry `i` moved to place `key(i)` (stable, so a key given twice keeps both).
+fn sorted_by<T>(v: Vec<T>, key: impl Fn(usize) -> usize) -> Vec<T> {
+    let mut keyed: Vec<(usize, T)> = v
+        .into_iter()
+        .enumerate()
+        .map(|(i, x)| (key(i), x))
+        .collect();
+    keyed.sort_by_key(|&(k, _)| k);
+    keyed.into_iter().map(|(_, x)| x).collect()
+}
+
 /// How many times the wrapper replays the step's swaps after `steps` steps so that the names
 /// end bound as the serial loop leaves them: `steps` modulo the permutation's order.
 pub fn swap_replays(program: &Program, steps: usize) -> usize {
@@ -108,6 +133,22 @@ mod tests {
                 .collect(),
             step,
             ..Default::default()
+        }
+    }
+
+    #[test]
+    fn bind_moves_each_argument_to_its_name_and_unbind_undoes_it() {
+        let p = program(
+            4,
+            vec![Stage::Swap(0, 1), Stage::Swap(1, 2), Stage::Swap(3, 0)],
+        );
+        let physical = || -> Vec<String> { (0..4).map(|a| format!("arg{a}")).collect() };
+        for steps in 0..2 * period(&p) {
+            let b = binding_at(&p, steps);
+            let by_index: Vec<String> = b.iter().map(|&a| physical()[a].clone()).collect();
+            let named = bind(physical(), &b);
+            assert_eq!(named, by_index, "after {steps} steps, binding {b:?}");
+            assert_eq!(unbind(named, &b), physical(), "after {steps} steps");
         }
     }
 

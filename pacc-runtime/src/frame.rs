@@ -5,15 +5,26 @@
 //! reads and writes chunk buffers through [`Grid`], which maps global indices to the buffer
 //! (whose first plane is `base`) and checks bounds, so a planning bug is a panic with a message,
 //! never an out-of-bounds access.
+//!
+//! Two things keep this sound (docs/internals.md §1-2):
+//! - **Lifetimes.** A [`BufView<'f>`] and the [`Grid<'f, T>`] made from it borrow the buffer for
+//!   the frame's lifetime `'f`, and a kernel closure ([`CpuKernelFn`]) is higher-ranked over
+//!   `'f`: it cannot keep a view or grid past the call (the buffer is freed after the run).
+//! - **An unsafe constructor.** [`Grid::set3`] and [`Grid::set2`] write through `&self` while
+//!   the grid is shared between the threads computing different planes. That is sound only
+//!   because each closure writes the planes it is handed and nothing else, which the compiler
+//!   cannot check; so closures reach the executors only through the unsafe [`CpuKernels::new`],
+//!   whose contract says so.
 
 use crate::program::Elem;
 use std::marker::PhantomData;
 
-/// A raw view of one chunk buffer (or a whole host array) holding planes `base..base + planes`.
-/// The executors make them; the fields are private because [`BufView::grid`] reads and writes
-/// through `ptr` (code outside the crate uses the unsafe [`BufView::from_raw_parts`]).
+/// A view of one chunk buffer (or a whole host array) holding planes `base..base + planes`,
+/// borrowed for `'f`. The executors make them; the fields are private because [`BufView::grid`]
+/// reads and writes through `ptr` (code outside the crate uses the unsafe
+/// [`BufView::from_raw_parts`]).
 #[derive(Clone, Copy, Debug)]
-pub struct BufView {
+pub struct BufView<'f> {
     pub(crate) ptr: *mut u8,
     pub(crate) elem: Elem,
     /// Global index of the buffer's first plane.
@@ -23,25 +34,26 @@ pub struct BufView {
     /// Extents of the inner axes (`[ny, nx]` for 3D, `[nx]` for 2D).
     pub(crate) inner: [usize; 2],
     pub(crate) ndim: usize,
+    pub(crate) _buf: PhantomData<&'f [u8]>,
 }
 
-// SAFETY: a BufView is a plain description of memory owned elsewhere; executors guarantee
-// (and `plan::race::check` proves for every plan) that concurrent operations never write
-// bytes another operation touches, and within a kernel each plane is written by one thread.
-unsafe impl Send for BufView {}
-unsafe impl Sync for BufView {}
+// SAFETY: a BufView is a description of memory borrowed for `'f`; executors guarantee (and
+// `plan::race::check` proves for every plan) that concurrent operations never write bytes
+// another operation touches, and within a kernel each plane is written by one thread (the
+// contract of `CpuKernels::new` binds the closures to the planes they are handed).
+unsafe impl Send for BufView<'_> {}
+unsafe impl Sync for BufView<'_> {}
 
-impl BufView {
+impl<'f> BufView<'f> {
     /// A view of `planes` planes (from global plane `base`) of `elem` at `ptr`, with inner
     /// extents `inner` (`[ny, nx]` in 3D, `[nx, _]` in 2D; `ndim` says which).
     ///
     /// # Safety
     ///
-    /// While the view (or a [`Grid`] made from it) is used, `ptr` points to
-    /// `planes * ny * nx` (3D) or `planes * nx` (2D) initialized elements of `elem` in one
-    /// allocation, aligned for it, that nothing else writes, and that nothing reads while a
-    /// kernel writes them; kernels running at once through copies of the view write
-    /// disjoint planes.
+    /// For all of `'f`, `ptr` points to `planes * ny * nx` (3D) or `planes * nx` (2D)
+    /// initialized elements of `elem` in one allocation, aligned for it, that nothing else
+    /// writes, and that nothing reads while a kernel writes them; kernels running at once
+    /// through copies of the view write disjoint planes.
     pub unsafe fn from_raw_parts(
         ptr: *mut u8,
         elem: Elem,
@@ -49,7 +61,7 @@ impl BufView {
         planes: usize,
         inner: [usize; 2],
         ndim: usize,
-    ) -> BufView {
+    ) -> BufView<'f> {
         BufView {
             ptr,
             elem,
@@ -57,6 +69,7 @@ impl BufView {
             planes,
             inner,
             ndim,
+            _buf: PhantomData,
         }
     }
 
@@ -68,8 +81,9 @@ impl BufView {
         }
     }
 
-    /// Typed access for generated code. Panics if the element type differs (a translator bug).
-    pub fn grid<T: GridElem>(&self) -> Grid<'_, T> {
+    /// Typed access for generated code, for as long as the view's buffer is borrowed. Panics if
+    /// the element type differs (a translator bug).
+    pub fn grid<T: GridElem>(&self) -> Grid<'f, T> {
         assert_eq!(
             self.elem,
             T::ELEM,
@@ -110,7 +124,11 @@ mod sealed {
     impl Sealed for f64 {}
 }
 
-/// Typed, bounds-checked access to a buffer by global indices.
+/// Typed, bounds-checked access to a buffer by global indices, borrowed for `'a` (the
+/// [`BufView`]'s lifetime).
+///
+/// Writes go through `&self` so that the threads computing different planes can share one
+/// grid; the contract of [`CpuKernels::new`] is what keeps them from writing the same element.
 #[derive(Clone, Copy)]
 pub struct Grid<'a, T> {
     ptr: *mut T,
@@ -184,25 +202,28 @@ fn out_of_window(plane: usize, base: usize, planes: usize) -> ! {
     )
 }
 
-/// What a generated kernel sees for one invocation.
-pub struct KernelFrame<'a> {
+/// What a generated kernel sees for one invocation: views borrowed for `'f`.
+pub struct KernelFrame<'f> {
     /// One view per program array (index = the program's array index), bound to the physical
     /// buffer the name refers to at this point of the time loop.
-    pub arrays: &'a [BufView],
+    pub arrays: &'f [BufView<'f>],
     /// The value of the time loop's variable at this step.
     pub t: i64,
     /// The full shape of the arrays.
-    pub shape: &'a [usize],
+    pub shape: &'f [usize],
 }
 
 /// A kernel: computes plane `plane` (global index along axis 0) of its outputs and adds its
 /// reductions over that plane into `red` (one slot per reduction of the *kernel*, in the order of
 /// `KernelDecl::reductions`, as f64 holding the reduction's own type exactly).
-pub type CpuKernelFn<'a> = dyn Fn(&KernelFrame<'_>, usize, &mut [f64]) + Sync + 'a;
+///
+/// Higher-ranked over the frame's lifetime `'f`: the closure works for every frame, so nothing
+/// it borrows from one (a [`BufView`], a [`Grid`]) can outlive the call.
+pub type CpuKernelFn<'a> = dyn for<'f> Fn(&KernelFrame<'f>, usize, &mut [f64]) + Sync + 'a;
 
 /// A single-point statement: applies itself to the frame's buffers (its index was fixed when
-/// the closure was made).
-pub type CpuPointFn<'a> = dyn Fn(&KernelFrame<'_>) + Sync + 'a;
+/// the closure was made). Higher-ranked over the frame as [`CpuKernelFn`] is.
+pub type CpuPointFn<'a> = dyn for<'f> Fn(&KernelFrame<'f>) + Sync + 'a;
 
 /// Initial value of a reduction's per-plane partial: 0 for sums, +inf for min, -inf for max.
 pub fn reduction_identity(op: crate::program::ReduceOp) -> f64 {
@@ -214,7 +235,60 @@ pub fn reduction_identity(op: crate::program::ReduceOp) -> f64 {
 }
 
 /// The CPU side of a translated program: one closure per kernel and per point statement.
+///
+/// Made only by the unsafe [`CpuKernels::new`], so that no run reaches a closure (or a
+/// [`Program`](crate::program::Program) it trusts) that safe code made up; every run takes its
+/// [`Invocation`](crate::invocation::Invocation), which holds one.
 pub struct CpuKernels<'a> {
-    pub kernels: Vec<Box<CpuKernelFn<'a>>>,
-    pub points: Vec<Box<CpuPointFn<'a>>>,
+    pub(crate) kernels: Vec<Box<CpuKernelFn<'a>>>,
+    pub(crate) points: Vec<Box<CpuPointFn<'a>>>,
+}
+
+impl<'a> CpuKernels<'a> {
+    /// The closures of a program's kernels (`kernels[k]` computes the program's kernel `k`) and
+    /// point statements (`points[i]` applies its point statement `i`).
+    ///
+    /// # Safety
+    ///
+    /// An invocation holding these closures is run (by [`crate::run::run`], an
+    /// [`Executor`](crate::exec::Executor) or [`crate::exec::cpu::execute`]) only with a
+    /// [`Program`](crate::program::Program) that describes them truthfully, which
+    /// `#[pacc::pipeline]`'s generated `program()` does for the closures generated beside it:
+    /// - `kernels[k]`, called for plane `p`, writes only plane `p` of the arrays in the
+    ///   program's `kernels[k].writes`, inside that kernel's `ranges`, and reads only the
+    ///   elements its `reads` declare (offsets from the points it writes); it writes no slot of
+    ///   the reduction slice beyond the kernel's `reductions`;
+    /// - `points[i]` writes only the element of the program's point statement `i` (at the
+    ///   index the invocation gives it) and reads only what that statement declares;
+    /// - the program's CUDA code (`cuda_source`, fused forms included) computes with the same
+    ///   accesses, inside the halo the program declares, and its fusion description (the
+    ///   twins that share an array's memory) is the translator's or [`crate::fuse::program`]'s.
+    ///
+    /// The executors rely on this to let threads share a [`Grid`] and write through `&self`,
+    /// and to size and place device buffers: a closure that writes another plane, or a program
+    /// that understates what its code touches, is a data race or an out-of-bounds access.
+    /// Everything else (shapes, counts, element types, overlap, points out of range) the run
+    /// checks and refuses with an error.
+    pub unsafe fn new(
+        kernels: Vec<Box<CpuKernelFn<'a>>>,
+        points: Vec<Box<CpuPointFn<'a>>>,
+    ) -> CpuKernels<'a> {
+        CpuKernels { kernels, points }
+    }
+
+    /// The kernels' closures, in the program's order.
+    pub fn kernels(&self) -> &[Box<CpuKernelFn<'a>>] {
+        &self.kernels
+    }
+
+    /// The point statements' closures, in the program's order.
+    pub fn points(&self) -> &[Box<CpuPointFn<'a>>] {
+        &self.points
+    }
+
+    /// The closures, to wrap or reorder (putting them back takes [`CpuKernels::new`] again).
+    #[allow(clippy::type_complexity)]
+    pub fn into_parts(self) -> (Vec<Box<CpuKernelFn<'a>>>, Vec<Box<CpuPointFn<'a>>>) {
+        (self.kernels, self.points)
+    }
 }

@@ -158,15 +158,26 @@ fn twin_swaps(
 }
 
 /// The invocation of a fused run: steps counted in groups, the twins' host memory their
-/// originals'.
-pub fn invocation<'a>(program: &Program, inv: Invocation<'a>, steps: usize) -> Invocation<'a> {
-    let mut inv = inv;
-    if let Some(a) = &program.fusion.active {
-        let twins: Vec<_> = a.twins.iter().map(|&t| inv.arrays[t]).collect();
-        inv.arrays.extend(twins);
-        inv.steps /= steps;
+/// originals' (listed a second time, by the crate-private `Invocation::with_twins`).
+///
+/// # Safety
+///
+/// The result describes each twin's memory twice, writable both times: it is handed whole to
+/// executions of `program`, one at a time, and no array is taken out of it (a second run on a
+/// twin taken out would share its memory with this one's).
+pub unsafe fn invocation<'a>(
+    program: &Program,
+    inv: Invocation<'a>,
+    steps: usize,
+) -> Invocation<'a> {
+    match &program.fusion.active {
+        Some(a) => {
+            let mut inv = inv.with_twins(&a.twins);
+            inv.steps /= steps;
+            inv
+        }
+        None => inv,
     }
-    inv
 }
 
 /// The coordinates of the point statements a fused kernel applies, as its parameters take them

@@ -13,7 +13,13 @@ use std::marker::PhantomData;
 /// see borrowed is described with the unsafe [`HostArray::from_raw_parts`]. The fields are
 /// private because the executors write through `ptr`: a description made up in safe code
 /// would let them write anywhere.
-#[derive(Clone, Copy, Debug)]
+///
+/// Neither `Copy` nor `Clone`: a writable description stands for the exclusive borrow it was
+/// made from, and a copy would be a second one (two runs at once on one array). The one
+/// duplication pacc makes, a fused run's twins ([`crate::fuse`]), is crate-private and puts
+/// the copy in the invocation that holds the original, so that one run orders every access to
+/// both.
+#[derive(Debug)]
 pub struct HostArray<'a> {
     pub(crate) ptr: *mut u8,
     pub(crate) elem: Elem,
@@ -70,6 +76,15 @@ impl<'a> HostArray<'a> {
         HostArray {
             writable: false,
             ..self
+        }
+    }
+
+    /// A second description of the same memory. Private to this module: its one use is
+    /// [`Invocation::with_twins`], which keeps both in one invocation.
+    fn alias(&self) -> HostArray<'a> {
+        HostArray {
+            _borrow: PhantomData,
+            ..*self
         }
     }
 
@@ -209,6 +224,22 @@ pub struct Invocation<'a> {
     pub cpu: CpuKernels<'a>,
 }
 
+impl<'a> Invocation<'a> {
+    /// The invocation with a second description of each of the arrays `of` appended, in
+    /// order: a fused run's twins, which share their original's host memory
+    /// ([`crate::fuse::invocation`]).
+    ///
+    /// Sound by construction: the copies join the invocation that holds the originals, so they
+    /// reach only the run that invocation is handed to, which orders every access to both (the
+    /// overlap check lets exactly the program's twins share memory); crate-private, so nothing
+    /// outside pacc can take a copy out and run it elsewhere.
+    pub(crate) fn with_twins(mut self, of: &[usize]) -> Invocation<'a> {
+        let twins: Vec<HostArray<'a>> = of.iter().map(|&a| self.arrays[a].alias()).collect();
+        self.arrays.extend(twins);
+        self
+    }
+}
+
 /// What a run returns to the wrapper.
 #[derive(Debug)]
 pub struct RunOutput {
@@ -253,10 +284,8 @@ pub(crate) mod fixtures {
             steps,
             reduction_init: vec![],
             reset_values: vec![],
-            cpu: crate::frame::CpuKernels {
-                kernels: vec![],
-                points: vec![],
-            },
+            // SAFETY: no closures; the callers (tuners' decisions) run nothing.
+            cpu: unsafe { crate::frame::CpuKernels::new(vec![], vec![]) },
         })
     }
 }

@@ -3,7 +3,7 @@
 //! `crate::settled::Settled`), plans every segment, picks a backend and runs the plans through
 //! the executor interface (`crate::exec::Executor`), checkpointing between segments, and reports.
 
-use crate::binding::{binding_at, written_physically};
+use crate::binding::{bind, binding_at, unbind, written_physically};
 use crate::checkpoint::{self, Found};
 use crate::error::{CheckpointRef, Error, Progress};
 use crate::exec::backend::{self, Backend};
@@ -80,7 +80,10 @@ pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<Run
             Some(b) => crate::fuse::with_vector_block(&fused, b),
             None => fused,
         };
-        let inv = crate::fuse::invocation(&fused, inv, s);
+        // SAFETY: the twins stay with the invocation's other arrays: `run_fused` hands them to
+        // one executor run after another (its segments, which only reorder them), never two
+        // at once, and nothing else sees them.
+        let inv = unsafe { crate::fuse::invocation(&fused, inv, s) };
         let mut out = run_fused(&fused, inv, opts, &settled, &popts, backend)?;
         out.swap_replays = swap_replays;
         out.report.steps = steps;
@@ -523,7 +526,9 @@ impl Session<'_> {
         cursor: &mut Cursor,
     ) -> Result<(Report, (usize, f64)), Error> {
         let (steps, t0) = (inv.steps, inv.t0);
-        let user_arrays = inv.arrays.clone();
+        // In argument order between segments (checkpoints save them so), bound to the names
+        // while one runs: moved, not copied (a description is not `Copy`).
+        let mut user_arrays = std::mem::take(&mut inv.arrays);
         let mut report: Option<Report> = None;
         let mut checkpoints = (0usize, 0.0f64);
         while cursor.done < steps {
@@ -531,7 +536,7 @@ impl Session<'_> {
             // The segment's plan starts from the identity binding: hand it the arrays the names
             // refer to after `done` steps.
             let binding = binding_at(self.program, cursor.done);
-            inv.arrays = binding.iter().map(|&p| user_arrays[p]).collect();
+            inv.arrays = bind(user_arrays, &binding);
             inv.t0 = t0 + cursor.done as i64;
             inv.steps = plan.steps;
             inv.reduction_init = cursor.reductions.clone();
@@ -543,6 +548,7 @@ impl Session<'_> {
                 .executor
                 .execute(self.program, plan, &inv, &segment)
                 .map_err(|e| cursor.in_context(e))?;
+            user_arrays = unbind(std::mem::take(&mut inv.arrays), &binding);
             cursor.reductions = out.reductions;
             match &mut report {
                 None => report = Some(out.report),

@@ -310,10 +310,9 @@ fn closures<T: Val>(c: Case) -> CpuKernels<'static> {
                 set(c, f, 0, (z, y, x), v);
             }
         };
-        CpuKernels {
-            kernels: vec![Box::new(k)],
-            points: vec![],
-        }
+        // SAFETY: the closures compute what `program` declares for the case: each writes only
+        // the plane it is handed, inside the kernel's ranges, and reads within its offsets.
+        unsafe { CpuKernels::new(vec![Box::new(k)], vec![]) }
     } else {
         let k0 = move |f: &KernelFrame<'_>, z: usize, _: &mut [f64]| {
             for (z, y, x) in plane(c, f, z) {
@@ -331,10 +330,9 @@ fn closures<T: Val>(c: Case) -> CpuKernels<'static> {
                 set(c, f, 0, (z, y, x), v);
             }
         };
-        CpuKernels {
-            kernels: vec![Box::new(k0), Box::new(k1)],
-            points: vec![],
-        }
+        // SAFETY: the closures compute what `program` declares for the case: each writes only
+        // the plane it is handed, inside the kernel's ranges, and reads within its offsets.
+        unsafe { CpuKernels::new(vec![Box::new(k0), Box::new(k1)], vec![]) }
     }
 }
 

@@ -296,7 +296,8 @@ fn execution_validation_names_each_bad_operation() {
     let (w, _) = (plan.ops.iter())
         .find_map(|o| o.kind.written_user_planes())
         .unwrap();
-    inv.arrays[w] = inv.arrays[w].read_only();
+    let h = inv.arrays.remove(w);
+    inv.arrays.insert(w, h.read_only());
     let e = execution(&program, &plan, &inv).unwrap_err().to_string();
     assert!(e.contains("writes a read-only host array"), "{e}");
 }

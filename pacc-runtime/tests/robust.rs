@@ -8,7 +8,7 @@ use pacc_runtime::fault::{self, Site};
 use pacc_runtime::host::{host_array, host_array_mut};
 use pacc_runtime::plan::{PlanError, Scheme};
 use pacc_runtime::program::Role;
-use pacc_runtime::{BackendChoice, CheckpointError, Error, Options, Progress};
+use pacc_runtime::{BackendChoice, CheckpointError, Error, HostArray, Options, Progress};
 use std::path::PathBuf;
 use std::sync::Barrier;
 use util::*;
@@ -148,7 +148,11 @@ fn the_same_array_twice_and_an_input_overlapping_an_output() {
     let mut a = random3([6, 5, 5], 1);
     let a0 = a.clone();
     let h = host_array_mut(&mut a, "a").unwrap();
-    let inv = stencil_invocation_raw(vec![h, h], 1, 0.3, 0, 2);
+    // A description is not `Copy`: the second comes from the unsafe constructor, whose contract
+    // makes overlapping descriptions in one call an error of the run (the point of the test).
+    // SAFETY: `a` stays borrowed by `h` while both live, and only this call is handed them.
+    let again = unsafe { HostArray::from_raw_parts(h.ptr(), h.elem(), h.shape(), true) }.unwrap();
+    let inv = stencil_invocation_raw(vec![h, again], 1, 0.3, 0, 2);
     let e = pacc_runtime::run(&prog, inv, &Options::new()).unwrap_err();
     assert!(matches!(e, Error::Overlap { .. }), "{e:?}");
     assert!(has_hint(&e.to_string()));

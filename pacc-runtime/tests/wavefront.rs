@@ -492,7 +492,9 @@ fn closures<T: Val>(s: Arc<Spec>) -> CpuKernels<'static> {
             Box::new(f) as Box<pacc_runtime::exec::CpuPointFn<'static>>
         })
         .collect();
-    CpuKernels { kernels, points }
+    // SAFETY: the closures compute what the spec's program declares: each writes only the plane
+    // (or point) it is handed, and reads within the declared offsets.
+    unsafe { CpuKernels::new(kernels, points) }
 }
 
 fn data<T: Val>(s: &Spec, seed: u64) -> Vec<Vec<T>> {

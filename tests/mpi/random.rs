@@ -227,7 +227,9 @@ pub fn closures<'a>(c: &Case, hook: Option<Hook>) -> CpuKernels<'a> {
             f
         })
         .collect();
-    CpuKernels { kernels, points }
+    // SAFETY: the closures compute what the case's program declares: each writes only the plane
+    // (or point) it is handed, and reads within the declared offsets.
+    unsafe { CpuKernels::new(kernels, points) }
 }
 
 fn plane(s: &KSpec, fr: &KernelFrame<'_>, z: usize, red: &mut [f64]) {
@@ -258,9 +260,16 @@ fn plane(s: &KSpec, fr: &KernelFrame<'_>, z: usize, red: &mut [f64]) {
     }
 }
 
+/// The time variable's value at the first step.
+const T0: i64 = 3;
+
+/// The reductions' values before the time loop.
+fn reduction_init(c: &Case) -> Vec<f64> {
+    [0.5, -1e300][..c.program.reductions.len()].to_vec()
+}
+
 /// The invocation of `c` on `arrays` (whole or a rank's window).
 pub fn invocation<'a>(c: &Case, arrays: Vec<HostArray<'a>>, hook: Option<Hook>) -> Invocation<'a> {
-    let nred = c.program.reductions.len();
     Invocation {
         arrays,
         scalars: vec![],
@@ -270,9 +279,9 @@ pub fn invocation<'a>(c: &Case, arrays: Vec<HostArray<'a>>, hook: Option<Hook>) 
             .iter()
             .map(|p| p.iter().map(|&i| i as i64).collect())
             .collect(),
-        t0: 3,
+        t0: T0,
         steps: c.steps,
-        reduction_init: [0.5, -1e300][..nred].to_vec(),
+        reduction_init: reduction_init(c),
         reset_values: c.program.resets.iter().map(|_| c.reset).collect(),
         cpu: closures(c, hook),
     }
@@ -280,10 +289,10 @@ pub fn invocation<'a>(c: &Case, arrays: Vec<HostArray<'a>>, hook: Option<Hook>) 
 
 /// The serial loop over whole arrays (physical order), plane by plane; returns the reductions.
 pub fn serial(c: &Case, arrays: &[HostArray]) -> Vec<f64> {
-    let inv = invocation(c, arrays.to_vec(), None);
+    let cpu = closures(c, None);
     let p = &c.program;
     let mut binding: Vec<usize> = (0..p.arrays.len()).collect();
-    let mut value = inv.reduction_init.clone();
+    let mut value = reduction_init(c);
     let n0 = c.shape[0];
     for step in 0..c.steps {
         let views: Vec<BufView> = binding
@@ -297,7 +306,7 @@ pub fn serial(c: &Case, arrays: &[HostArray]) -> Vec<f64> {
             .collect();
         let frame = KernelFrame {
             arrays: &views,
-            t: inv.t0 + step as i64,
+            t: T0 + step as i64,
             shape: &c.shape,
         };
         for stage in &p.step {
@@ -308,7 +317,7 @@ pub fn serial(c: &Case, arrays: &[HostArray]) -> Vec<f64> {
                     for z in r.lo.eval(n0) as usize..r.hi.eval(n0) as usize {
                         let mut red = [0.0, f64::NEG_INFINITY];
                         let red = &mut red[..p.kernels[k].reductions.len()];
-                        (inv.cpu.kernels[k])(&frame, z, red);
+                        (cpu.kernels()[k])(&frame, z, red);
                         if !red.is_empty() {
                             sum += red[0];
                             peak = peak.max(red[1]);
@@ -319,7 +328,7 @@ pub fn serial(c: &Case, arrays: &[HostArray]) -> Vec<f64> {
                         value[1] = value[1].max(peak);
                     }
                 }
-                Stage::Point(i) => (inv.cpu.points[i])(&frame),
+                Stage::Point(i) => (cpu.points()[i])(&frame),
                 Stage::Swap(a, b) => binding.swap(a, b),
                 Stage::Reset(_) => value[0] = c.reset,
             }

@@ -96,7 +96,7 @@ pub(crate) fn global_kernels<'a>(cpu: CpuKernels<'a>, slab: &Slab) -> CpuKernels
 }
 
 #[cfg(feature = "mpi")]
-fn shifted(views: &[BufView], off: usize) -> Vec<BufView> {
+fn shifted<'f>(views: &[BufView<'f>], off: usize) -> Vec<BufView<'f>> {
     views
         .iter()
         .map(|v| BufView {

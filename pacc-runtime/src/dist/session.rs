@@ -74,7 +74,8 @@ pub fn run(
         _ => Ok(None),
     };
     let found = agree(comm, found)?;
-    let user: Vec<HostArray> = inv.arrays.clone();
+    // Moved, not copied (a description is not `Copy`): bound to the names while a segment runs.
+    let user: Vec<HostArray> = std::mem::take(&mut inv.arrays);
     let mut state = State {
         done: 0,
         gen: None,
@@ -238,7 +239,7 @@ impl<'a, 'h> Segments<'a, '_, 'h> {
             false => None,
         };
         st.times.host_exchange += t.elapsed().as_secs_f64();
-        inv.arrays = binding.iter().map(|&p| self.user[p]).collect();
+        inv.arrays = crate::binding::bind(std::mem::take(&mut self.user), &binding);
         inv.t0 = self.t0 + st.done as i64;
         inv.steps = len;
         inv.reduction_init = (self.lprog.reductions.iter())
@@ -262,6 +263,7 @@ impl<'a, 'h> Segments<'a, '_, 'h> {
                 execute(s.backend, self.lprog, plan, inv, self.settled, beside_peers)
             }
         };
+        self.user = crate::binding::unbind(std::mem::take(&mut inv.arrays), &binding);
         let waited = Instant::now();
         let ended = beside.map_or(Ok(()), |b| b.end());
         st.times.beside += waited.elapsed().as_secs_f64();

@@ -595,7 +595,7 @@ impl Memory {
         plan: &Plan,
         (set, base, ring_base): (usize, usize, Option<usize>),
         args: &[usize],
-    ) -> Vec<BufView> {
+    ) -> Vec<BufView<'_>> {
         let mut inner = [1usize; 2];
         inner[..plan.shape.len() - 1].copy_from_slice(&plan.shape[1..]);
         let left = plan.shape[0].saturating_sub(base);
@@ -622,6 +622,7 @@ impl Memory {
                     planes,
                     inner,
                     ndim: plan.shape.len(),
+                    _buf: std::marker::PhantomData,
                 }
             })
             .collect()

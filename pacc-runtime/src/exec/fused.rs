@@ -237,7 +237,8 @@ impl Private {
 
     /// The original program's names as the group binds them now: a written slot's private
     /// copy, or the operation's buffer of a slot read in place.
-    fn views(&mut self, views: &[BufView], slot: &[usize]) -> Vec<BufView> {
+    /// Borrowed for as long as the copies and the operation's buffers are (`'v`).
+    fn views<'v>(&'v mut self, views: &[BufView<'v>], slot: &[usize]) -> Vec<BufView<'v>> {
         slot.iter()
             .map(|&s| match &mut self.store[s] {
                 Some(buf) => BufView {

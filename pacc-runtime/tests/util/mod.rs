@@ -4,6 +4,7 @@
 
 use crate::common::*;
 use ndarray::{Array2, Array3};
+use pacc_runtime::exec::CpuKernels;
 use pacc_runtime::program::Program;
 use pacc_runtime::{run, Error, Invocation, Options, RunOutput};
 use std::path::{Path, PathBuf};
@@ -156,14 +157,18 @@ impl Case {
             _ => unreachable!(),
         };
         if let Some(d) = slow {
-            let k = inv.cpu.kernels.remove(0);
-            inv.cpu.kernels.insert(
+            let (mut kernels, points) = inv.cpu.into_parts();
+            let k = kernels.remove(0);
+            kernels.insert(
                 0,
                 Box::new(move |f, z, red| {
                     std::thread::sleep(d);
                     k(f, z, red)
                 }),
             );
+            // SAFETY: the first kernel sleeps, then does what it did; the others are unchanged,
+            // and they met the contract for this program.
+            inv.cpu = unsafe { CpuKernels::new(kernels, points) };
         }
         run(&prog, inv, opts)
     }

@@ -143,6 +143,13 @@ fn used_arrays(an: &Analysis, k: usize) -> Vec<usize> {
 }
 
 /// The statements pushing one closure per kernel onto `__kernels`.
+///
+/// What makes them meet the contract of `CpuKernels::new` (the wrapper's `unsafe` block): the
+/// outer loop variable is the plane the closure is handed, the inner loops are the user's, and
+/// the analysis accepted the nest only if each write is at the loop variables' own point, so a
+/// call writes its plane of the arrays the program lists for the kernel and nothing else. The
+/// closure's frame parameter is `&KernelFrame<'_>`: higher-ranked, so no grid it makes outlives
+/// the call.
 pub fn kernels(f: &Func, an: &Analysis) -> TokenStream {
     let names: Vec<String> = f.arrays.iter().map(|a| a.name.to_string()).collect();
     let mut out = TokenStream::new();
@@ -196,7 +203,9 @@ pub fn kernels(f: &Func, an: &Analysis) -> TokenStream {
     out
 }
 
-/// The statements evaluating each point's index (`__p<i>`), and pushing its closure.
+/// The statements evaluating each point's index (`__p<i>`), and pushing its closure, which
+/// writes the element at that index only (the same `__p<i>` goes into the invocation's points,
+/// as the contract of `CpuKernels::new` asks).
 pub fn points(f: &Func, an: &Analysis) -> (TokenStream, TokenStream) {
     let names: Vec<String> = f.arrays.iter().map(|a| a.name.to_string()).collect();
     let mut eval = TokenStream::new();

@@ -277,6 +277,16 @@ fn invocation(f: &Func, an: &Analysis, call: fn(TokenStream) -> TokenStream) -> 
     });
     let kernels = cpu::kernels(f, an);
     let (point_eval, point_push) = cpu::points(f, an);
+    // SAFETY (the generated `unsafe` block, which cannot carry this comment itself): the
+    // closures and `program()` are generated from one analysis of this function, so `program()`
+    // describes them as `CpuKernels::new` requires. Each kernel closure is its nest's body with
+    // the array accesses rewritten to `Grid` calls and the outer loop variable bound to the
+    // plane it is handed (`cpu::kernels`); the analysis accepted the nest only if every write
+    // is at the loop variables' own point (no offset, `write_at_offset`) inside the loops'
+    // ranges, and the program declares those ranges, writes and the reads (offsets and halo)
+    // the same analysis found. Each point closure writes the element at the index evaluated
+    // into `__points` beside it. `CUDA_SOURCE` is generated from the same analysis. The
+    // `allow` keeps a caller's `deny(unsafe_code)` from refusing pacc's own block.
     let call = call(quote!(::pacc::runtime::Invocation {
         arrays: __arrays,
         scalars: __scalars,
@@ -286,10 +296,7 @@ fn invocation(f: &Func, an: &Analysis, call: fn(TokenStream) -> TokenStream) -> 
         steps: __steps,
         reduction_init: __reduction_init,
         reset_values: __reset_values,
-        cpu: ::pacc::runtime::exec::CpuKernels {
-            kernels: __kernels,
-            points: __points_cpu
-        },
+        cpu: __cpu,
     }));
     quote! {
         #(#pre)*
@@ -308,6 +315,8 @@ fn invocation(f: &Func, an: &Analysis, call: fn(TokenStream) -> TokenStream) -> 
         #kernels
         let mut __points_cpu: ::std::vec::Vec<::std::boxed::Box<::pacc::runtime::exec::CpuPointFn<'_>>> = ::std::vec::Vec::new();
         #point_push
+        #[allow(unsafe_code)]
+        let __cpu = unsafe { ::pacc::runtime::exec::CpuKernels::new(__kernels, __points_cpu) };
         let __out = #call?;
     }
 }
