@@ -166,6 +166,16 @@ fn a_fused_request_the_call_cannot_honour_is_refused_before_any_data_is_touched(
             "compress",
         ),
     ];
+    // Zero steps per launch is no fused run and no single-step run either: refused, not run.
+    let (mut a, mut b) = (a0.clone(), a0.clone());
+    let o = Options::new().backend(BackendChoice::Cpu).fuse(0);
+    match laplace2d::jacobi::run(&mut a, &mut b, 4, &o) {
+        Err(e @ Error::Option(_)) => {
+            assert!(e.to_string().contains("0 steps per fused launch"), "{e}")
+        }
+        other => panic!("fuse(0): {other:?}"),
+    }
+    assert_eq!((&a, &b), (&a0, &a0), "fuse(0): the arrays were touched");
     for (steps, o, why) in cases {
         let (mut a, mut b) = (a0.clone(), a0.clone());
         match laplace2d::jacobi::run(&mut a, &mut b, steps, &o) {

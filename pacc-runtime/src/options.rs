@@ -415,6 +415,13 @@ impl Options {
 
     /// Checks the options that can be checked without a call.
     pub fn validate(&self) -> Result<(), Error> {
+        if self.fuse == Some(0) {
+            return Err(Error::Option(format!(
+                "0 steps per fused launch ({}); use 1 for the single-step kernels, 2 or 3 to fuse, \
+                 or leave it unset for the tuner's choice",
+                self.source_of("fuse")
+            )));
+        }
         if let Some(c) = &self.checkpoint {
             if c.every_blocks == 0 {
                 return Err(Error::Option(format!(

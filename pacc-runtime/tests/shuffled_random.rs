@@ -217,7 +217,7 @@ fn kernels<'a>(g: &Gen, n: &[usize]) -> CpuKernels<'a> {
         .map(|nest| {
             let n = n.to_vec();
             let k: Box<CpuKernelFn<'a>> =
-                Box::new(move |f: &KernelFrame, z: usize, _red: &mut [f64]| {
+                Box::new(move |f: &KernelFrame<'_>, z: usize, _red: &mut [f64]| {
                     let grids: Vec<_> = f.arrays.iter().map(|v| v.grid::<f64>()).collect();
                     let get = |a: usize, q: [usize; 3]| match n.len() {
                         2 => grids[a].get2(q[0], q[1]),
@@ -237,10 +237,9 @@ fn kernels<'a>(g: &Gen, n: &[usize]) -> CpuKernels<'a> {
             k
         })
         .collect();
-    CpuKernels {
-        kernels,
-        points: vec![],
-    }
+    // SAFETY: each closure writes plane `z` of its nest's array inside the nest's interior and
+    // reads the terms' offsets, which `Nest::decl` declares; the program has no CUDA code.
+    unsafe { CpuKernels::new(kernels, vec![]) }
 }
 
 /// Offsets reaching 2 along the chunked axis, 1 along the others (so that a fused group's

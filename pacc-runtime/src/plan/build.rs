@@ -210,13 +210,21 @@ fn checked_nests(program: &Program) -> impl Iterator<Item = &KernelDecl> {
     unfused.chain(nests)
 }
 
-/// A nest's loop bounds plus its read offsets stay inside the shape.
+/// A nest's loop bounds plus its read offsets stay inside the shape. A nest with an empty
+/// range along any axis runs no iteration, so it reads nothing.
 fn in_bounds(k: &KernelDecl, shape: &[usize]) -> Result<(), PlanError> {
+    let bounds =
+        |(range, &n): (&crate::program::AxisRange, &usize)| (range.lo.eval(n), range.hi.eval(n));
+    if k.ranges
+        .iter()
+        .zip(shape)
+        .map(bounds)
+        .any(|(lo, hi)| lo >= hi)
+    {
+        return Ok(());
+    }
     for (axis, (range, &n)) in k.ranges.iter().zip(shape).enumerate() {
         let (lo, hi) = (range.lo.eval(n), range.hi.eval(n));
-        if lo >= hi {
-            continue;
-        }
         for r in &k.reads {
             let (first, last) = (lo + r.lo[axis], hi - 1 + r.hi[axis]);
             if first < 0 || last >= n as i64 || lo < 0 || hi > n as i64 {

@@ -740,4 +740,49 @@ mod tests {
         assert!(!covered(0x1000..0x2000, |_| Some(0..0x1000)));
         assert!(!covered(0x1000..0x2000, |_| Some(0x1000..0x1000)));
     }
+
+    /// On a device: the driver reports a registration's whole range (one query covers 64 MiB),
+    /// and two registrations with a pageable page between them do not cover the span.
+    #[test]
+    #[ignore = "needs a CUDA device"]
+    fn registrations_cover_exactly_their_pages_on_a_device() {
+        use super::super::device::{available, context};
+        use super::{host_register, host_unregister, locked_region, range_page_locked, PAGE};
+        available().unwrap_or_else(|r| panic!("this test needs a CUDA device ({r})"));
+        let _ctx = context(0).expect("a context");
+        let bytes = 64 << 20;
+        let mut v = vec![0u8; bytes + PAGE];
+        let lo = (v.as_mut_ptr() as usize).div_ceil(PAGE) * PAGE;
+        let p = lo as *mut u8;
+        // SAFETY: `bytes` bytes from `p` lie inside `v`, which outlives the registrations.
+        unsafe { host_register(p, bytes).expect("registering") };
+        let whole = locked_region(lo).expect("a registered page is page-locked");
+        assert!(whole.start <= lo && whole.end >= lo + bytes, "{whole:x?}");
+        assert!(range_page_locked(p, bytes));
+        assert!(
+            !range_page_locked(p, bytes + 1),
+            "a byte past the registration"
+        );
+        // SAFETY: registered above; nothing copies from it.
+        unsafe { host_unregister(p) };
+        let half = bytes / 2;
+        let second = p.wrapping_add(half);
+        // SAFETY: two disjoint page ranges inside `v`, a page apart.
+        unsafe {
+            host_register(p, half - PAGE).expect("registering the first half");
+            host_register(second, half).expect("registering the second half");
+        }
+        assert!(range_page_locked(p, half - PAGE));
+        assert!(range_page_locked(second, half));
+        assert!(
+            !range_page_locked(p, bytes),
+            "the pageable page between is a hole"
+        );
+        // SAFETY: both registered above; nothing copies from them.
+        unsafe {
+            host_unregister(p);
+            host_unregister(second);
+        }
+        assert!(!range_page_locked(p, PAGE));
+    }
 }
