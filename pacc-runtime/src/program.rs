@@ -711,6 +711,21 @@ pub(crate) mod fixtures {
         }
     }
 
+    /// A leap-frog (reach 2, reading its own level and a coefficient array) and a Jacobi step
+    /// (reach 1 into a scratch array) over the same four arrays: the planner's test programs.
+    pub(crate) fn leap_and_jacobi() -> [Program; 2] {
+        let arrays = [
+            ("p", Role::InOut),
+            ("q", Role::InOut),
+            ("c", Role::Input),
+            ("w", Role::Scratch),
+        ];
+        [
+            one_kernel("leap", &arrays, &[(0, 2), (1, 0), (2, 1)], 1, 2),
+            one_kernel("jacobi", &arrays, &[(0, 1), (2, 0), (3, 1)], 3, 1),
+        ]
+    }
+
     /// One 3D f32 kernel over `margin..n - margin` on every axis reading `reads` (array,
     /// symmetric reach), writing `write`, then swapping arrays 0 and 1: the shape of the
     /// leap-frog and Jacobi models. The halo is the widest reach.

@@ -687,7 +687,8 @@ mod tests {
     use super::super::access::Access;
     use super::super::span::overlaps;
     use super::*;
-    use crate::program::{fixtures::one_kernel, Role};
+    use crate::program::fixtures::{leap_and_jacobi, one_kernel};
+    use crate::program::Role;
     use std::collections::{HashMap, HashSet};
 
     /// The dependencies as first written: one list of live accesses per resource, every
@@ -747,16 +748,7 @@ mod tests {
     /// derived edges and stream order, and (b) every derived edge is one the reference has.
     #[test]
     fn dependencies_imply_the_quadratic_reference_on_every_scheme() {
-        let arrays = [
-            ("p", Role::InOut),
-            ("q", Role::InOut),
-            ("c", Role::Input),
-            ("w", Role::Scratch),
-        ];
-        let programs = [
-            one_kernel("leap", &arrays, &[(0, 2), (1, 0), (2, 1)], 1, 2),
-            one_kernel("jacobi", &arrays, &[(0, 1), (2, 0), (3, 1)], 3, 1),
-        ];
+        let programs = leap_and_jacobi();
         let mut checked = 0;
         for p in &programs {
             for scheme in [

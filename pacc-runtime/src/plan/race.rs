@@ -123,7 +123,8 @@ mod tests {
     use super::super::span::overlaps;
     use super::super::{build, PlanOptions, Scheme};
     use super::*;
-    use crate::program::{fixtures::one_kernel, Role};
+    use crate::program::fixtures::{leap_and_jacobi, one_kernel};
+    use crate::program::Role;
     use crate::rng::SplitMix64;
     use std::collections::HashMap;
 
@@ -162,16 +163,7 @@ mod tests {
     /// conflicting operations is left unordered.
     #[test]
     fn the_live_check_agrees_with_the_all_pairs_check() {
-        let arrays = [
-            ("p", Role::InOut),
-            ("q", Role::InOut),
-            ("c", Role::Input),
-            ("w", Role::Scratch),
-        ];
-        let programs = [
-            one_kernel("leap", &arrays, &[(0, 2), (1, 0), (2, 1)], 1, 2),
-            one_kernel("jacobi", &arrays, &[(0, 1), (2, 0), (3, 1)], 3, 1),
-        ];
+        let programs = leap_and_jacobi();
         let mut rng = SplitMix64(48);
         let (mut races, mut cases) = (0, 0);
         for p in &programs {
