@@ -3,7 +3,7 @@
 //! dependencies (explicit `deps`, or stream order). Executors may then run the operations in any
 //! order those edges allow and get the submission order's result.
 //!
-//! Each access is checked against the live accesses it conflicts with ([`Live`]), not against
+//! Each access is checked against the live accesses it conflicts with (`plan/live.rs`), not against
 //! every earlier one: an access a later write hid is ordered before that write, which was
 //! checked against it, so order through the write suffices (and of one stream's reads, the
 //! latest stands for the earlier ones). Checked this way the verdict is the same as over all
