@@ -75,15 +75,7 @@ pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<Run
     }
     lap.mark("fusion weighing");
     if let Some((s, block)) = fuse {
-        let fused = crate::fuse::program(program, s).map_err(|e| Error::Internal(e.to_string()))?;
-        let fused = match block {
-            Some(b) => crate::fuse::with_vector_block(&fused, b),
-            None => fused,
-        };
-        // SAFETY: the twins stay with the invocation's other arrays: `run_fused` hands them to
-        // one executor run after another (its segments, which only reorder them), never two
-        // at once, and nothing else sees them.
-        let inv = unsafe { crate::fuse::invocation(&fused, inv, s) };
+        let (fused, inv) = fused_call(program, inv, s, block)?;
         let mut out = run_fused(&fused, inv, opts, &settled, &popts, backend)?;
         out.swap_replays = swap_replays;
         out.report.steps = steps;
@@ -162,6 +154,26 @@ pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<Run
         swap_replays,
         report,
     })
+}
+
+/// The program and invocation of a run of `steps` steps per launch (`crate::fuse`), launching
+/// the vector form with `block` where the tuner chose one.
+fn fused_call<'a>(
+    program: &Program,
+    inv: Invocation<'a>,
+    steps: usize,
+    block: Option<[u32; 2]>,
+) -> Result<(Program, Invocation<'a>), Error> {
+    let fused = crate::fuse::program(program, steps).map_err(|e| Error::Internal(e.to_string()))?;
+    let fused = match block {
+        Some(b) => crate::fuse::with_vector_block(&fused, b),
+        None => fused,
+    };
+    // SAFETY: the twins stay with the invocation's other arrays: `run_fused` hands them to one
+    // executor run after another (its segments, which only reorder them), never two at once,
+    // and nothing else sees them.
+    let inv = unsafe { crate::fuse::invocation(&fused, inv, steps) };
+    Ok((fused, inv))
 }
 
 /// A fused run (`crate::fuse`): `program` and `inv` prepared for it, one segment (fused runs do

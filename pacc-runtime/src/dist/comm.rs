@@ -3,16 +3,13 @@
 //! deadline of `wait.rs`: a rank that stops answering makes the others return an error naming
 //! it ([`DistError::NoAnswer`]) instead of waiting forever.
 
+pub use super::wait::Communicator;
 use super::wait::{self, no_answer, Posted};
 use crate::error::{DistError, Error};
-use mpi::topology::SimpleCommunicator;
 use mpi::traits::Communicator as _;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
-
-/// The communicator type the distributed entry points take (`universe.world()`).
-pub type Communicator = SimpleCommunicator;
 
 /// After a stage every rank ran: `Ok` on every rank if it succeeded on all of them; else
 /// every rank returns an error: a failing rank its own, the others [`DistError::RankFailed`]
@@ -204,13 +201,19 @@ fn gather_bytes(
     if comm.size() == 1 {
         return Ok(mine);
     }
-    let timeout = wait::patience();
-    let mut g = [Posted::all_gather(comm, mine)];
-    wait::wait_all(&mut g, Instant::now() + timeout)
-        .map_err(|ranks| no_answer(ranks, timeout, during))?;
-    let [g] = g;
+    let g = complete(Posted::all_gather(comm, mine), during)?;
     let mut bufs = g.into_buffers().unwrap_or_default();
     Ok(bufs.swap_remove(0))
+}
+
+/// `p`, a collective every rank posts, once it completed within the timeout.
+fn complete(p: Posted, during: &'static str) -> Result<Posted, DistError> {
+    let timeout = wait::patience();
+    let mut p = [p];
+    wait::wait_all(&mut p, Instant::now() + timeout)
+        .map_err(|ranks| no_answer(ranks, timeout, during))?;
+    let [p] = p;
+    Ok(p)
 }
 
 /// The element-wise maximum of every rank's `mine` (all of one length), within the timeout.
@@ -219,7 +222,7 @@ pub(crate) fn all_max(
     mine: &[f64],
     during: &'static str,
 ) -> Result<Vec<f64>, Error> {
-    let all = gather(comm, mine).map_err(|e| relabel(e, during))?;
+    let all = gather_during(comm, mine, during)?;
     Ok((0..mine.len())
         .map(|i| all.iter().map(|r| r[i]).fold(f64::NEG_INFINITY, f64::max))
         .collect())
@@ -243,32 +246,26 @@ pub(crate) fn barrier(comm: &Communicator, during: &'static str) -> Result<(), E
     if comm.size() == 1 {
         return Ok(());
     }
-    let timeout = wait::patience();
-    let mut b = [Posted::barrier(comm)];
-    wait::wait_all(&mut b, Instant::now() + timeout)
-        .map_err(|ranks| no_answer(ranks, timeout, during).into())
-}
-
-/// `e` with `during` for a timeout's step.
-fn relabel(e: Error, during: &'static str) -> Error {
-    match e {
-        Error::Dist(DistError::NoAnswer { ranks, seconds, .. }) => DistError::NoAnswer {
-            ranks,
-            seconds,
-            during,
-        }
-        .into(),
-        e => e,
-    }
+    complete(Posted::barrier(comm), during)?;
+    Ok(())
 }
 
 /// Every rank's values, in rank order (all ranks pass the same number).
 pub(crate) fn gather(comm: &Communicator, mine: &[f64]) -> Result<Vec<Vec<f64>>, Error> {
+    gather_during(comm, mine, "gathering the ranks' partial results")
+}
+
+/// [`gather`], naming the step `during` for a timeout.
+fn gather_during(
+    comm: &Communicator,
+    mine: &[f64],
+    during: &'static str,
+) -> Result<Vec<Vec<f64>>, Error> {
     if mine.is_empty() {
         return Ok(vec![Vec::new(); comm.size() as usize]);
     }
     let bytes = mine.iter().flat_map(|v| v.to_le_bytes()).collect();
-    let all = gather_bytes(comm, bytes, "gathering the ranks' partial results")?;
+    let all = gather_bytes(comm, bytes, during)?;
     Ok(all
         .chunks(8 * mine.len())
         .map(|rank| {

@@ -12,7 +12,6 @@
 //!
 //! [`Options::mpi_timeout`]: crate::options::Options::mpi_timeout
 
-use super::comm::Communicator;
 use crate::error::DistError;
 use mpi::ffi::MPI_Request;
 use mpi::raw::AsRaw;
@@ -21,6 +20,11 @@ use mpi::traits::Communicator as _;
 use mpi::traits::*;
 use std::cell::Cell;
 use std::time::{Duration, Instant};
+
+/// The communicator type the distributed entry points take (`universe.world()`). Its home is
+/// here, the lowest layer that touches MPI, so that the agreement above it (`comm.rs`, which
+/// re-exports it) and the requests here name one type without importing each other.
+pub type Communicator = mpi::topology::SimpleCommunicator;
 
 /// How long a rank waits for the others when the options do not say (`PACC_MPI_TIMEOUT`).
 /// Generous: ranks legitimately wait for one another for as long as their slowest peer takes

@@ -174,9 +174,7 @@ mod tests {
                         block_steps: k,
                         scheme,
                         buffer_sets: scheme.buffer_sets(),
-                        compress: Vec::new(),
-                        codec: Default::default(),
-                        read_only_ring: true,
+                        ..PlanOptions::default()
                     };
                     let Ok(plan) = build(p, &[40, 12, 12], steps, &[], &o) else {
                         continue;
