@@ -62,6 +62,9 @@ pub enum Error {
         problem: String,
         fix: String,
     },
+    /// A loop bound counted from a scalar that has no value for the call (`Program::resolved`).
+    #[error(transparent)]
+    Bound(#[from] crate::program::BoundError),
     #[error("cannot plan the run: {0}{hint}", hint = plan_hint(.0))]
     Plan(#[from] PlanError),
     #[error("the CUDA backend was requested{} but is not available: {reason}. Hint: {}", requested_by(.from), no_cuda_fix(.from))]
@@ -210,6 +213,7 @@ fn plan_hint(e: &PlanError) -> std::borrow::Cow<'static, str> {
         }
         PlanError::EmptyAxis { .. } => ". Hint: give every axis of the shape at least one point",
         PlanError::TooSmall { .. }
+        | PlanError::Bound(_)
         | PlanError::TooManyChunks { .. }
         | PlanError::TooThin { .. } => "",
     };

@@ -7,6 +7,9 @@
 
 use serde::{Deserialize, Serialize};
 
+mod bounds;
+pub use bounds::{bound_value, AxisRange, Base, Bound, BoundError, SYNTHETIC_PREFIX};
+
 /// Element type of an array, a 1D slice or a reduction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Elem {
@@ -179,44 +182,6 @@ pub struct ReductionDecl {
     pub name: String,
     pub op: ReduceOp,
     pub elem: Elem,
-}
-
-/// One end of a loop range along an axis: `offset`, or `n + offset` when `from_end`
-/// (`n` being the extent of that axis). `4..nz - 4` is `{false, 4}..{true, -4}`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct Bound {
-    pub from_end: bool,
-    pub offset: i64,
-}
-
-impl Bound {
-    pub const fn start(offset: i64) -> Self {
-        Bound {
-            from_end: false,
-            offset,
-        }
-    }
-    pub const fn end(offset: i64) -> Self {
-        Bound {
-            from_end: true,
-            offset,
-        }
-    }
-    /// The bound's value for an axis of extent `n`.
-    pub fn eval(self, n: usize) -> i64 {
-        if self.from_end {
-            n as i64 + self.offset
-        } else {
-            self.offset
-        }
-    }
-}
-
-/// The half-open loop range `lo..hi` of one axis of a kernel's nest.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct AxisRange {
-    pub lo: Bound,
-    pub hi: Bound,
 }
 
 /// All reads of one array in one kernel: the smallest and largest constant offset per axis

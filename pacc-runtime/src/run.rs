@@ -45,6 +45,10 @@ pub fn run(program: &Program, inv: Invocation<'_>, opts: &Options) -> Result<Run
     let start = Instant::now();
     let mut lap = Lap::start();
     opts.validate()?;
+    // Loop bounds counted from scalars take this call's values: everything below sees
+    // concrete ranges only.
+    let resolved = crate::validate::resolve(program, &inv)?;
+    let program: &Program = &resolved;
     crate::validate::call(program, &inv)?;
     settings(program, opts)?;
     too_many_chunks(program, opts, inv.arrays[0].shape()[0])?;

@@ -28,6 +28,8 @@ pub fn call(program: &Program, inv: &Invocation<'_>) -> Result<()> {
     shapes(program, inv)?;
     if inv.steps > 0 {
         check_halo(program, shape)?;
+        // Before any tuner or executor touches the arrays: every nest's ranges and reads.
+        crate::plan::nests_in_bounds(program, shape)?;
     }
     writable_and_disjoint(program, inv)?;
     scalars_and_slices(program, inv)?;
@@ -40,6 +42,22 @@ pub fn call(program: &Program, inv: &Invocation<'_>) -> Result<()> {
         points_inside(program, inv, shape)?;
     }
     Ok(())
+}
+
+/// The program with every loop bound that counts from a scalar replaced by its value for this
+/// call ([`Program::resolved`]): what the session plans, tunes and runs. Touches no data.
+pub fn resolve<'p>(
+    program: &'p Program,
+    inv: &Invocation<'_>,
+) -> Result<std::borrow::Cow<'p, Program>> {
+    if inv.scalars.len() != program.scalars.len() {
+        return internal(format!(
+            "{} scalars passed, the program has {}",
+            inv.scalars.len(),
+            program.scalars.len()
+        ));
+    }
+    Ok(program.resolved(|s| inv.scalars.get(s).and_then(integer))?)
 }
 
 fn internal<T>(m: String) -> Result<T> {

@@ -359,8 +359,11 @@ fn every_error_message_has_a_hint() {
         .into(),
         PlanError::TooSmall {
             kernel: s(),
+            nest: 0,
             axis: 0,
             extent: 1,
+            lo: 0,
+            hi: 1,
             first: -1,
             last: 1,
         }

@@ -371,6 +371,9 @@ pub struct Func {
     pub scalars: Vec<ScalarUse>,
     pub slices: Vec<SliceUse>,
     pub reductions: Vec<ReductionUse>,
+    /// Loop bounds that are expressions: each one's synthetic `i64` scalar (in `scalars`) and
+    /// the user's expression, which the wrapper evaluates before the run.
+    pub bounds: Vec<(Ident, syn::Expr)>,
     pub directive: Directive,
 }
 

@@ -17,7 +17,7 @@ mod progen;
 mod shim;
 
 use pacc_runtime::program::{
-    vector_halo, Bound, FusedDecl, Launch, Program, ReduceEvent, ReduceOp, ScalarType, Stage,
+    vector_halo, Base, Bound, FusedDecl, Launch, Program, ReduceEvent, ReduceOp, ScalarType, Stage,
     PLAIN_SUFFIX,
 };
 use pacc_translate::codegen::fuse::FUSE_STEPS;
@@ -221,7 +221,7 @@ fn driver(
                     _ => format!("{}{}", kd.name, PLAIN_SUFFIX),
                 };
                 let b = |bd: Bound| {
-                    if bd.from_end {
+                    if bd.base == Base::Extent {
                         format!("(N0 + ({}))", bd.offset)
                     } else {
                         format!("({})", bd.offset)

@@ -116,6 +116,10 @@ struct PlanArgs {
     // Help from `fuse_help` (the step counts the translator fuses).
     #[arg(long, value_name = "S", help = fuse_help())]
     fuse: Option<usize>,
+    /// Values of the integer scalars loop bounds count from: NAME=VALUE[,NAME=VALUE] (a
+    /// bound that is an expression has a scalar named `__pacc_b<i>`, numbered as it appears).
+    #[arg(long, value_name = "NAME=VALUE,...")]
+    scalar: Option<String>,
     /// Print the plan as JSON (every operation) instead of the summary.
     #[arg(long)]
     json: bool,
@@ -375,6 +379,7 @@ fn run(cli: Cli, out: &mut String) -> Result<(), String> {
 /// the CPU path: the CUDA tuner is not consulted), its summary or JSON, and the race check.
 fn plan_run(a: PlanArgs, out: &mut String) -> Result<(), String> {
     let program = one_function(&a.file, a.function.as_deref())?.program;
+    let program = with_scalars(&program, a.scalar.as_deref())?;
     let shape = numbers(&a.shape)
         .map_err(|_| format!("--shape `{}`: expected numbers like 512,512,512", a.shape))?;
     let elem = program.arrays.iter().map(|x| x.elem.size()).max();
@@ -500,6 +505,52 @@ fn plan_run(a: PlanArgs, out: &mut String) -> Result<(), String> {
         Err(e) => return Err(format!("race check FAILED: {e}")),
     }
     Ok(())
+}
+
+/// `program` with its loop bounds resolved from `--scalar NAME=VALUE,...` (the run takes the
+/// call's values, `Program::resolved`); a bound whose scalar has no value is refused, naming it.
+fn with_scalars(
+    program: &pacc_runtime::Program,
+    list: Option<&str>,
+) -> Result<pacc_runtime::Program, String> {
+    let mut values = vec![None; program.scalars.len()];
+    for item in list
+        .unwrap_or("")
+        .split(',')
+        .filter(|s| !s.trim().is_empty())
+    {
+        let bad = || format!("--scalar `{item}`: expected NAME=VALUE with an integer VALUE");
+        let (name, value) = item.split_once('=').ok_or_else(bad)?;
+        let value: i128 = value.trim().parse().map_err(|_| bad())?;
+        let Some(s) = program.scalars.iter().position(|d| d.name == name.trim()) else {
+            let names = program.scalars.iter().map(|d| format!("`{}`", d.name));
+            return Err(format!(
+                "--scalar `{item}`: `{}` has no scalar `{}` (its scalars: {})",
+                program.name,
+                name.trim(),
+                names.collect::<Vec<_>>().join(", ")
+            ));
+        };
+        values[s] = Some(value);
+    }
+    use pacc_runtime::program::BoundError;
+    let resolved = program.resolved(|s| values.get(s).copied().flatten());
+    // A scalar without a value here is one the command line did not give.
+    let resolved = resolved.map_err(|e| match e {
+        BoundError::NotInteger {
+            nest,
+            kernel,
+            axis,
+            scalar,
+        } => BoundError::Unresolved {
+            nest,
+            kernel,
+            axis,
+            scalar,
+        },
+        e => e,
+    });
+    Ok(resolved.map_err(|e| e.to_string())?.into_owned())
 }
 
 /// The bytes of one array of `shape` with `elem`-byte elements; refused (the planner's

@@ -39,6 +39,10 @@ pub fn run(
     let start = Instant::now();
     // Every wait of the call gives up after the options' timeout (`wait.rs`).
     let _patience = Patience::set(opts.mpi_timeout);
+    // Loop bounds counted from scalars take the call's values (equal on every rank), so the
+    // split, the local programs and the plans see concrete ranges only.
+    let resolved = agree(comm, crate::validate::resolve(program, &inv))?;
+    let program: &Program = &resolved;
     let slabs = agree(comm, check_slab(comm, slab, program, &inv, opts))?;
     agree(comm, consistent(comm, &inv))?;
     let me = slab.rank;

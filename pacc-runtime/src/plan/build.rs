@@ -178,9 +178,7 @@ fn validate(
             planes: shape[0],
         });
     }
-    for k in checked_nests(program) {
-        in_bounds(k, shape)?;
-    }
+    nests_in_bounds(program, shape)?;
     for (p, (&plane, decl)) in points.iter().zip(&program.points).enumerate() {
         let _ = p;
         if plane >= shape[0] {
@@ -210,9 +208,22 @@ fn checked_nests(program: &Program) -> impl Iterator<Item = &KernelDecl> {
     unfused.chain(nests)
 }
 
+/// Every nest's loop ranges, widened by its reads (and its writes, at the point itself), stay
+/// inside arrays of `shape`; the program's bounds must be concrete ([`Program::resolved`]).
+/// The session checks it before anything touches the arrays (`crate::validate::call`), the
+/// planner again.
+pub(crate) fn nests_in_bounds(program: &Program, shape: &[usize]) -> Result<(), PlanError> {
+    program.unresolved()?;
+    for (nest, k) in checked_nests(program).enumerate() {
+        in_bounds(nest, k, shape)?;
+    }
+    Ok(())
+}
+
 /// A nest's loop bounds plus its read offsets stay inside the shape. A nest with an empty
-/// range along any axis runs no iteration, so it reads nothing.
-fn in_bounds(k: &KernelDecl, shape: &[usize]) -> Result<(), PlanError> {
+/// range along any axis runs no iteration (as a Rust range `lo..hi` with `hi <= lo`), so it
+/// touches nothing.
+fn in_bounds(nest: usize, k: &KernelDecl, shape: &[usize]) -> Result<(), PlanError> {
     let bounds =
         |(range, &n): (&crate::program::AxisRange, &usize)| (range.lo.eval(n), range.hi.eval(n));
     if k.ranges
@@ -225,17 +236,24 @@ fn in_bounds(k: &KernelDecl, shape: &[usize]) -> Result<(), PlanError> {
     }
     for (axis, (range, &n)) in k.ranges.iter().zip(shape).enumerate() {
         let (lo, hi) = (range.lo.eval(n), range.hi.eval(n));
-        for r in &k.reads {
-            let (first, last) = (lo + r.lo[axis], hi - 1 + r.hi[axis]);
-            if first < 0 || last >= n as i64 || lo < 0 || hi > n as i64 {
-                return Err(PlanError::TooSmall {
-                    kernel: k.name.clone(),
-                    axis,
-                    extent: n,
-                    first: first.min(lo),
-                    last: last.max(hi - 1),
-                });
-            }
+        // The write is at the point itself: offset 0 whatever the reads.
+        let below = (k.reads.iter().filter_map(|r| r.lo.get(axis))).fold(0, |m, &o| o.min(m));
+        let above = (k.reads.iter().filter_map(|r| r.hi.get(axis))).fold(0, |m, &o| o.max(m));
+        // In i128: a bound from a scalar may lie anywhere in i64.
+        let first = i128::from(lo) + i128::from(below);
+        let last = i128::from(hi) - 1 + i128::from(above);
+        if first < 0 || last >= n as i128 {
+            let clamp = |v: i128| v.clamp(i64::MIN.into(), i64::MAX.into()) as i64;
+            return Err(PlanError::TooSmall {
+                kernel: k.name.clone(),
+                nest,
+                axis,
+                extent: n,
+                lo,
+                hi,
+                first: clamp(first),
+                last: clamp(last),
+            });
         }
     }
     Ok(())

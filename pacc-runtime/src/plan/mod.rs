@@ -36,6 +36,7 @@ pub mod tiling;
 mod transfers;
 
 pub use build::build;
+pub(crate) use build::nests_in_bounds;
 pub use display::{
     block_runs, blocks_label, points_per_plane, Totals, SPELLED_OUT_BLOCKS, WASTEFUL_REDUNDANCY,
 };
@@ -570,14 +571,23 @@ pub enum PlanError {
         got: usize,
         want: usize,
     },
-    #[error("kernel `{kernel}` would touch indices {first}..={last} along axis {axis}, which has extent {extent}; make the arrays larger (the loop bounds plus the read offsets must stay inside the array, as the serial code requires)")]
+    #[error("the loop along axis {axis} of nest {nest} (`{kernel}`) runs {lo}..{hi}, so with its read offsets the nest would touch indices {first}..={last} along axis {axis}, but the arrays' extent along axis {axis} is {extent}; make the arrays larger or the loop range smaller (the loop bounds plus the read offsets must stay inside the array, as the serial code requires)")]
     TooSmall {
         kernel: String,
+        /// The nest's position in the time step (0-based).
+        nest: usize,
         axis: usize,
         extent: usize,
+        /// The loop's range along `axis`, `lo..hi`.
+        lo: i64,
+        hi: i64,
         first: i64,
         last: i64,
     },
+    /// A loop bound counted from a scalar reached the planner without the call's value
+    /// (`Program::resolved` makes every bound concrete first).
+    #[error(transparent)]
+    Bound(#[from] crate::program::BoundError),
     #[error("the call supplied {got} point-statement positions, the program has {want}")]
     PointCount { got: usize, want: usize },
     #[error("chunks must be at least 1 (got {0})")]

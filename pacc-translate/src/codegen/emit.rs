@@ -7,7 +7,7 @@ use crate::analysis::types::Env;
 use crate::analysis::Analysis;
 use crate::ir::{BinOp, Func, KExpr, KExprKind, KStmt, Ty};
 use crate::typing::{resolve, unify};
-use pacc_runtime::program::{Bound, ReduceOp, REDUCTION_SLOTS};
+use pacc_runtime::program::{Base, Bound, ReduceOp, REDUCTION_SLOTS};
 use std::fmt::Write;
 
 const C_KEYWORDS: &[&str] = &[
@@ -310,17 +310,23 @@ impl<'a> Gen<'a> {
         self.bound_of(b, &format!("pacc_n{axis}"))
     }
 
-    /// [`Self::bound`] with the axis's extent named `n` (e.g. a 32-bit copy of it).
+    /// [`Self::bound`] with the axis's extent named `n` (e.g. a 32-bit copy of it). A bound
+    /// counted from a scalar reads the kernel's parameter of that scalar, signed, as the
+    /// runtime resolves it (`Program::resolved`).
     pub(super) fn bound_of(&self, b: Bound, n: &str) -> String {
-        if b.from_end {
-            let n = n.to_string();
-            match b.offset {
-                0 => n,
-                o if o < 0 => format!("{n} - {}", -o),
-                o => format!("{n} + {o}"),
+        let plus = |base: String| match b.offset {
+            0 => base,
+            o if o < 0 => format!("{base} - {}", o.unsigned_abs()),
+            o => format!("{base} + {o}"),
+        };
+        match b.base {
+            Base::Extent => plus(n.to_string()),
+            Base::Zero => b.offset.to_string(),
+            Base::Scalar(s) => {
+                let name =
+                    (self.f.scalars.get(s)).map_or("0".into(), |s| c_ident(&s.name.to_string()));
+                format!("({})", plus(format!("(long long){name}")))
             }
-        } else {
-            b.offset.to_string()
         }
     }
 

@@ -6,7 +6,7 @@ use crate::codegen::{cpu, program};
 use crate::ir::{Func, ParamKind, Passing, StepItem};
 use pacc_runtime::program::{Program, Role};
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, ToTokens};
 use syn::{FnArg, Pat};
 
 /// The user's function (now running the pipeline with options from the environment) and
@@ -252,6 +252,21 @@ fn invocation(f: &Func, an: &Analysis, call: fn(TokenStream) -> TokenStream) -> 
     };
     let steps = steps_expr(f);
     let arrays = host_arrays(f, an);
+    // Each bound that is an expression, evaluated once from the user's tokens after the
+    // statements before the time loop (what its nests' ranges count from, `Program::resolved`).
+    let bounds = f.bounds.iter().map(|(name, e)| {
+        let text = e.to_token_stream().to_string();
+        let text = [
+            (" . ", "."),
+            (" (", "("),
+            ("( ", "("),
+            (" )", ")"),
+            (" ,", ","),
+        ]
+        .iter()
+        .fold(text, |t, (a, b)| t.replace(a, b));
+        quote!(let #name: i64 = ::pacc::runtime::program::bound_value(#e, #text)?;)
+    });
     let scalars = f.scalars.iter().map(|s| {
         let v = cpu::typed(&s.name, s.ty);
         quote!(::pacc::runtime::ScalarValue::from(#v))
@@ -304,6 +319,7 @@ fn invocation(f: &Func, an: &Analysis, call: fn(TokenStream) -> TokenStream) -> 
         let __t_like = #t_like;
         let __t0: i64 = (#t_like) as i64;
         let __steps: usize = #steps;
+        #(#bounds)*
         let __arrays = ::std::vec::Vec::from([#(#arrays),*]);
         let __scalars: ::std::vec::Vec<::pacc::runtime::ScalarValue> = ::std::vec::Vec::from([#(#scalars),*]);
         let __slices: ::std::vec::Vec<::pacc::runtime::HostSlice<'_>> = ::std::vec::Vec::from([#(#slices),*]);

@@ -44,6 +44,10 @@ pub(super) struct Ctx<'a> {
     pub(super) scalars: Vec<ScalarUse>,
     pub(super) slices: Vec<SliceUse>,
     pub(super) reductions: Vec<ReductionUse>,
+    /// The synthetic scalars of loop bounds that are expressions, with their expressions.
+    pub(super) bound_exprs: Vec<(Ident, syn::Expr)>,
+    /// Every pre-loop name a loop bound reads (checked against the reductions at the end).
+    pub(super) bound_reads: Vec<Ident>,
 }
 
 impl Ctx<'_> {

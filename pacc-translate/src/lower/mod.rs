@@ -51,8 +51,16 @@ pub fn lower(item: syn::ItemFn, directive: Directive) -> syn::Result<Func> {
         scalars: Vec::new(),
         slices: Vec::new(),
         reductions: Vec::new(),
+        bound_exprs: Vec::new(),
+        bound_reads: Vec::new(),
     };
     let items = cx.step(&tl.body.stmts)?;
+    // A reduction changes during the time loop; a nest's range is fixed before it.
+    if let Some(id) =
+        (cx.bound_reads.iter()).find(|id| cx.reductions.iter().any(|r| r.name == **id))
+    {
+        return Err(err(id, format!("this loop bound reads `{id}`, a reduction the time loop accumulates; a nest's ranges must be fixed before the time loop (copy the value into a local before it)")));
+    }
 
     Ok(Func {
         name: item.sig.ident.clone(),
@@ -72,6 +80,7 @@ pub fn lower(item: syn::ItemFn, directive: Directive) -> syn::Result<Func> {
         scalars: cx.scalars,
         slices: cx.slices,
         reductions: cx.reductions,
+        bounds: cx.bound_exprs,
         directive,
     })
 }
