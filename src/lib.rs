@@ -52,7 +52,7 @@
 // inside this crate too (the models below are annotated with `#[pacc::pipeline]`).
 extern crate self as pacc;
 
-pub use pacc_macros::pipeline;
+pub use pacc_macros::{pipeline, stencils};
 pub use pacc_runtime as runtime;
 pub use pacc_runtime::{BackendChoice, Error, Options, Plan, Program, Report, Scheme};
 
@@ -86,7 +86,7 @@ pub struct ReadmeDoctests;
 /// `use pacc::prelude::*;` brings the attribute, the option and report types and the `ndarray`
 /// array types a pipelined function is written with.
 pub mod prelude {
-    pub use crate::pipeline;
+    pub use crate::{pipeline, stencils};
     pub use ndarray::{Array2, Array3, ArrayView2, ArrayView3, ArrayViewMut2, ArrayViewMut3};
     pub use pacc_runtime::{BackendChoice, Error, Options, Report, Scheme};
 }

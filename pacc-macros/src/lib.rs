@@ -55,3 +55,23 @@ use proc_macro::TokenStream;
 pub fn pipeline(args: TokenStream, item: TokenStream) -> TokenStream {
     pacc_translate::expand(args.into(), item.into()).into()
 }
+
+/// Hands the plain functions of an inline module to each `#[pacc::pipeline]` function in it,
+/// so that calls of them in a time loop or a kernel are inlined (a `#[pacc::pipeline]` macro
+/// alone sees only the function it annotates, and functions nested in its body):
+///
+/// ```ignore
+/// #[pacc::stencils]
+/// mod sim {
+///     fn avg4(a: f32, b: f32, c: f32, d: f32) -> f32 { 0.25 * (a + b + c + d) }
+///     #[pacc::pipeline]
+///     pub fn smooth(a: &mut Array2<f32>, b: &mut Array2<f32>, steps: usize) { .. }
+/// }
+/// ```
+///
+/// The module's items are kept as they are, the pipelined functions expanded as
+/// `#[pacc::pipeline]` expands them; their `serial` originals call the helpers as written.
+#[proc_macro_attribute]
+pub fn stencils(args: TokenStream, item: TokenStream) -> TokenStream {
+    pacc_translate::expand_module(args.into(), item.into()).into()
+}

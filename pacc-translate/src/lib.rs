@@ -99,8 +99,30 @@ pub fn is_pipeline_attr(a: &syn::Attribute) -> bool {
     )
 }
 
+/// Whether an attribute is `#[pacc::stencils]` or `#[stencils]`.
+pub fn is_stencils_attr(a: &syn::Attribute) -> bool {
+    let segs = parse::path_names(a.path());
+    matches!(
+        segs.iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .as_slice(),
+        ["stencils"] | ["pacc", "stencils"]
+    )
+}
+
 /// Translates one annotated function (`args`: the attribute's arguments, `item`: the fn).
 pub fn translate(args: TokenStream, item: TokenStream) -> Result<Translation, syn::Error> {
+    translate_with(args, item, &[])
+}
+
+/// [`translate`] with `helpers` in reach: the plain functions of the `#[pacc::stencils]`
+/// module holding the function, which calls in its time loop and kernels inline.
+pub fn translate_with(
+    args: TokenStream,
+    item: TokenStream,
+    helpers: &[syn::ItemFn],
+) -> Result<Translation, syn::Error> {
     let item: syn::ItemFn = syn::parse2(item).map_err(|e| {
         syn::Error::new(
             e.span(),
@@ -109,7 +131,7 @@ pub fn translate(args: TokenStream, item: TokenStream) -> Result<Translation, sy
     })?;
     parse::reserved::check(&item)?;
     let directive = parse::args::parse(args);
-    let lowered = lower::lower(item, directive.clone().unwrap_or_default());
+    let lowered = lower::lower_with(item, directive.clone().unwrap_or_default(), helpers);
     let (directive, mut func) = match (directive, lowered) {
         (Ok(d), Ok(f)) => (d, f),
         (Err(mut a), Err(b)) => {
@@ -143,6 +165,72 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
             quote!(#errs #item)
         }
     }
+}
+
+/// The plain functions among `items`: the helpers a `#[pacc::stencils]` module hands each of
+/// its pipelined functions.
+pub fn module_helpers(items: &[syn::Item]) -> Vec<syn::ItemFn> {
+    (items.iter())
+        .filter_map(|it| match it {
+            syn::Item::Fn(f) if !f.attrs.iter().any(is_pipeline_attr) => Some(f.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The `#[pacc::stencils]` attribute's expansion: the inline module with each
+/// `#[pacc::pipeline(..)]` function in it expanded, the module's plain functions in reach as
+/// helpers (a pipeline macro alone sees only its own function). The module's other items are
+/// kept as they are.
+pub fn expand_module(args: TokenStream, item: TokenStream) -> TokenStream {
+    let fail = |e: syn::Error, item: &TokenStream| {
+        let errs = e.to_compile_error();
+        quote!(#errs #item)
+    };
+    if !args.is_empty() {
+        let e = syn::Error::new_spanned(&args, "`#[pacc::stencils]` takes no arguments; give the clauses to each `#[pacc::pipeline(..)]` inside the module");
+        return fail(e, &item);
+    }
+    let mut m: syn::ItemMod = match syn::parse2(item.clone()) {
+        Ok(m) => m,
+        Err(e) => {
+            let e = syn::Error::new(
+                e.span(),
+                format!("#[pacc::stencils] applies to an inline module `mod m {{ .. }}`: {e}"),
+            );
+            return fail(e, &item);
+        }
+    };
+    let Some((_, items)) = &mut m.content else {
+        let e = syn::Error::new_spanned(&m, "#[pacc::stencils] needs the module's items in place (`mod m { .. }`, not `mod m;`): a macro sees only the tokens it annotates");
+        return fail(e, &item);
+    };
+    let helpers = module_helpers(items);
+    let mut out = Vec::new();
+    for it in items.drain(..) {
+        let syn::Item::Fn(f) = &it else {
+            out.push(quote!(#it));
+            continue;
+        };
+        let Some(attr) = f.attrs.iter().find(|a| is_pipeline_attr(a)) else {
+            out.push(quote!(#it));
+            continue;
+        };
+        let args = match &attr.meta {
+            syn::Meta::List(l) => l.tokens.clone(),
+            _ => TokenStream::new(),
+        };
+        let mut f = f.clone();
+        f.attrs.retain(|a| !is_pipeline_attr(a));
+        let tokens = quote!(#f);
+        out.push(match translate_with(args, tokens.clone(), &helpers) {
+            Ok(t) => t.host,
+            Err(e) => fail(e, &tokens),
+        });
+    }
+    let (attrs, vis, unsafety, mod_token, ident) =
+        (&m.attrs, &m.vis, &m.unsafety, &m.mod_token, &m.ident);
+    quote!(#(#attrs)* #vis #unsafety #mod_token #ident { #(#out)* })
 }
 
 /// One function of a file, expanded.
@@ -203,9 +291,9 @@ pub fn expand_file(source: &str, function: Option<&str>) -> Result<Vec<FileExpan
         )
     })?;
     let mut fns = Vec::new();
-    collect_fns(&file.items, &mut fns);
+    collect_fns(&file.items, &[], &mut fns);
     let mut out = Vec::new();
-    for (f, attr) in fns {
+    for (f, attr, helpers) in fns {
         if function.map(|n| f.sig.ident != n).unwrap_or(false) {
             continue;
         }
@@ -216,7 +304,7 @@ pub fn expand_file(source: &str, function: Option<&str>) -> Result<Vec<FileExpan
         let mut item = f.clone();
         item.attrs.retain(|a| !is_pipeline_attr(a));
         let name = f.sig.ident.to_string();
-        let t = translate(args, quote!(#item)).map_err(|e| {
+        let t = translate_with(args, quote!(#item), &helpers).map_err(|e| {
             let s = e.span().start();
             format!("`{name}` (line {}, column {}): {e}", s.line, s.column + 1)
         })?;
@@ -241,17 +329,26 @@ pub fn expand_file(source: &str, function: Option<&str>) -> Result<Vec<FileExpan
     Ok(out)
 }
 
-fn collect_fns<'a>(items: &'a [syn::Item], out: &mut Vec<(&'a syn::ItemFn, &'a syn::Attribute)>) {
+/// The pipelined functions of `items` (inline modules included), each with the helpers of
+/// the `#[pacc::stencils]` module holding it (`helpers`: those of the module `items` is).
+type Found<'a> = (&'a syn::ItemFn, &'a syn::Attribute, Vec<syn::ItemFn>);
+
+fn collect_fns<'a>(items: &'a [syn::Item], helpers: &[syn::ItemFn], out: &mut Vec<Found<'a>>) {
     for it in items {
         match it {
             syn::Item::Fn(f) => {
                 if let Some(a) = f.attrs.iter().find(|a| is_pipeline_attr(a)) {
-                    out.push((f, a));
+                    out.push((f, a, helpers.to_vec()));
                 }
             }
             syn::Item::Mod(m) => {
                 if let Some((_, items)) = &m.content {
-                    collect_fns(items, out);
+                    let inner = if m.attrs.iter().any(is_stencils_attr) {
+                        module_helpers(items)
+                    } else {
+                        Vec::new()
+                    };
+                    collect_fns(items, &inner, out);
                 }
             }
             _ => {}

@@ -8,12 +8,14 @@
 
 mod context;
 mod expr;
+mod inline;
 mod nest;
 mod outline;
 mod pre_loop;
 mod step;
 mod stmt;
 pub mod syntax;
+mod time_forms;
 
 use crate::ir::{Directive, Func, TimeLoop};
 use context::{err, Ctx};
@@ -23,10 +25,26 @@ use syn::{Expr, Stmt};
 
 /// Parses and lowers the annotated function.
 pub fn lower(item: syn::ItemFn, directive: Directive) -> syn::Result<Func> {
+    lower_with(item, directive, &[])
+}
+
+/// [`lower`], with the plain functions of the enclosing `#[pacc::stencils]` module in reach
+/// as helpers (`inline.rs`).
+pub fn lower_with(
+    item: syn::ItemFn,
+    directive: Directive,
+    outer: &[syn::ItemFn],
+) -> syn::Result<Func> {
     let (params, arrays) = crate::parse::sig::params(&item.sig)?;
     let ndim = check_ranks(&item.sig, &arrays)?;
-    let stmts = &item.block.stmts;
-    let ti = time_loop_index(&item)?;
+    let helpers = inline::Helpers::new(&item, outer);
+    // A `while` time loop in the counter form is read as the `for` it is.
+    let mut work = item.clone();
+    if let Some(stmts) = time_forms::while_as_for(&item)? {
+        work.block.stmts = stmts;
+    }
+    let stmts = &work.block.stmts;
+    let ti = time_loop_index(&work)?;
     check_not_spatial(&stmts[ti], &arrays)?;
     let tl = match &stmts[ti] {
         Stmt::Expr(Expr::ForLoop(tl), _) => tl,
@@ -37,11 +55,19 @@ pub fn lower(item: syn::ItemFn, directive: Directive) -> syn::Result<Func> {
             ))
         }
     };
-    let pre_stmts: Vec<Stmt> = stmts[..ti].to_vec();
-    let post_stmts: Vec<Stmt> = stmts[ti + 1..].to_vec();
+    let mut pre_stmts: Vec<Stmt> = stmts[..ti].iter().map(quiet_helper).collect();
+    let post_stmts: Vec<Stmt> = stmts[ti + 1..].iter().map(quiet_helper).collect();
     check_no_early_exit(&pre_stmts, &post_stmts)?;
-    let pre = pre_vars(&item, &params, &arrays, &pre_stmts);
+    let mut pre = pre_vars(&item, &params, &arrays, &pre_stmts);
     let (start, end, inclusive, var) = time_range(tl)?;
+    let time_name = var.as_ref().map(|v| v.to_string());
+    let expanded = inline::expand(&item, &helpers, &pre, time_name.as_deref(), &tl.body.stmts)?;
+    for s in &expanded.hoisted {
+        if let Stmt::Local(l) = s {
+            pre_loop::bind_local(l, &arrays, &mut pre);
+        }
+    }
+    pre_stmts.extend(expanded.hoisted);
 
     let mut cx = Ctx {
         arrays: &arrays,
@@ -54,7 +80,7 @@ pub fn lower(item: syn::ItemFn, directive: Directive) -> syn::Result<Func> {
         bound_exprs: Vec::new(),
         bound_reads: Vec::new(),
     };
-    let items = cx.step(&tl.body.stmts)?;
+    let items = cx.step(&expanded.body)?;
     // A reduction changes during the time loop; a nest's range is fixed before it.
     if let Some(id) =
         (cx.bound_reads.iter()).find(|id| cx.reductions.iter().any(|r| r.name == **id))
@@ -83,4 +109,14 @@ pub fn lower(item: syn::ItemFn, directive: Directive) -> syn::Result<Func> {
         bounds: cx.bound_exprs,
         directive,
     })
+}
+
+/// A function item before or after the time loop, as `run` copies it: inlined into the kernels,
+/// it may have no call left there, which must not warn in the user's crate.
+fn quiet_helper(s: &Stmt) -> Stmt {
+    let mut s = s.clone();
+    if let Stmt::Item(syn::Item::Fn(f)) = &mut s {
+        f.attrs.push(syn::parse_quote!(#[allow(dead_code)]));
+    }
+    s
 }
