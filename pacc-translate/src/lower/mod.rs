@@ -8,6 +8,8 @@
 
 mod context;
 mod expr;
+pub mod interchange;
+mod line;
 mod nest;
 mod outline;
 mod pre_loop;
@@ -24,10 +26,8 @@ use syn::{Expr, Stmt};
 /// Parses and lowers the annotated function.
 pub fn lower(item: syn::ItemFn, directive: Directive) -> syn::Result<Func> {
     let (params, arrays) = crate::parse::sig::params(&item.sig)?;
-    let ndim = check_ranks(&item.sig, &arrays)?;
     let stmts = &item.block.stmts;
     let ti = time_loop_index(&item)?;
-    check_not_spatial(&stmts[ti], &arrays)?;
     let tl = match &stmts[ti] {
         Stmt::Expr(Expr::ForLoop(tl), _) => tl,
         _ => {
@@ -37,6 +37,22 @@ pub fn lower(item: syn::ItemFn, directive: Directive) -> syn::Result<Func> {
             ))
         }
     };
+    // 1D arrays: series beside the grids, or the grids of a 1D program seen as 2D (`line.rs`).
+    let (params, arrays, series) = line::series(params, arrays, tl);
+    let ndim = check_ranks(&item.sig, &arrays)?;
+    check_not_spatial(&stmts[ti], &arrays)?;
+    let columns;
+    let tl = if ndim == 1 {
+        line::check_one_index(tl, &arrays)?;
+        columns = line::as_columns(tl, &arrays, &series);
+        &columns
+    } else if !series.is_empty() {
+        columns = line::series_indices(tl, &series);
+        &columns
+    } else {
+        tl
+    };
+    let ndim = ndim.max(2);
     let pre_stmts: Vec<Stmt> = stmts[..ti].to_vec();
     let post_stmts: Vec<Stmt> = stmts[ti + 1..].to_vec();
     check_no_early_exit(&pre_stmts, &post_stmts)?;
@@ -73,5 +89,6 @@ pub fn lower(item: syn::ItemFn, directive: Directive) -> syn::Result<Func> {
         slices: cx.slices,
         reductions: cx.reductions,
         directive,
+        series,
     })
 }
