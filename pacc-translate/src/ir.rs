@@ -390,6 +390,11 @@ impl Func {
             _ => None,
         })
     }
+    /// Whether this is a 1D program: its grids are 2D of shape `[n, 1]` past lowering
+    /// (`lower/line.rs`).
+    pub fn is_line(&self) -> bool {
+        self.arrays.iter().all(|a| a.ndim == 1)
+    }
     /// The notes of [`crate::Translation::notes`]: each reordered nest.
     pub fn notes(&self) -> Vec<String> {
         self.nests()
