@@ -22,9 +22,9 @@ where
     T: GridElem,
     D: Dimension,
 {
-    if !(2..=3).contains(&a.ndim()) {
+    if !(1..=3).contains(&a.ndim()) {
         return Err(Error::Internal(format!(
-            "array `{name}` has {} axes; pacc supports 2 and 3",
+            "array `{name}` has {} axes; pacc supports 1, 2 and 3",
             a.ndim()
         )));
     }
@@ -33,9 +33,19 @@ where
             name: name.to_string(),
         });
     }
+    // A 1D array of `n` points is the 2D grid `[n, 1]` of a 1D program (planes of one point,
+    // chunked along the one axis; pacc-translate's `lower/line.rs`): the same memory.
+    let column;
+    let shape = match a.shape() {
+        &[n] => {
+            column = [n, 1];
+            &column[..]
+        }
+        s => s,
+    };
     // SAFETY: the caller's borrow keeps `a`'s elements allocated, initialized and (when
     // writable) its own for `'a`; they are contiguous (checked above).
-    unsafe { HostArray::from_raw_parts(ptr, T::ELEM, a.shape(), writable) }
+    unsafe { HostArray::from_raw_parts(ptr, T::ELEM, shape, writable) }
 }
 
 /// A read-only array argument, borrowed while the description lives.
@@ -62,6 +72,20 @@ where
     let ptr = a.as_mut_ptr() as *mut u8;
     // SAFETY: `a` is borrowed mutably for `'a`.
     unsafe { describe(a, name, ptr, true) }
+}
+
+/// A read-only `Array1` (or 1D view) read as a slice, a series beside the grids; refused
+/// unless its elements are contiguous.
+pub fn host_series<'a, T: GridElem>(
+    a: ndarray::ArrayView1<'a, T>,
+    name: &str,
+) -> Result<HostSlice<'a>, Error> {
+    match a.to_slice() {
+        Some(s) => Ok(host_slice(s)),
+        None => Err(Error::NotContiguous {
+            name: name.to_string(),
+        }),
+    }
 }
 
 /// A read-only 1D slice argument (`&[f32]`, or a `Vec` computed before the time loop).

@@ -533,7 +533,8 @@ pub const REDUCTION_SLOTS: usize = 1024;
 pub struct Program {
     /// The user's function name.
     pub name: String,
-    /// 2 or 3. The outermost axis (axis 0) is the one split into chunks.
+    /// 2 or 3 (a translated 1D program is 2D, of shape `[n, 1]`). The outermost axis (axis 0)
+    /// is the one split into chunks.
     pub ndim: usize,
     /// Arrays in the order of the function's parameters.
     pub arrays: Vec<ArrayDecl>,

@@ -111,6 +111,8 @@ pub enum Passing {
 pub struct ArrayParam {
     pub name: Ident,
     pub elem: Elem,
+    /// The rank as declared: 1, 2 or 3 (a 1D program's grids are 2D of shape `[n, 1]` past
+    /// lowering: `Func::ndim` is 2).
     pub ndim: usize,
     pub passing: Passing,
 }
@@ -307,6 +309,10 @@ pub struct Nest {
     pub loops: Vec<syn::ExprForLoop>,
     pub body: Vec<KStmt>,
     pub span: Span,
+    /// The loop variables in the order written, when it was not the layout's and the loops
+    /// were reordered to it (`lower/interchange.rs`); `vars`, `ranges` and `loops` are in the
+    /// layout's order.
+    pub written: Option<Vec<Ident>>,
 }
 
 /// A single-point statement in the time loop (source injection).
@@ -375,6 +381,9 @@ pub struct Func {
     /// the user's expression, which the wrapper evaluates before the run.
     pub bounds: Vec<(Ident, syn::Expr)>,
     pub directive: Directive,
+    /// The `Array1` parameters used as slices (`lower/line.rs`), which the wrapper describes
+    /// with `host_series`.
+    pub series: Vec<Ident>,
 }
 
 impl Func {
@@ -383,6 +392,35 @@ impl Func {
             StepItem::Nest(n) => Some(n),
             _ => None,
         })
+    }
+    /// Whether this is a 1D program: its grids are 2D of shape `[n, 1]` past lowering
+    /// (`lower/line.rs`).
+    pub fn is_line(&self) -> bool {
+        self.arrays.iter().all(|a| a.ndim == 1)
+    }
+    /// The notes of [`crate::Translation::notes`]: each reordered nest.
+    pub fn notes(&self) -> Vec<String> {
+        self.nests()
+            .enumerate()
+            .filter_map(|(k, n)| {
+                let written = n.written.as_ref()?;
+                let mut sums = false;
+                crate::analysis::walk_stmts(
+                    &n.body,
+                    &mut |s| {
+                        sums |= matches!(
+                            s,
+                            KStmt::Reduce {
+                                op: ReduceOp::Sum,
+                                ..
+                            }
+                        );
+                    },
+                    &mut |_| {},
+                );
+                Some(crate::lower::interchange::note(k, written, &n.vars, sums))
+            })
+            .collect()
     }
     pub fn points(&self) -> impl Iterator<Item = &Point> {
         self.time.items.iter().filter_map(|i| match i {

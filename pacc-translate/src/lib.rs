@@ -52,6 +52,9 @@ pub struct Translation {
     pub cuda: String,
     /// The generated Rust: the wrapper fn and `mod <name>`.
     pub host: TokenStream,
+    /// What the translator changed in the user's code that a reader should know of (loops
+    /// reordered to the arrays' layout); `pacc plan` and [`Translation::summary`] print them.
+    pub notes: Vec<String>,
 }
 
 impl Translation {
@@ -82,6 +85,9 @@ impl Translation {
                     p.arrays[r.array].name, r.lo, r.hi
                 );
             }
+        }
+        for n in &self.notes {
+            s += &format!("  note: {n}\n");
         }
         s
     }
@@ -146,12 +152,14 @@ pub fn translate_with(
     let cuda = codegen::cuda::source(&func, &analysis, &elems);
     let program = codegen::program::build(&func, &analysis, cuda.clone());
     let host = codegen::wrapper::generate(&func, &analysis, &program);
+    let notes = func.notes();
     Ok(Translation {
         func,
         analysis,
         program,
         cuda,
         host,
+        notes,
     })
 }
 
@@ -241,6 +249,8 @@ pub struct FileExpansion {
     /// The generated Rust, pretty-printed.
     pub host: String,
     pub program: pacc_runtime::Program,
+    /// [`Translation::notes`].
+    pub notes: Vec<String>,
 }
 
 /// The deepest nesting of brackets (`()`, `[]`, `{}`) [`expand_file`] takes. The parser and
@@ -317,6 +327,7 @@ pub fn expand_file(source: &str, function: Option<&str>) -> Result<Vec<FileExpan
             cuda: t.cuda,
             host,
             program: t.program,
+            notes: t.notes,
         });
     }
     if let Some(n) = function {

@@ -378,7 +378,8 @@ fn run(cli: Cli, out: &mut String) -> Result<(), String> {
 /// `pacc plan`: the plan of a run as `pacc_runtime::run` would make it with these settings (on
 /// the CPU path: the CUDA tuner is not consulted), its summary or JSON, and the race check.
 fn plan_run(a: PlanArgs, out: &mut String) -> Result<(), String> {
-    let program = one_function(&a.file, a.function.as_deref())?.program;
+    let translated = one_function(&a.file, a.function.as_deref())?;
+    let (program, notes) = (translated.program, translated.notes);
     let program = with_scalars(&program, a.scalar.as_deref())?;
     let shape = numbers(&a.shape)
         .map_err(|_| format!("--shape `{}`: expected numbers like 512,512,512", a.shape))?;
@@ -464,11 +465,15 @@ fn plan_run(a: PlanArgs, out: &mut String) -> Result<(), String> {
         let totals = serde_json::to_value(plan.totals(&program));
         v["summary"] = totals.map_err(|e| e.to_string())?;
         v["warnings"] = serde_json::Value::from(plan.warnings(&program));
+        v["notes"] = serde_json::Value::from(notes);
         if let Some(f) = fusion_json(&program, &plan) {
             v["fusion"] = f;
         }
         let _ = writeln!(out, "{v}");
         return Ok(());
+    }
+    for n in &notes {
+        let _ = writeln!(out, "note: {n}");
     }
     if let Some(s) = &segments {
         let _ = writeln!(

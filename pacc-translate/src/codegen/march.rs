@@ -301,6 +301,32 @@ impl Gen<'_> {
             let _ = writeln!(w, "    const int pacc_ty = threadIdx.y;");
         }
         let x = &lv[nd - 1];
+        if self.f.is_line() {
+            // A 1D program: planes of one point (`lower/line.rs`), so a thread per column would
+            // leave all but one thread of the block idle. The block's threads split its segment
+            // instead, each marching planes of its own with its own queues (no barrier in the
+            // loop: a 1D nest has no in-plane reads to stage).
+            let _ = writeln!(w, "    const long long {x} = (long long)blockIdx.x;");
+            let _ = writeln!(
+                w,
+                "    const long long pacc_sb = pacc_z0 + (long long)blockIdx.y * pacc_seg;\n    \
+                 const long long pacc_se = pacc_sb + pacc_seg < pacc_z1 ? pacc_sb + pacc_seg : pacc_z1;\n    \
+                 const long long pacc_sub = (pacc_se - pacc_sb + PACC_BX - 1) / PACC_BX;\n    \
+                 const long long pacc_zt = pacc_sb + (long long)pacc_tx * pacc_sub;\n    \
+                 const long long pacc_zb = pacc_zt < pacc_se ? pacc_zt : pacc_se;\n    \
+                 const long long pacc_ze = pacc_zb + pacc_sub < pacc_se ? pacc_zb + pacc_sub : pacc_se;\n    \
+                 const long long pacc_pl = pacc_rp;\n    \
+                 const long long pacc_c = {x};\n    \
+                 const bool pacc_in = {x} < pacc_n1;"
+            );
+            let _ = writeln!(
+                w,
+                "    const bool pacc_xy = {};",
+                self.in_plane_guard(n, lv)
+            );
+            self.out.push_str(&w);
+            return;
+        }
         let _ = writeln!(
             w,
             "    const long long {x} = (long long)blockIdx.x * PACC_BX + pacc_tx;"

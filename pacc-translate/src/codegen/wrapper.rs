@@ -274,7 +274,13 @@ fn invocation(f: &Func, an: &Analysis, call: fn(TokenStream) -> TokenStream) -> 
     let slices = f.slices.iter().map(|s| {
         let n = &s.name;
         let ty = format_ident!("{}", s.elem.rust_name());
-        quote!(::pacc::runtime::host::host_slice::<#ty>(&#n[..]))
+        if f.series.contains(n) {
+            // An `Array1` read as a slice (`lower/line.rs`): refused unless contiguous.
+            let name = n.to_string();
+            quote!(::pacc::runtime::host::host_series::<#ty>(#n.view(), #name)?)
+        } else {
+            quote!(::pacc::runtime::host::host_slice::<#ty>(&#n[..]))
+        }
     });
     let pvars: Vec<_> = (0..f.points().count())
         .map(|i| format_ident!("__p{i}"))

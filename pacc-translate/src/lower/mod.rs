@@ -9,6 +9,8 @@
 mod context;
 mod expr;
 mod inline;
+pub mod interchange;
+mod line;
 mod nest;
 mod outline;
 mod pre_loop;
@@ -36,7 +38,6 @@ pub fn lower_with(
     outer: &[syn::ItemFn],
 ) -> syn::Result<Func> {
     let (params, arrays) = crate::parse::sig::params(&item.sig)?;
-    let ndim = check_ranks(&item.sig, &arrays)?;
     let helpers = inline::Helpers::new(&item, outer);
     // A `while` time loop in the counter form is read as the `for` it is.
     let mut work = item.clone();
@@ -45,7 +46,6 @@ pub fn lower_with(
     }
     let stmts = &work.block.stmts;
     let ti = time_loop_index(&work)?;
-    check_not_spatial(&stmts[ti], &arrays)?;
     let tl = match &stmts[ti] {
         Stmt::Expr(Expr::ForLoop(tl), _) => tl,
         _ => {
@@ -55,6 +55,22 @@ pub fn lower_with(
             ))
         }
     };
+    // 1D arrays: series beside the grids, or the grids of a 1D program seen as 2D (`line.rs`).
+    let (params, arrays, series) = line::series(params, arrays, tl);
+    let ndim = check_ranks(&item.sig, &arrays)?;
+    check_not_spatial(&stmts[ti], &arrays)?;
+    let columns;
+    let tl = if ndim == 1 {
+        line::check_one_index(tl, &arrays)?;
+        columns = line::as_columns(tl, &arrays, &series);
+        &columns
+    } else if !series.is_empty() {
+        columns = line::series_indices(tl, &series);
+        &columns
+    } else {
+        tl
+    };
+    let ndim = ndim.max(2);
     let mut pre_stmts: Vec<Stmt> = stmts[..ti].iter().map(quiet_helper).collect();
     let post_stmts: Vec<Stmt> = stmts[ti + 1..].iter().map(quiet_helper).collect();
     check_no_early_exit(&pre_stmts, &post_stmts)?;
@@ -108,6 +124,7 @@ pub fn lower_with(
         reductions: cx.reductions,
         bounds: cx.bound_exprs,
         directive,
+        series,
     })
 }
 

@@ -2,6 +2,7 @@
 //! holding the kernel's statements.
 
 use super::context::{err, Ctx, Scope};
+use super::interchange;
 use super::syntax::{ident_of, int_lit, strip};
 use crate::ir::{Nest, PreVar, ScalarUse, Ty};
 use pacc_runtime::program::{AxisRange, Bound, SYNTHETIC_PREFIX};
@@ -11,11 +12,9 @@ use syn::{Expr, Pat, Stmt};
 impl Ctx<'_> {
     pub(super) fn nest(&mut self, f: &syn::ExprForLoop) -> syn::Result<Nest> {
         let mut vars = Vec::new();
-        let mut ranges = Vec::new();
         let mut loops = Vec::new();
         let mut cur = f;
         loop {
-            let axis = vars.len();
             let v = match &*cur.pat {
                 Pat::Ident(pi) if pi.subpat.is_none() => pi.ident.clone(),
                 other => {
@@ -28,36 +27,37 @@ impl Ctx<'_> {
             if let Some(l) = &cur.label {
                 return Err(err(l, "labels on loop nests are not supported"));
             }
-            ranges.push(self.range(&cur.expr, axis, &vars)?);
             vars.push(v);
             loops.push(cur.clone());
             if vars.len() == self.ndim {
                 break;
             }
-            let body = &cur.body.stmts;
-            match body.as_slice() {
-                [Stmt::Expr(Expr::ForLoop(inner), _)] => cur = inner,
-                [] => return Err(err(&cur.body, format!("empty loop body: a loop nest has one `for` per array axis ({}), the innermost holding the update", self.ndim))),
-                stmts => {
-                    let bad = stmts
-                        .iter()
-                        .find(|s| !matches!(s, Stmt::Expr(Expr::ForLoop(_), _)))
-                        .unwrap_or(&stmts[0]);
-                    return Err(err(
-                        bad,
-                        format!(
-                            "this loop nest is not perfect: between two `for`s there may be nothing else; a nest has exactly one `for` per array axis ({}), the innermost holding the statements",
-                            self.ndim
-                        ),
-                    ));
-                }
-            }
+            cur = self.inner_loop(cur)?;
         }
-        let sc = Scope {
+        // Loops written in another order than the layout's run in the layout's: each loop,
+        // with its bounds, moves to the axis its variable indexes (`interchange.rs`).
+        let names: Vec<String> = self.arrays.iter().map(|a| a.name.to_string()).collect();
+        let written = interchange::layout_order(&vars, &names, &cur.body.stmts).map(|perm| {
+            let written = vars.clone();
+            vars = perm.iter().map(|&p| written[p].clone()).collect();
+            let mut moved: Vec<syn::ExprForLoop> = perm.iter().map(|&p| loops[p].clone()).collect();
+            // The innermost loop holds the statements (the CPU kernels take them from there).
+            if let Some(last) = moved.last_mut() {
+                last.body = cur.body.clone();
+            }
+            loops = moved;
+            written
+        });
+        let all = vars.clone();
+        let ranges = loops
+            .iter()
+            .enumerate()
+            .map(|(axis, l)| self.range(&l.expr, axis, &all))
+            .collect::<syn::Result<Vec<_>>>()?;
+        let mut sc = Scope {
             loop_vars: vars.iter().map(|v| v.to_string()).collect(),
             ..Scope::default()
         };
-        let mut sc = sc;
         let body = self.block(&cur.body.stmts, &mut sc)?;
         Ok(Nest {
             vars,
@@ -65,7 +65,29 @@ impl Ctx<'_> {
             loops,
             body,
             span: f.for_token.span,
+            written,
         })
+    }
+
+    /// The one `for` in the body of `cur`, a loop of a nest that has more axes to go.
+    fn inner_loop<'f>(&self, cur: &'f syn::ExprForLoop) -> syn::Result<&'f syn::ExprForLoop> {
+        match cur.body.stmts.as_slice() {
+            [Stmt::Expr(Expr::ForLoop(inner), _)] => Ok(inner),
+            [] => Err(err(&cur.body, format!("empty loop body: a loop nest has one `for` per array axis ({}), the innermost holding the update", self.ndim))),
+            stmts => {
+                let bad = stmts
+                    .iter()
+                    .find(|s| !matches!(s, Stmt::Expr(Expr::ForLoop(_), _)))
+                    .unwrap_or(&stmts[0]);
+                Err(err(
+                    bad,
+                    format!(
+                        "this loop nest is not perfect: between two `for`s there may be nothing else; a nest has exactly one `for` per array axis ({}), the innermost holding the statements",
+                        self.ndim
+                    ),
+                ))
+            }
+        }
     }
 
     pub(super) fn range(

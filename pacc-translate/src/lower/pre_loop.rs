@@ -118,7 +118,8 @@ pub(super) fn is_dim_tuple(e: &Expr, arrays: &[ArrayParam], pre: &HashMap<String
     matches!(strip(e), Expr::MethodCall(m) if m.method == "dim" && m.args.is_empty() && is_array(&m.receiver, arrays, pre))
 }
 
-/// `a.shape()[i]`, `a.len_of(Axis(i))`, `a.nrows()`, `a.ncols()`: the axis.
+/// `a.shape()[i]`, `a.len_of(Axis(i))`, `a.nrows()`, `a.ncols()`, and `u.len()` / `u.dim()` of a
+/// 1D array: the axis.
 pub(super) fn dim_call(
     e: &Expr,
     arrays: &[ArrayParam],
@@ -135,6 +136,12 @@ pub(super) fn dim_call(
             int_lit(&ix.index).map(|v| v as usize)
         }
         Expr::MethodCall(m) if is_array(&m.receiver, arrays, pre) => {
+            let one_axis = ident_of(&m.receiver)
+                .and_then(|id| arrays.iter().find(|a| a.name == *id))
+                .is_some_and(|a| a.ndim == 1);
+            if one_axis && super::line::is_len(m) {
+                return Some(0);
+            }
             match m.method.to_string().as_str() {
                 "nrows" => Some(0),
                 "ncols" => Some(1),

@@ -145,12 +145,12 @@ pub fn params(sig: &syn::Signature) -> syn::Result<(Vec<Param>, Vec<ArrayParam>)
                     continue;
                 }
             };
-            if !(2..=3).contains(&a.ndim) {
+            if !(1..=3).contains(&a.ndim) {
                 push(
                     &mut errors,
                     syn::Error::new_spanned(
                         &pt.ty,
-                        "pacc supports arrays of 2 or 3 dimensions (`Array2`, `Array3`, their views, or `Array<T, Ix2|Ix3>`)",
+                        "pacc supports arrays of 1, 2 or 3 dimensions (`Array1`, `Array2`, `Array3`, their views, or `Array<T, Ix1|Ix2|Ix3>`)",
                     ),
                 );
                 continue;

@@ -142,7 +142,9 @@ pub(crate) fn choose(
 ) -> (Rows, Option<String>) {
     let flat = Rows::flat(&plan.shape);
     let aligned = Rows::aligned(&plan.shape, &plan.elem_sizes);
-    if !program.row_pitch || !aligned.padded() || !pad {
+    // Rows of one element are a 1D program's planes (`host::describe`): padding each to 128
+    // bytes would multiply the device memory by 16 or 32 and spread the points apart.
+    if !program.row_pitch || !aligned.padded() || !pad || flat.len == 1 {
         return (flat, None);
     }
     let extra = aligned.extra_bytes(plan);
