@@ -28,7 +28,7 @@ use progen::{generate, Tape, CLAUSES};
 const UI: &[&str] = &[
     include_str!("../../tests/translate_e2e.rs"),
     include_str!("../../tests/ui/bad_elem_type.rs"),
-    include_str!("../../tests/ui/bound_wrong_axis.rs"),
+    include_str!("../../tests/ui/bound_reads_loop_var.rs"),
     include_str!("../../tests/ui/clause_not_param.rs"),
     include_str!("../../tests/ui/halo_too_small.rs"),
     include_str!("../../tests/ui/imperfect_nest.rs"),

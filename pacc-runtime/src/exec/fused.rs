@@ -139,6 +139,14 @@ fn computable(
 /// are) where they touch them.
 fn after_write(old: &Range<usize>, done: &Range<usize>, range: Range<usize>) -> Range<usize> {
     if done.is_empty() {
+        // Nothing computed: the old planes inside the range are stale. A range wholly below
+        // the old planes (a nest over the first planes only) leaves them all exact.
+        if range.end <= old.start || range.is_empty() {
+            return old.clone();
+        }
+        if range.start <= old.start {
+            return range.end.min(old.end)..old.end;
+        }
         return old.start..old.end.min(range.start).max(old.start);
     }
     let start = if done.start == range.start && old.start < range.start && old.end >= range.start {
@@ -264,5 +272,22 @@ impl Private {
             let dst = out.ptr.add((planes.start - out.base) * pb);
             std::ptr::copy_nonoverlapping(src, dst, bytes);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::after_write;
+
+    /// A nest that computed none of its planes leaves exact the old planes outside its range:
+    /// below it, above it (a nest over the first planes only), or all of them.
+    #[test]
+    fn an_empty_computation_keeps_the_planes_outside_the_range() {
+        assert_eq!(after_write(&(2..9), &(5..5), 6..12), 2..6);
+        assert_eq!(after_write(&(4..9), &(3..3), 0..1), 4..9);
+        assert_eq!(after_write(&(4..9), &(3..3), 0..6), 6..9);
+        assert_eq!(after_write(&(4..9), &(3..3), 5..5), 4..9);
+        // Computed planes join the old ones beyond the range's end they touch.
+        assert_eq!(after_write(&(0..9), &(2..6), 2..6), 0..9);
     }
 }
