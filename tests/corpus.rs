@@ -1,0 +1,72 @@
+//! A corpus of stencil programs written the way outside codes write them (issue 49, item 8):
+//! benchmarks and textbook schemes from their published descriptions, each in its own module
+//! under `tests/corpus/` with a doc comment naming its source and the forms it uses
+//! (docs/internals.md lists them). Each runs serial against pacc bit for bit, every array and
+//! returned value (sums to rounding), on the CPU backend and the shuffled executor, every
+//! scheme, 1, 2 and 3 steps per launch (a step count the program has no fused kernel for must
+//! be refused as the `fuse` setting); the `#[ignore]`d test does the same on a CUDA device.
+//!
+//! Programs using forms the translator does not accept yet wait in `tests/corpus/pending/`,
+//! which this file does not include; each is plain Rust (it compiles without the attribute)
+//! and joins the list below with one `mod` line and one test once the forms land.
+
+// The programs index arrays in loops and take many parameters, as the codes they follow do.
+#![allow(clippy::needless_range_loop, clippy::too_many_arguments)]
+
+#[macro_use]
+#[path = "corpus/harness.rs"]
+mod harness;
+mod gpu;
+
+#[path = "corpus/acoustic2d_staggered.rs"]
+mod acoustic2d_staggered;
+#[path = "corpus/heat3d_4th_order.rs"]
+mod heat3d_4th_order;
+#[path = "corpus/shoc_stencil2d.rs"]
+mod shoc_stencil2d;
+#[path = "corpus/wave2d_leapfrog.rs"]
+mod wave2d_leapfrog;
+
+use harness::{check, Case, Target};
+
+/// Every program of the corpus this file includes.
+fn cases() -> Vec<Case> {
+    vec![
+        acoustic2d_staggered::case(),
+        heat3d_4th_order::case(),
+        shoc_stencil2d::case(),
+        wave2d_leapfrog::case(),
+    ]
+}
+
+#[test]
+fn acoustic2d_staggered_equals_serial() {
+    check(&acoustic2d_staggered::case(), Target::Cpu);
+}
+
+#[test]
+fn heat3d_4th_order_equals_serial() {
+    check(&heat3d_4th_order::case(), Target::Cpu);
+}
+
+#[test]
+fn shoc_stencil2d_equals_serial() {
+    check(&shoc_stencil2d::case(), Target::Cpu);
+}
+
+#[test]
+fn wave2d_leapfrog_equals_serial() {
+    check(&wave2d_leapfrog::case(), Target::Cpu);
+}
+
+/// On a CUDA device: every program, every scheme and step count per launch, in rows wide enough
+/// to span several thread blocks, gives the serial bits (FMA contraction is off by default).
+#[test]
+#[ignore = "needs a CUDA device"]
+fn corpus_on_cuda_equals_serial() {
+    gpu::device();
+    for case in cases() {
+        let runs = check(&case, Target::Cuda);
+        eprintln!("{}: {runs} runs equal serial", case.name);
+    }
+}
