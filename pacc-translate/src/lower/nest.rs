@@ -1,5 +1,6 @@
-//! A loop nest: one `for` per array axis over a range bounded by the axis' extent, the innermost
-//! holding the kernel's statements.
+//! A loop nest: one `for` per array axis over a range whose bounds are fixed before the time
+//! loop (the axis's extent, integer scalars, or expressions of them: docs/internals.md §1, "Loop
+//! bounds"), the innermost holding the kernel's statements.
 
 use super::context::{err, Ctx, Scope};
 use super::interchange;
@@ -120,7 +121,7 @@ impl Ctx<'_> {
     /// integer scalar `s`, `s - c` or `s + c` (a parameter, a pre-loop local of known integer
     /// type, another axis's extent) counts from that program scalar; any other integer
     /// expression of values fixed before the time loop becomes a synthetic `i64` scalar the
-    /// wrapper computes from the user's tokens before the run (`bounds.rs`).
+    /// wrapper computes from the user's tokens before the run (`program::bound_value`).
     pub(super) fn bound(
         &mut self,
         e: &Expr,
