@@ -22,9 +22,22 @@ pub(super) struct Scope {
     /// kernels give it ([`Ctx::bind_local`]).
     pub(super) locals: Vec<(String, Ident)>,
     pub(super) point: Option<(usize, Vec<String>)>,
+    /// The variables of the unrolled inner loops around the statement (`lower/forms.rs`):
+    /// name, this copy's value, and how many locals were in scope when it was bound.
+    pub(super) consts: Vec<(String, i64, usize)>,
 }
 
 impl Scope {
+    /// The value of the unrolled loop variable `id` names here, unless a later `let` shadows it.
+    pub(super) fn constant(&self, id: &Ident) -> Option<i64> {
+        let name = id.to_string();
+        let (_, v, depth) = self.consts.iter().rev().find(|(n, _, _)| *n == name)?;
+        let shadowed = self.locals[(*depth).min(self.locals.len())..]
+            .iter()
+            .any(|(s, _)| *s == name);
+        (!shadowed).then_some(*v)
+    }
+
     /// The kernels' name of the innermost local that `id` names in the source, spanned at `id`.
     pub(super) fn local(&self, id: &Ident) -> Option<Ident> {
         let name = id.to_string();

@@ -134,6 +134,12 @@ impl Ctx<'_> {
             }
             Ok(c)
         };
+        // `x + k` with `k` an unrolled loop's variable, `x + k - 2`: the offset is constant.
+        if !sc.consts.is_empty() {
+            if let Some(c) = super::forms::var_plus_const(e, var, sc) {
+                return bounded(c, e);
+            }
+        }
         match strip(e) {
             Expr::Binary(b) if matches!(b.op, syn::BinOp::Add(_) | syn::BinOp::Sub(_)) => {
                 let neg = matches!(b.op, syn::BinOp::Sub(_));
@@ -283,6 +289,7 @@ impl Ctx<'_> {
         let name = m.method.to_string();
         match method_arity(&name) {
             Some(n) if n == m.args.len() && m.turbofish.is_none() => {
+                super::forms::check_clamp(&name, &m.args.iter().collect::<Vec<_>>())?;
                 let recv = self.expr(&m.receiver, sc)?;
                 let args = m
                     .args
@@ -312,8 +319,10 @@ impl Ctx<'_> {
             .map(|p| crate::parse::path_names(&p.path))
             .unwrap_or_default();
         if segs.len() == 2 {
+            // Integers have `min`, `max` and `clamp` too (`i64::max(a, b)`).
+            let int_method = matches!(segs[1].as_str(), "min" | "max" | "clamp");
             if let (Some(t), Some(n)) = (
-                Ty::from_name(&segs[0]).filter(|t| t.is_float()),
+                Ty::from_name(&segs[0]).filter(|t| t.is_float() || (int_method && t.is_int())),
                 method_arity(&segs[1]),
             ) {
                 if c.args.len() != n + 1 {
@@ -322,6 +331,7 @@ impl Ctx<'_> {
                         format!("`{}::{}` takes {} argument(s)", segs[0], segs[1], n + 1),
                     ));
                 }
+                super::forms::check_clamp(&segs[1], &c.args.iter().skip(1).collect::<Vec<_>>())?;
                 let mut args = c
                     .args
                     .iter()
@@ -365,6 +375,9 @@ impl Ctx<'_> {
 
     pub(super) fn name(&mut self, id: &Ident, sc: &Scope) -> syn::Result<KExprKind> {
         let name = id.to_string();
+        if let Some(k) = super::forms::const_value(sc, id) {
+            return Ok(k);
+        }
         if let Some(local) = sc.local(id) {
             return Ok(KExprKind::Local(local));
         }

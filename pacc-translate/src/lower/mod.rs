@@ -8,6 +8,7 @@
 
 mod context;
 mod expr;
+mod forms;
 mod nest;
 mod outline;
 mod pre_loop;
