@@ -57,6 +57,8 @@ pub(super) struct Ctx<'a> {
     pub(super) scalars: Vec<ScalarUse>,
     pub(super) slices: Vec<SliceUse>,
     pub(super) reductions: Vec<ReductionUse>,
+    /// The scalars (indices) whose type nothing before the time loop tells.
+    pub(super) untyped: Vec<usize>,
 }
 
 impl Ctx<'_> {
@@ -100,9 +102,12 @@ impl Ctx<'_> {
         if let Some(i) = self.scalars.iter().position(|s| s.name == *id) {
             return Ok(i);
         }
-        let ty = ty.ok_or_else(|| {
-            err(id, format!("cannot infer the type of `{id}`, which the kernel reads; annotate it where it is declared before the time loop (`let {id}: f32 = ..;`)"))
-        })?;
+        // Of unknown type: kept with an open type, so the uses can say what it should be
+        // (`lower/mod.rs`, `untyped_error`), and refused once the step is lowered.
+        let ty = ty.unwrap_or_else(|| {
+            self.untyped.push(self.scalars.len());
+            Ty::FloatLit
+        });
         self.scalars.push(ScalarUse {
             name: id.clone(),
             ty,
@@ -110,13 +115,20 @@ impl Ctx<'_> {
         Ok(self.scalars.len() - 1)
     }
 
-    pub(super) fn slice(&mut self, id: &Ident, elem: pacc_runtime::program::Elem) -> usize {
+    /// The slice `id` (`literal`: a table whose element type its uses fix, `elem` a default).
+    pub(super) fn slice(
+        &mut self,
+        id: &Ident,
+        elem: pacc_runtime::program::Elem,
+        literal: bool,
+    ) -> usize {
         if let Some(i) = self.slices.iter().position(|s| s.name == *id) {
             return i;
         }
         self.slices.push(SliceUse {
             name: id.clone(),
             elem,
+            literal,
         });
         self.slices.len() - 1
     }

@@ -74,9 +74,12 @@ impl Ctx<'_> {
                 "only array parameters and slices can be indexed in a kernel",
             )
         })?;
-        let array = self
-            .array(id)
-            .ok_or_else(|| err(&ix.expr, format!("`{id}` is not an array parameter")))?;
+        let array = self.array(id).ok_or_else(|| {
+            err(
+                &ix.expr,
+                super::forms::not_an_array(id, self.pre.get(&id.to_string())),
+            )
+        })?;
         let Expr::Array(idx) = strip(&ix.index) else {
             return Err(err(
                 &ix.index,
@@ -227,12 +230,17 @@ impl Ctx<'_> {
     /// point, or a stencil read.
     pub(super) fn index(&mut self, ix: &syn::ExprIndex, sc: &Scope) -> syn::Result<KExprKind> {
         if let Some(id) = ident_of(&ix.expr) {
-            if let Some(PreVar::Slice(el)) = self.pre.get(&id.to_string()).cloned() {
+            let table = match self.pre.get(&id.to_string()) {
+                Some(PreVar::Slice(el)) => Some((*el, false)),
+                Some(PreVar::LitTable) => Some((pacc_runtime::program::Elem::F64, true)),
+                _ => None,
+            };
+            if let Some((el, literal)) = table {
                 if sc.local(id).is_some() {
                     return Err(err(id, "indexing a kernel local is not supported"));
                 }
                 let idx = self.expr(&ix.index, sc)?;
-                let s = self.slice(id, el);
+                let s = self.slice(id, el, literal);
                 return Ok(KExprKind::SliceRead(s, Box::new(idx)));
             }
         }
@@ -403,12 +411,12 @@ impl Ctx<'_> {
                 id,
                 format!("array `{id}` must be indexed in a kernel: `{id}[[{}]]`", sc.loop_vars.join(", ")),
             )),
-            Some(PreVar::Slice(_)) => Err(err(id, format!("slice `{id}` must be indexed in a kernel: `{id}[i]`"))),
+            Some(PreVar::Slice(_) | PreVar::LitTable) => Err(err(id, format!("slice `{id}` must be indexed in a kernel: `{id}[i]`"))),
             Some(PreVar::Other) => Err(err(
                 id,
                 format!("`{id}` has a type kernels cannot use; kernels read scalars (f32, f64, integers, bool), arrays and 1D slices (`&[f32]`, `Vec<f32>`)"),
             )),
-            None => Err(err(id, format!("cannot find `{id}` among the kernel's locals, loop variables, parameters and the values computed before the time loop"))),
+            None => Err(err(id, format!("cannot find `{id}` among the kernel's locals, loop variables, parameters and the values computed before the time loop; `#[pacc::pipeline]` sees only the function, so a module-level `const` or `static` is invisible to it: define it inside the function before the time loop, or pass it as a parameter"))),
         }
     }
 }

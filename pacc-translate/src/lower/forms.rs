@@ -292,7 +292,11 @@ pub(super) fn var_plus_const(e: &Expr, var: &str, sc: &Scope) -> Option<i64> {
             let neg = matches!(b.op, syn::BinOp::Sub(_));
             if let Some(l) = var_plus_const(&b.left, var, sc) {
                 let r = index_const(sc, &b.right)?;
-                return if neg { l.checked_sub(r) } else { l.checked_add(r) };
+                return if neg {
+                    l.checked_sub(r)
+                } else {
+                    l.checked_add(r)
+                };
             }
             if neg {
                 return None;
@@ -302,4 +306,70 @@ pub(super) fn var_plus_const(e: &Expr, var: &str, sc: &Scope) -> Option<i64> {
         }
         x => (ident_of(x)? == var && sc.constant(ident_of(x)?).is_none()).then_some(0),
     }
+}
+
+/// Why `id[..]` is not an array read: what `id` is, and for a name the macro cannot see (a
+/// module-level `const`), where to define it instead.
+pub(super) fn not_an_array(id: &syn::Ident, pre: Option<&crate::ir::PreVar>) -> String {
+    match pre {
+        None => format!("`{id}` is not an array parameter or a table of the function: `#[pacc::pipeline]` sees only the function, so a module-level `const` or `static` is invisible to it; define the table inside the function before the time loop (`const {id}: [f64; 5] = [..];` or `let {id} = [..];`), or pass it as a `&[f64]` parameter"),
+        Some(_) => format!("`{id}` is not an array parameter or a float table (`[f32; N]`, `[f64; N]`, a slice `&[f32]`); kernels index arrays `a[[z, y, x]]` and 1D float tables `w[i]`"),
+    }
+}
+
+/// The refusal of scalars whose type nothing before the time loop tells (CUDA needs it): the
+/// annotation to add, with the type the kernels use it at (what it is combined with: an
+/// array's element, another scalar), or both float types when no use tells.
+pub(super) fn untyped_error(
+    cx: &Ctx<'_>,
+    arrays: &[crate::ir::ArrayParam],
+    items: &[crate::ir::StepItem],
+) -> syn::Error {
+    use crate::ir::StepItem;
+    let elems: Vec<_> = arrays.iter().map(|a| a.elem).collect();
+    let bodies: Vec<&[KStmt]> = items
+        .iter()
+        .filter_map(|i| match i {
+            StepItem::Nest(n) => Some(n.body.as_slice()),
+            _ => None,
+        })
+        .collect();
+    let points: Vec<&KExpr> = items
+        .iter()
+        .filter_map(|i| match i {
+            StepItem::Point(p) => Some(&p.value),
+            _ => None,
+        })
+        .collect();
+    let mut env = crate::analysis::types::Env {
+        arrays: &elems,
+        scalars: &cx.scalars,
+        slices: &cx.slices,
+        reductions: &cx.reductions,
+        time: Ty::Usize,
+        locals: Vec::new(),
+    };
+    let (found, _) = crate::analysis::types::resolve_uses(&bodies, &points, &mut env);
+    let mut errors: Option<syn::Error> = None;
+    for &i in &cx.untyped {
+        let id = &cx.scalars[i].name;
+        let hint = match found.get(&crate::analysis::types::Open::Scalar(i)) {
+            Some(t) => format!(
+                "the kernel uses it as {0}, so `let {id}: {0} = ..;`",
+                t.rust_name()
+            ),
+            None => {
+                format!("`let {id}: f32 = ..;` or `let {id}: f64 = ..;`, the type its value has")
+            }
+        };
+        let e = err(
+            id,
+            format!("cannot infer the type of `{id}`, which the kernel reads; annotate it where it is declared before the time loop: {hint}"),
+        );
+        match &mut errors {
+            Some(x) => x.combine(e),
+            None => errors = Some(e),
+        }
+    }
+    errors.unwrap_or_else(|| err(&cx.scalars[0].name, "internal error: no untyped scalar"))
 }

@@ -52,8 +52,12 @@ pub fn lower(item: syn::ItemFn, directive: Directive) -> syn::Result<Func> {
         scalars: Vec::new(),
         slices: Vec::new(),
         reductions: Vec::new(),
+        untyped: Vec::new(),
     };
     let items = cx.step(&tl.body.stmts)?;
+    if !cx.untyped.is_empty() {
+        return Err(forms::untyped_error(&cx, &arrays, &items));
+    }
 
     Ok(Func {
         name: item.sig.ident.clone(),
