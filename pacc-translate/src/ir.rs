@@ -136,6 +136,9 @@ pub struct Param {
 pub enum PreVar {
     Array(usize),
     Slice(Elem),
+    /// A table of float literals without suffix defined before the time loop (`let w = [1.0,
+    /// -2.0];`): a slice whose element type the kernels' uses fix, as in Rust.
+    LitTable,
     /// A scalar; `None` when its type could not be inferred.
     Scalar {
         ty: Option<Ty>,
@@ -344,6 +347,9 @@ pub struct ScalarUse {
 pub struct SliceUse {
     pub name: Ident,
     pub elem: Elem,
+    /// A [`PreVar::LitTable`]: `elem` is fixed by the analysis from the uses (f64 if none
+    /// tells).
+    pub literal: bool,
 }
 
 #[derive(Clone, Debug)]

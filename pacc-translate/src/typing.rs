@@ -59,6 +59,9 @@ pub const FLOAT_METHODS: &[(&str, usize)] = &[
     ("hypot", 1),
     ("copysign", 1),
     ("mul_add", 2),
+    // Rust's `clamp` on floats and integers: NaN passes through, `lo > hi` panics (refused at
+    // compile time when both bounds are literals, `lower/forms.rs`).
+    ("clamp", 2),
 ];
 
 pub fn method_arity(name: &str) -> Option<usize> {

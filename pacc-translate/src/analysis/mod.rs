@@ -183,8 +183,19 @@ fn resolve_literal_types(f: &mut Func, time: Ty) {
         let p: Vec<&KExpr> = points.iter().collect();
         types::resolve_uses(&b, &p, &mut env)
     };
-    for (i, t) in s {
-        f.scalars[i].ty = t;
+    for (open, t) in s {
+        match open {
+            types::Open::Scalar(i) => f.scalars[i].ty = t,
+            types::Open::Table(i) => {
+                if let Some(e) = t.elem() {
+                    f.slices[i].elem = e;
+                }
+            }
+        }
+    }
+    // A table no use typed is f64, Rust's default for a float literal.
+    for sl in &mut f.slices {
+        sl.literal = false;
     }
     for (i, t) in r {
         f.reductions[i].ty = t;

@@ -52,6 +52,7 @@ impl Env<'_> {
             KExprKind::Reduction(i) => self.reductions[*i].ty,
             KExprKind::Read(a) => Ty::from_elem(self.arrays[a.array]),
             KExprKind::PointRead(a) => Ty::from_elem(self.arrays[*a]),
+            KExprKind::SliceRead(s, _) if self.slices[*s].literal => Ty::FloatLit,
             KExprKind::SliceRead(s, _) => Ty::from_elem(self.slices[*s].elem),
             KExprKind::Bin(op, l, r) => {
                 if op.is_cmp() || op.is_logic() {
@@ -81,13 +82,21 @@ impl Env<'_> {
     }
 }
 
-/// Scalars and reductions whose declaration left the type to context (`let c = 0.5;`): fix
-/// them from their uses in kernels, as rustc would.
+/// A value whose declaration left its type to context: a scalar (`let c = 0.5;`) or a table
+/// of unsuffixed literals (`let w = [1.0, 2.0];`), by its index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Open {
+    Scalar(usize),
+    Table(usize),
+}
+
+/// The types of the open values ([`Open`]) and reductions, fixed from their uses in kernels,
+/// as rustc would.
 pub fn resolve_uses(
     nests: &[&[KStmt]],
     points: &[&KExpr],
     env: &mut Env<'_>,
-) -> (HashMap<usize, Ty>, HashMap<usize, Ty>) {
+) -> (HashMap<Open, Ty>, HashMap<usize, Ty>) {
     let mut scal = HashMap::new();
     let mut red = HashMap::new();
     for body in nests {
@@ -104,7 +113,7 @@ pub fn resolve_uses(
 fn walk_stmts(
     body: &[KStmt],
     env: &mut Env<'_>,
-    scal: &mut HashMap<usize, Ty>,
+    scal: &mut HashMap<Open, Ty>,
     red: &mut HashMap<usize, Ty>,
 ) {
     let depth = env.locals.len();
@@ -113,9 +122,19 @@ fn walk_stmts(
             KStmt::Let { name, ty, init } => {
                 walk_expr(init, env, scal);
                 let t = ty.unwrap_or_else(|| env.let_type(&name.to_string(), init, &body[i + 1..]));
+                pin_table(init, t, env, scal);
                 env.locals.push((name.to_string(), t));
             }
-            KStmt::Assign { value, .. } | KStmt::Write { value, .. } => walk_expr(value, env, scal),
+            KStmt::Assign { name, value, .. } => {
+                walk_expr(value, env, scal);
+                if let Some(t) = env.local(&name.to_string()) {
+                    pin_table(value, t, env, scal);
+                }
+            }
+            KStmt::Write { access, value, .. } => {
+                walk_expr(value, env, scal);
+                pin_table(value, Ty::from_elem(env.arrays[access.array]), env, scal);
+            }
             KStmt::Reduce {
                 reduction, value, ..
             } => {
@@ -137,13 +156,26 @@ fn walk_stmts(
     env.locals.truncate(depth);
 }
 
-fn walk_expr(e: &KExpr, env: &Env<'_>, scal: &mut HashMap<usize, Ty>) {
-    let mut note = |x: &KExpr, other: Ty| {
-        if let KExprKind::Scalar(i) = strip(x).kind {
-            if env.scalars[i].ty.is_lit() && !other.is_lit() {
-                scal.insert(i, other);
-            }
+/// A literal table's element stored as a value of type `t` has that type.
+fn pin_table(e: &KExpr, t: Ty, env: &Env<'_>, scal: &mut HashMap<Open, Ty>) {
+    if let KExprKind::SliceRead(i, _) = strip(e).kind {
+        if env.slices[i].literal && t.is_float() && !t.is_lit() {
+            scal.insert(Open::Table(i), t);
         }
+    }
+}
+
+fn walk_expr(e: &KExpr, env: &Env<'_>, scal: &mut HashMap<Open, Ty>) {
+    let mut note = |x: &KExpr, other: Ty| match strip(x).kind {
+        KExprKind::Scalar(i) if env.scalars[i].ty.is_lit() && !other.is_lit() => {
+            scal.insert(Open::Scalar(i), other);
+        }
+        KExprKind::SliceRead(i, _)
+            if env.slices[i].literal && other.is_float() && !other.is_lit() =>
+        {
+            scal.insert(Open::Table(i), other);
+        }
+        _ => {}
     };
     match &e.kind {
         KExprKind::Bin(op, l, r) if !op.is_logic() && !op.is_shift() => {
@@ -210,7 +242,14 @@ fn hint_stmts(name: &str, body: &[KStmt], env: &Env<'_>, hint: &mut Option<Ty>) 
                     return; // shadowed from here on
                 }
             }
-            KStmt::Assign { value, .. } => hint_expr(name, value, env, hint),
+            KStmt::Assign { name: n, value, .. } => {
+                // `s += w * u[[..]]`: Rust types the accumulator by what is added to it.
+                let t = env.infer(value);
+                if n == name && !t.is_lit() && t != Ty::Bool {
+                    *hint = Some(t);
+                }
+                hint_expr(name, value, env, hint)
+            }
             KStmt::Write { access, value, .. } => {
                 if is_local(value, name) {
                     *hint = Some(Ty::from_elem(env.arrays[access.array]));

@@ -752,6 +752,13 @@ impl<'a> Gen<'a> {
         let a: Vec<String> = std::iter::once(r)
             .chain(args.iter().map(|a| self.expr(a, Some(t))))
             .collect();
+        if name == "clamp" {
+            // Rust's order of tests: below `lo` gives `lo`, above `hi` gives `hi`, anything else
+            // (NaN included, and -0.0 against a 0.0 bound) the value itself. `fmaxf`/`fminf`
+            // would turn a NaN into a bound.
+            let (v, lo, hi) = (&a[0], &a[1], &a[2]);
+            return format!("(({v}) < ({lo}) ? ({lo}) : (({v}) > ({hi}) ? ({hi}) : ({v})))");
+        }
         if t.is_int() && (name == "min" || name == "max" || name == "abs") {
             return format!("{name}({})", a.join(", "));
         }

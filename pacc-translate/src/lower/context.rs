@@ -22,9 +22,22 @@ pub(super) struct Scope {
     /// kernels give it ([`Ctx::bind_local`]).
     pub(super) locals: Vec<(String, Ident)>,
     pub(super) point: Option<(usize, Vec<String>)>,
+    /// The variables of the unrolled inner loops around the statement (`lower/forms.rs`):
+    /// name, this copy's value, and how many locals were in scope when it was bound.
+    pub(super) consts: Vec<(String, i64, usize)>,
 }
 
 impl Scope {
+    /// The value of the unrolled loop variable `id` names here, unless a later `let` shadows it.
+    pub(super) fn constant(&self, id: &Ident) -> Option<i64> {
+        let name = id.to_string();
+        let (_, v, depth) = self.consts.iter().rev().find(|(n, _, _)| *n == name)?;
+        let shadowed = self.locals[(*depth).min(self.locals.len())..]
+            .iter()
+            .any(|(s, _)| *s == name);
+        (!shadowed).then_some(*v)
+    }
+
     /// The kernels' name of the innermost local that `id` names in the source, spanned at `id`.
     pub(super) fn local(&self, id: &Ident) -> Option<Ident> {
         let name = id.to_string();
@@ -48,6 +61,8 @@ pub(super) struct Ctx<'a> {
     pub(super) bound_exprs: Vec<(Ident, syn::Expr)>,
     /// Every pre-loop name a loop bound reads (checked against the reductions at the end).
     pub(super) bound_reads: Vec<Ident>,
+    /// The scalars (indices) whose type nothing before the time loop tells.
+    pub(super) untyped: Vec<usize>,
 }
 
 impl Ctx<'_> {
@@ -91,9 +106,12 @@ impl Ctx<'_> {
         if let Some(i) = self.scalars.iter().position(|s| s.name == *id) {
             return Ok(i);
         }
-        let ty = ty.ok_or_else(|| {
-            err(id, format!("cannot infer the type of `{id}`, which the kernel reads; annotate it where it is declared before the time loop (`let {id}: f32 = ..;`)"))
-        })?;
+        // Of unknown type: kept with an open type, so the uses can say what it should be
+        // (`lower/mod.rs`, `untyped_error`), and refused once the step is lowered.
+        let ty = ty.unwrap_or_else(|| {
+            self.untyped.push(self.scalars.len());
+            Ty::FloatLit
+        });
         self.scalars.push(ScalarUse {
             name: id.clone(),
             ty,
@@ -101,13 +119,20 @@ impl Ctx<'_> {
         Ok(self.scalars.len() - 1)
     }
 
-    pub(super) fn slice(&mut self, id: &Ident, elem: pacc_runtime::program::Elem) -> usize {
+    /// The slice `id` (`literal`: a table whose element type its uses fix, `elem` a default).
+    pub(super) fn slice(
+        &mut self,
+        id: &Ident,
+        elem: pacc_runtime::program::Elem,
+        literal: bool,
+    ) -> usize {
         if let Some(i) = self.slices.iter().position(|s| s.name == *id) {
             return i;
         }
         self.slices.push(SliceUse {
             name: id.clone(),
             elem,
+            literal,
         });
         self.slices.len() - 1
     }

@@ -74,9 +74,12 @@ impl Ctx<'_> {
                 "only array parameters and slices can be indexed in a kernel",
             )
         })?;
-        let array = self
-            .array(id)
-            .ok_or_else(|| err(&ix.expr, format!("`{id}` is not an array parameter")))?;
+        let array = self.array(id).ok_or_else(|| {
+            err(
+                &ix.expr,
+                super::forms::not_an_array(id, self.pre.get(&id.to_string())),
+            )
+        })?;
         let Expr::Array(idx) = strip(&ix.index) else {
             return Err(err(
                 &ix.index,
@@ -134,6 +137,12 @@ impl Ctx<'_> {
             }
             Ok(c)
         };
+        // `x + k` with `k` an unrolled loop's variable, `x + k - 2`: the offset is constant.
+        if !sc.consts.is_empty() {
+            if let Some(c) = super::forms::var_plus_const(e, var, sc) {
+                return bounded(c, e);
+            }
+        }
         match strip(e) {
             Expr::Binary(b) if matches!(b.op, syn::BinOp::Add(_) | syn::BinOp::Sub(_)) => {
                 let neg = matches!(b.op, syn::BinOp::Sub(_));
@@ -221,12 +230,17 @@ impl Ctx<'_> {
     /// point, or a stencil read.
     pub(super) fn index(&mut self, ix: &syn::ExprIndex, sc: &Scope) -> syn::Result<KExprKind> {
         if let Some(id) = ident_of(&ix.expr) {
-            if let Some(PreVar::Slice(el)) = self.pre.get(&id.to_string()).cloned() {
+            let table = match self.pre.get(&id.to_string()) {
+                Some(PreVar::Slice(el)) => Some((*el, false)),
+                Some(PreVar::LitTable) => Some((pacc_runtime::program::Elem::F64, true)),
+                _ => None,
+            };
+            if let Some((el, literal)) = table {
                 if sc.local(id).is_some() {
                     return Err(err(id, "indexing a kernel local is not supported"));
                 }
                 let idx = self.expr(&ix.index, sc)?;
-                let s = self.slice(id, el);
+                let s = self.slice(id, el, literal);
                 return Ok(KExprKind::SliceRead(s, Box::new(idx)));
             }
         }
@@ -283,6 +297,7 @@ impl Ctx<'_> {
         let name = m.method.to_string();
         match method_arity(&name) {
             Some(n) if n == m.args.len() && m.turbofish.is_none() => {
+                super::forms::check_clamp(&name, &m.args.iter().collect::<Vec<_>>())?;
                 let recv = self.expr(&m.receiver, sc)?;
                 let args = m
                     .args
@@ -312,8 +327,10 @@ impl Ctx<'_> {
             .map(|p| crate::parse::path_names(&p.path))
             .unwrap_or_default();
         if segs.len() == 2 {
+            // Integers have `min`, `max` and `clamp` too (`i64::max(a, b)`).
+            let int_method = matches!(segs[1].as_str(), "min" | "max" | "clamp");
             if let (Some(t), Some(n)) = (
-                Ty::from_name(&segs[0]).filter(|t| t.is_float()),
+                Ty::from_name(&segs[0]).filter(|t| t.is_float() || (int_method && t.is_int())),
                 method_arity(&segs[1]),
             ) {
                 if c.args.len() != n + 1 {
@@ -322,6 +339,7 @@ impl Ctx<'_> {
                         format!("`{}::{}` takes {} argument(s)", segs[0], segs[1], n + 1),
                     ));
                 }
+                super::forms::check_clamp(&segs[1], &c.args.iter().skip(1).collect::<Vec<_>>())?;
                 let mut args = c
                     .args
                     .iter()
@@ -365,6 +383,9 @@ impl Ctx<'_> {
 
     pub(super) fn name(&mut self, id: &Ident, sc: &Scope) -> syn::Result<KExprKind> {
         let name = id.to_string();
+        if let Some(k) = super::forms::const_value(sc, id) {
+            return Ok(k);
+        }
         if let Some(local) = sc.local(id) {
             return Ok(KExprKind::Local(local));
         }
@@ -390,12 +411,12 @@ impl Ctx<'_> {
                 id,
                 format!("array `{id}` must be indexed in a kernel: `{id}[[{}]]`", sc.loop_vars.join(", ")),
             )),
-            Some(PreVar::Slice(_)) => Err(err(id, format!("slice `{id}` must be indexed in a kernel: `{id}[i]`"))),
+            Some(PreVar::Slice(_) | PreVar::LitTable) => Err(err(id, format!("slice `{id}` must be indexed in a kernel: `{id}[i]`"))),
             Some(PreVar::Other) => Err(err(
                 id,
                 format!("`{id}` has a type kernels cannot use; kernels read scalars (f32, f64, integers, bool), arrays and 1D slices (`&[f32]`, `Vec<f32>`)"),
             )),
-            None => Err(err(id, format!("cannot find `{id}` among the kernel's locals, loop variables, parameters and the values computed before the time loop"))),
+            None => Err(err(id, format!("cannot find `{id}` among the kernel's locals, loop variables, parameters and the values computed before the time loop; `#[pacc::pipeline]` sees only the function, so a module-level `const` or `static` is invisible to it: define it inside the function before the time loop, or pass it as a parameter"))),
         }
     }
 }

@@ -11,6 +11,7 @@ mod expr;
 mod inline;
 pub mod interchange;
 mod line;
+mod forms;
 mod nest;
 mod outline;
 mod pre_loop;
@@ -95,6 +96,7 @@ pub fn lower_with(
         reductions: Vec::new(),
         bound_exprs: Vec::new(),
         bound_reads: Vec::new(),
+        untyped: Vec::new(),
     };
     let items = cx.step(&expanded.body)?;
     // A reduction changes during the time loop; a nest's range is fixed before it.
@@ -102,6 +104,9 @@ pub fn lower_with(
         (cx.bound_reads.iter()).find(|id| cx.reductions.iter().any(|r| r.name == **id))
     {
         return Err(err(id, format!("this loop bound reads `{id}`, a reduction the time loop accumulates; a nest's ranges must be fixed before the time loop (copy the value into a local before it)")));
+    }
+    if !cx.untyped.is_empty() {
+        return Err(forms::untyped_error(&cx, &arrays, &items));
     }
 
     Ok(Func {

@@ -30,11 +30,56 @@ pub(super) fn pre_vars(
         pre.insert(p.name.to_string(), v);
     }
     for s in pre_stmts {
-        if let Stmt::Local(l) = s {
-            bind_local(l, arrays, &mut pre);
+        match s {
+            Stmt::Local(l) => bind_local(l, arrays, &mut pre),
+            // `const W: [f64; 5] = [..];` in the body: a table the kernels read as a slice.
+            Stmt::Item(syn::Item::Const(c)) => {
+                let v = table_type(&c.ty).unwrap_or(PreVar::Other);
+                pre.insert(c.ident.to_string(), v);
+            }
+            Stmt::Item(syn::Item::Static(st)) => {
+                let v = table_type(&st.ty).unwrap_or(PreVar::Other);
+                pre.insert(st.ident.to_string(), v);
+            }
+            _ => {}
         }
     }
     pre
+}
+
+/// `[f32; N]` (or f64): a table of that element type, passed to the kernels as a slice.
+fn table_type(t: &syn::Type) -> Option<PreVar> {
+    let syn::Type::Array(a) = t else {
+        return None;
+    };
+    match scalar_ty(&a.elem)? {
+        Ty::F32 => Some(PreVar::Slice(pacc_runtime::program::Elem::F32)),
+        Ty::F64 => Some(PreVar::Slice(pacc_runtime::program::Elem::F64)),
+        _ => None,
+    }
+}
+
+/// An array expression `[a, b, ..]` or `[a; N]` of floats: a table, typed by its elements
+/// (a suffix or a typed scalar), else left to the kernels' uses ([`PreVar::LitTable`]).
+fn table_init(e: &Expr, pre: &HashMap<String, PreVar>) -> Option<PreVar> {
+    let elems: Vec<&Expr> = match strip(e) {
+        Expr::Array(a) => a.elems.iter().collect(),
+        Expr::Repeat(r) => vec![&*r.expr],
+        _ => return None,
+    };
+    let mut t = Ty::FloatLit;
+    for x in elems {
+        let u = pre_infer(x, pre)?;
+        if !u.is_float() {
+            return None;
+        }
+        t = crate::typing::unify(t, u);
+    }
+    Some(match t {
+        Ty::F32 => PreVar::Slice(pacc_runtime::program::Elem::F32),
+        Ty::F64 => PreVar::Slice(pacc_runtime::program::Elem::F64),
+        _ => PreVar::LitTable,
+    })
 }
 
 /// Records what a `let` before the time loop binds.
@@ -56,11 +101,15 @@ pub(super) fn bind_local(l: &syn::Local, arrays: &[ArrayParam], pre: &mut HashMa
                     }
                 } else if let Some(e) = slice_elem(t) {
                     PreVar::Slice(e)
+                } else if let Some(v) = table_type(t) {
+                    v
                 } else {
                     PreVar::Other
                 }
             } else if let Some(axis) = init.and_then(|e| dim_call(e, arrays, pre)) {
                 PreVar::Dim(axis)
+            } else if let Some(v) = init.and_then(|e| table_init(e, pre)) {
+                v
             } else {
                 match init.map(|e| pre_infer(e, pre)) {
                     Some(Some(t)) => PreVar::Scalar {

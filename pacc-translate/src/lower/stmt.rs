@@ -17,8 +17,7 @@ impl Ctx<'_> {
         let mut errors = None;
         for s in stmts {
             match self.stmt(s, sc) {
-                Ok(Some(k)) => out.push(k),
-                Ok(None) => {}
+                Ok(k) => out.extend(k),
                 Err(e) => push(&mut errors, e),
             }
         }
@@ -29,17 +28,25 @@ impl Ctx<'_> {
         }
     }
 
-    pub(super) fn stmt(&mut self, s: &Stmt, sc: &mut Scope) -> syn::Result<Option<KStmt>> {
+    /// One statement of a kernel, as the IR statements it lowers to (several for a tuple
+    /// `let` or an unrolled inner loop, `forms.rs`).
+    pub(super) fn stmt(&mut self, s: &Stmt, sc: &mut Scope) -> syn::Result<Vec<KStmt>> {
         match s {
             Stmt::Local(l) => {
                 let (pat, ty) = match &l.pat {
                     Pat::Type(pt) => (&*pt.pat, Some(&*pt.ty)),
                     p => (p, None),
                 };
+                if let (Pat::Tuple(_), Some(init)) = (pat, &l.init) {
+                    if let Some((_, d)) = &init.diverge {
+                        return Err(err(d, "`let .. else` is not supported in a kernel"));
+                    }
+                    return self.tuple_let(l, &init.expr, sc);
+                }
                 let Pat::Ident(pi) = pat else {
                     return Err(err(
                         pat,
-                        "`let` in a kernel binds one plain name: `let s = ..;`",
+                        "`let` in a kernel binds one plain name or a tuple of them: `let s = ..;`, `let (a, b) = (.., ..);`",
                     ));
                 };
                 let ty = match ty {
@@ -68,7 +75,7 @@ impl Ctx<'_> {
                 // In scope even when its initialiser failed, so later uses do not cascade.
                 let name = self.bind_local(sc, &name);
                 let init = init?;
-                Ok(Some(KStmt::Let { name, ty, init }))
+                Ok(vec![KStmt::Let { name, ty, init }])
             }
             Stmt::Expr(e, semi) => {
                 let block_like = matches!(
@@ -87,7 +94,12 @@ impl Ctx<'_> {
                         format!("a kernel statement must end with `;`; {KERNEL_SURFACE}"),
                     ));
                 }
-                self.expr_stmt(e, sc).map(Some)
+                if let Expr::ForLoop(f) = e {
+                    if let Some(copies) = self.unrolled_loop(f, sc)? {
+                        return Ok(copies);
+                    }
+                }
+                self.expr_stmt(e, sc).map(|k| vec![k])
             }
             Stmt::Macro(m) => Err(err(
                 m,
@@ -107,7 +119,7 @@ impl Ctx<'_> {
             Expr::If(i) => self.if_stmt(i, sc),
             Expr::ForLoop(f) => Err(err(
                 for_head(f),
-                format!("a loop nest has exactly one `for` per array axis ({}); this loop is one too many", self.ndim),
+                format!("a loop nest has exactly one `for` per array axis ({}); a `for` inside it runs over a range of integer literals (`for k in 0..4`, `for k in -2..=2`), unrolled", self.ndim),
             )),
             Expr::While(_) | Expr::Loop(_) => Err(err(
                 e,

@@ -629,12 +629,13 @@ impl Gen<'_, '_> {
                         "sqrt", "abs", "powi", "powf", "max", "min", "mul_add", "exp", "sin",
                         "recip", "hypot", "atan2", "ln", "floor",
                     ],
-                    &["foo", "clamp", "len", "dim"],
+                    &["foo", "lerp", "len", "dim"],
                 );
                 let r = self.expr(d, true);
                 let nargs = match m.as_str() {
                     "powi" | "powf" | "max" | "min" | "hypot" | "atan2" => 1,
-                    "mul_add" | "clamp" => 2,
+                    // `lerp`: not a kernel method (`clamp` is, and panics on crossed bounds).
+                    "mul_add" | "lerp" => 2,
                     _ => 0,
                 } + usize::from(self.deviate(3));
                 let args: Vec<String> = (0..nargs)
