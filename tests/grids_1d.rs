@@ -206,7 +206,10 @@ fn a_short_series_is_refused() {
         &Options::new().backend(BackendChoice::Cpu),
     )
     .unwrap_err();
-    assert!(matches!(&e, Error::SliceTooShort { name, .. } if name == "f"), "{e}");
+    assert!(
+        matches!(&e, Error::SliceTooShort { name, .. } if name == "f"),
+        "{e}"
+    );
     assert_eq!(differing(&u, &wave(n, 0.5)), 0);
 }
 

@@ -34,8 +34,7 @@ pub(super) fn series(
     time_loop: &syn::ExprForLoop,
 ) -> (Vec<Param>, Vec<ArrayParam>, Vec<Ident>) {
     let grids = arrays.iter().any(|a| a.ndim >= 2);
-    let is_series =
-        |a: &ArrayParam| a.ndim == 1 && (grids || !used_as_grid(&a.name, &arrays, time_loop));
+    let is_series = |a: &ArrayParam| a.ndim == 1 && (grids || !used_as_grid(&a.name, time_loop));
     let mut kept = Vec::new();
     let mut names = Vec::new();
     let mut renumber = Vec::new();
@@ -66,7 +65,7 @@ pub(super) fn series(
 
 /// Whether the time loop writes or swaps 1D array `name`, or reads it at a loop variable plus
 /// a constant only (`u[i]`, `u[[i - 1]]`), which makes it one of the grids.
-fn used_as_grid(name: &Ident, arrays: &[ArrayParam], tl: &syn::ExprForLoop) -> bool {
+fn used_as_grid(name: &Ident, tl: &syn::ExprForLoop) -> bool {
     struct Uses<'a> {
         name: &'a Ident,
         loop_vars: Vec<Ident>,
@@ -118,7 +117,6 @@ fn used_as_grid(name: &Ident, arrays: &[ArrayParam], tl: &syn::ExprForLoop) -> b
             syn::visit::visit_expr(self, e);
         }
     }
-    let _ = arrays;
     let mut u = Uses {
         name,
         loop_vars: Vec::new(),
