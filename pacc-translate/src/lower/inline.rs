@@ -656,7 +656,7 @@ impl<'a> Inliner<'a> {
         let mut body = self.renamed_body(f, scope)?;
         let value = match body.pop() {
             Some(Stmt::Expr(e, None)) => e,
-            Some(Stmt::Expr(Expr::Return(r), _)) if r.expr.is_some() => *r.expr.unwrap(),
+            Some(Stmt::Expr(Expr::Return(syn::ExprReturn { expr: Some(v), .. }), _)) => *v,
             other => {
                 let at = other
                     .map(|s| s.to_token_stream())
