@@ -22,6 +22,8 @@ pub(super) struct Scope {
     /// kernels give it ([`Ctx::bind_local`]).
     pub(super) locals: Vec<(String, Ident)>,
     pub(super) point: Option<(usize, Vec<String>)>,
+    /// In a nest: its range per axis (a clamped index is resolved against it).
+    pub(super) ranges: Vec<pacc_runtime::program::AxisRange>,
 }
 
 impl Scope {
@@ -90,9 +92,14 @@ impl Ctx<'_> {
         let ty = ty.ok_or_else(|| {
             err(id, format!("cannot infer the type of `{id}`, which the kernel reads; annotate it where it is declared before the time loop (`let {id}: f32 = ..;`)"))
         })?;
+        let dim = match self.pre.get(&id.to_string()) {
+            Some(PreVar::Dim(a)) => Some(*a),
+            _ => None,
+        };
         self.scalars.push(ScalarUse {
             name: id.clone(),
             ty,
+            dim,
         });
         Ok(self.scalars.len() - 1)
     }

@@ -54,6 +54,7 @@ impl Ctx<'_> {
         }
         let sc = Scope {
             loop_vars: vars.iter().map(|v| v.to_string()).collect(),
+            ranges: ranges.clone(),
             ..Scope::default()
         };
         let mut sc = sc;
