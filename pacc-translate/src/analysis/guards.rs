@@ -79,7 +79,8 @@ fn still_outside(n: &Nest, o: &Occurrence, axis: usize) -> syn::Error {
     let text = (o.access.tokens.to_string())
         .replace(" [", "[")
         .replace("[ [", "[[")
-        .replace("] ]", "]]");
+        .replace("] ]", "]]")
+        .replace(" ,", ",");
     let v = &n.vars[axis];
     let mut e = syn::Error::new_spanned(
         &o.access.tokens,
