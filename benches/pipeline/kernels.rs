@@ -101,6 +101,7 @@ pub fn acoustic() -> Program {
             writes: vec![0],
             reductions: vec![],
             launch: Default::default(),
+            guarded: Vec::new(),
         }],
         points: vec![PointDecl {
             name: "pacc_propagate_sponge_p0".into(),
@@ -212,6 +213,7 @@ pub fn himeno() -> Program {
                 writes: vec![13],
                 reductions: vec![0],
                 launch: Default::default(),
+                guarded: Vec::new(),
             },
             KernelDecl {
                 name: "pacc_jacobi_k1".into(),
@@ -220,6 +222,7 @@ pub fn himeno() -> Program {
                 writes: vec![0],
                 reductions: vec![],
                 launch: Default::default(),
+                guarded: Vec::new(),
             },
         ],
         step: vec![Stage::Reset(0), Stage::Kernel(0), Stage::Kernel(1)],

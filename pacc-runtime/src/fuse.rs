@@ -58,6 +58,7 @@ pub fn program(program: &Program, steps: usize) -> Result<Program, FusionError> 
             halo: decl.halo,
             vector: decl.vector_block(),
         },
+        guarded: Vec::new(),
     };
     let mut step = vec![Stage::Kernel(0)];
     step.extend(

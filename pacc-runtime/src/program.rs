@@ -209,6 +209,43 @@ pub struct KernelDecl {
     /// How the CUDA kernel expects to be launched.
     #[serde(default)]
     pub launch: Launch,
+    /// Where some read of the nest runs only under a guard (`if y > 0 { a[[y - 1, x]] }`, a
+    /// clamped index): every read access of the nest with the limits its guards put on the loop
+    /// variables, so the run-time bounds check holds each read to the points where it executes.
+    /// Empty: every read runs at every point of the ranges (the check uses `reads`). `reads`
+    /// keeps the reach of all accesses either way (halos and chunk dependencies).
+    #[serde(default)]
+    pub guarded: Vec<GuardedRead>,
+}
+
+/// One read access `array[[v0 + offsets[0], ..]]` of a nest and where it executes: at the points
+/// of the nest's ranges whose loop variable `v_i` is at least every bound of `from[i]` and below
+/// every bound of `to[i]` (the guards' limits, in the axis' extent like the ranges).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GuardedRead {
+    pub array: usize,
+    pub offsets: Vec<i64>,
+    pub from: Vec<Vec<Bound>>,
+    pub to: Vec<Vec<Bound>>,
+}
+
+impl GuardedRead {
+    /// The loop variables' half-open intervals where the read executes in a nest with `ranges`
+    /// over `shape`, or `None` where it never executes.
+    pub fn executes(&self, ranges: &[AxisRange], shape: &[usize]) -> Option<Vec<(i64, i64)>> {
+        let mut out = Vec::with_capacity(ranges.len());
+        for (axis, (r, &n)) in ranges.iter().zip(shape).enumerate() {
+            let lo = (self.from.get(axis).into_iter().flatten())
+                .fold(r.lo.eval(n), |m, b| m.max(b.eval(n)));
+            let hi = (self.to.get(axis).into_iter().flatten())
+                .fold(r.hi.eval(n), |m, b| m.min(b.eval(n)));
+            if lo >= hi {
+                return None;
+            }
+            out.push((lo, hi));
+        }
+        Some(out)
+    }
 }
 
 /// The launch convention of a CUDA kernel (docs/internals.md §3).
@@ -732,6 +769,7 @@ pub(crate) mod fixtures {
                 writes: vec![write],
                 reductions: vec![],
                 launch: Default::default(),
+                guarded: Vec::new(),
             }],
             step: vec![Stage::Kernel(0), Stage::Swap(0, 1)],
             halo,

@@ -90,6 +90,7 @@ fn program(c: Case, elem: Elem) -> Program {
         writes,
         reductions: vec![],
         launch: Default::default(),
+        guarded: Vec::new(),
     };
     let (names, kernels, step) = if c.leapfrog {
         let k = kernel(

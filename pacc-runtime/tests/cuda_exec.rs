@@ -418,6 +418,7 @@ fn jacobi_program() -> Program {
             writes: vec![1],
             reductions: vec![0],
             launch: Default::default(),
+            guarded: Vec::new(),
         }],
         step: vec![Stage::Kernel(0), Stage::Swap(0, 1)],
         halo: 1,

@@ -55,6 +55,7 @@ fn acoustic(r: i64) -> Program {
             writes: vec![0],
             reductions: vec![],
             launch: Default::default(),
+            guarded: Vec::new(),
         }],
         step: vec![Stage::Kernel(0), Stage::Swap(0, 1)],
         halo: r as usize,
@@ -255,6 +256,7 @@ fn random_program(reaches: Vec<(i64, i64)>, swap: bool, reduce: bool) -> Program
             writes: vec![dst],
             reductions: if reduce && i == 0 { vec![0] } else { vec![] },
             launch: Default::default(),
+            guarded: Vec::new(),
         });
         step.push(Stage::Kernel(i));
     }

@@ -151,6 +151,7 @@ impl Nest {
             writes: vec![self.write],
             reductions: vec![],
             launch: Default::default(),
+            guarded: Vec::new(),
         }
     }
 

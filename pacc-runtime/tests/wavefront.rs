@@ -283,6 +283,7 @@ fn program(s: &Spec, elem: Elem) -> Program {
                 writes: vec![n.write],
                 reductions: if n.reduce { vec![i] } else { vec![] },
                 launch: Default::default(),
+                guarded: Vec::new(),
             }
         })
         .collect();

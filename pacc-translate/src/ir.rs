@@ -341,6 +341,9 @@ pub enum StepItem {
 pub struct ScalarUse {
     pub name: Ident,
     pub ty: Ty,
+    /// `Some(axis)` where the scalar is that axis' extent (`let (nz, ny, nx) = a.dim();`): the
+    /// guard analysis reads comparisons against it as bounds.
+    pub dim: Option<usize>,
 }
 
 #[derive(Clone, Debug)]

@@ -431,3 +431,149 @@ fn an_unbounded_slice_index_is_refused() {
         "{e}"
     );
 }
+
+/// A whole-grid 2D heat step with guarded edge reads (issue 49 item 2).
+const GUARDED2D: &str = r#"
+    #[pacc::pipeline]
+    fn g(t: &mut Array2<f32>, u: &mut Array2<f32>, steps: usize) {
+        let (ny, nx) = t.dim();
+        for _s in 0..steps {
+            for y in 0..ny {
+                for x in 0..nx {
+                    let n = if y > 0 { t[[y - 1, x]] } else { t[[y, x]] };
+                    let s = if !(y + 1 >= ny) { t[[y + 1, x]] } else { t[[y, x]] };
+                    let e = t[[y, (x + 1).min(nx - 1)]];
+                    let w = t[[y, x.max(1) - 1]];
+                    u[[y, x]] = n + s + e + w;
+                }
+            }
+            std::mem::swap(t, u);
+        }
+    }
+"#;
+
+#[test]
+fn guarded_reads_are_described_where_they_execute() {
+    use pacc_runtime::program::{GuardedRead, Launch};
+    let p = pacc_translate::expand_file(GUARDED2D, None)
+        .unwrap()
+        .remove(0)
+        .program;
+    let k = &p.kernels[0];
+    // The reach is every access's, as before: halos and dependencies come from it.
+    assert_eq!(k.reads[0].lo, vec![-1, -1]);
+    assert_eq!(k.reads[0].hi, vec![1, 1]);
+    assert_eq!(p.halo, 1);
+    let find = |offsets: [i64; 2]| {
+        (k.guarded.iter().filter(|g| g.offsets == offsets)).collect::<Vec<&GuardedRead>>()
+    };
+    // `if y > 0`: the north read runs from y = 1; `!(y + 1 >= ny)`: the south one below ny - 1.
+    assert_eq!(find([-1, 0])[0].from[0], vec![Bound::start(1)]);
+    assert_eq!(find([1, 0])[0].to[0], vec![Bound::end(-1)]);
+    // The clamps are selects: offset +1 where x + 2 <= nx, else 0; -1 where x >= 1, else 0.
+    assert_eq!(find([0, 1])[0].to[1], vec![Bound::end(-1)]);
+    assert_eq!(find([0, -1])[0].from[1], vec![Bound::start(1)]);
+    assert!(find([0, 0]).len() >= 2, "{:?}", k.guarded);
+    // The nest runs its per-point form; no fused form, saying why.
+    assert_eq!(k.launch, Launch::PerPoint);
+    assert!(
+        k.name.ends_with(pacc_runtime::program::PLAIN_SUFFIX),
+        "{}",
+        k.name
+    );
+    assert!(p.fusion.kernels.is_empty());
+    assert!(p
+        .fusion
+        .refused
+        .iter()
+        .all(|(_, why)| why.contains("guards")));
+    // The run-time check accepts every shape: each read stays inside where it runs.
+    for n in [1, 2, 3, 40] {
+        let ranges = &k.ranges;
+        for g in &k.guarded {
+            if let Some(v) = g.executes(ranges, &[n, n]) {
+                for (axis, (lo, hi)) in v.into_iter().enumerate() {
+                    assert!(lo + g.offsets[axis] >= 0, "{g:?} at {n}");
+                    assert!(hi - 1 + g.offsets[axis] < n as i64, "{g:?} at {n}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn interior_nests_with_guards_keep_their_description() {
+    // Reads inside the array over the ranges need no guard: no description, marching form.
+    let src = r#"
+        #[pacc::pipeline]
+        fn h(t: &mut Array2<f32>, u: &mut Array2<f32>, steps: usize) {
+            let (ny, nx) = t.dim();
+            for _s in 0..steps {
+                for y in 1..ny - 1 {
+                    for x in 1..nx - 1 {
+                        let v = if x > 3 { t[[y - 1, x]] } else { t[[y + 1, x]] };
+                        u[[y, x]] = v;
+                    }
+                }
+                std::mem::swap(t, u);
+            }
+        }
+    "#;
+    let p = pacc_translate::expand_file(src, None)
+        .unwrap()
+        .remove(0)
+        .program;
+    assert!(p.kernels[0].guarded.is_empty());
+    assert!(matches!(
+        p.kernels[0].launch,
+        pacc_runtime::program::Launch::Marching { .. }
+    ));
+    assert!(!p.fusion.kernels.is_empty());
+}
+
+#[test]
+fn a_guard_that_does_not_keep_a_read_inside_is_a_compile_error() {
+    let e = err(
+        quote!(),
+        quote! {
+            fn g(t: &mut Array2<f32>, u: &mut Array2<f32>, k: usize, steps: usize) {
+                let (ny, nx) = t.dim();
+                for _s in 0..steps {
+                    for y in 0..ny {
+                        for x in 0..nx {
+                            let n = if y * 2 > k { t[[y - 1, x]] } else { 0.0 };
+                            u[[y, x]] = n;
+                        }
+                    }
+                    std::mem::swap(t, u);
+                }
+            }
+        },
+    );
+    assert!(
+        e.contains("`t[[y - 1, x]]` reads outside the array along axis 0"),
+        "{e}"
+    );
+    assert!(e.contains("this guard of `t[[y - 1, x]]`"), "{e}");
+}
+
+#[test]
+fn a_clamp_pinning_more_than_the_range_end_is_refused() {
+    let e = err(
+        quote!(),
+        quote! {
+            fn g(t: &mut Array2<f32>, u: &mut Array2<f32>, steps: usize) {
+                let (ny, nx) = t.dim();
+                for _s in 0..steps {
+                    for y in 0..ny {
+                        for x in 0..nx {
+                            u[[y, x]] = t[[y, (x + 1).min(nx - 3)]];
+                        }
+                    }
+                    std::mem::swap(t, u);
+                }
+            }
+        },
+    );
+    assert!(e.contains("a clamped index is"), "{e}");
+}

@@ -217,3 +217,41 @@ fn shadowed_raw_identifiers_get_plain_fresh_names() {
     );
     check("raw", &e.cuda);
 }
+
+/// Whole-grid nests with guarded reads (if values, statement guards, clamped indices) have
+/// their per-point form alone, and it parses.
+#[test]
+fn guarded_reads_generate_parsing_per_point_forms() {
+    let src = r#"
+        #[pacc::pipeline]
+        fn guarded(t: &mut Array3<f32>, u: &mut Array3<f32>, steps: usize) {
+            let (nz, ny, nx) = t.dim();
+            for _s in 0..steps {
+                for z in 0..nz {
+                    for y in 0..ny {
+                        for x in 0..nx {
+                            let c = t[[z, y, x]];
+                            let b = if z > 0 { t[[z - 1, y, x]] } else { c };
+                            let a = if z + 1 < nz { t[[z + 1, y, x]] } else { c };
+                            let e = t[[z, y, (x + 1).min(nx - 1)]];
+                            let w = t[[z, y, x.max(1) - 1]];
+                            let s = t[[z, (y + 1).clamp(0, ny - 1), x]];
+                            if y >= 1 && y < ny - 1 {
+                                u[[z, y, x]] = c + 0.1 * (a + b + e + w + s + t[[z, y - 1, x]]);
+                            } else {
+                                u[[z, y, x]] = c;
+                            }
+                        }
+                    }
+                }
+                std::mem::swap(t, u);
+            }
+        }
+    "#;
+    let e = pacc_translate::expand_file(src, None).unwrap().remove(0);
+    assert!(e.cuda.contains("pacc_guarded_k0_plain("), "{}", e.cuda);
+    assert!(!e.cuda.contains("pacc_guarded_k0("), "{}", e.cuda);
+    assert!(!e.cuda.contains("_f2"), "{}", e.cuda);
+    assert!(e.cuda.contains("? "), "{}", e.cuda);
+    check("guarded", &e.cuda);
+}

@@ -130,6 +130,7 @@ fn describe(
                 writes: vec![s.write],
                 reductions: if reduce && k == 0 { vec![0, 1] } else { vec![] },
                 launch: Default::default(),
+                guarded: Vec::new(),
             }
         })
         .collect();

@@ -234,6 +234,9 @@ fn in_bounds(nest: usize, k: &KernelDecl, shape: &[usize]) -> Result<(), PlanErr
     {
         return Ok(());
     }
+    if !k.guarded.is_empty() {
+        return guarded_in_bounds(nest, k, shape);
+    }
     for (axis, (range, &n)) in k.ranges.iter().zip(shape).enumerate() {
         let (lo, hi) = (range.lo.eval(n), range.hi.eval(n));
         // The write is at the point itself: offset 0 whatever the reads.
@@ -254,6 +257,44 @@ fn in_bounds(nest: usize, k: &KernelDecl, shape: &[usize]) -> Result<(), PlanErr
                 first: clamp(first),
                 last: clamp(last),
             });
+        }
+    }
+    Ok(())
+}
+
+/// [`in_bounds`] for a nest with guarded reads: the ranges inside the shape (the nest writes
+/// at its point), and each read inside the array at the points where it executes.
+fn guarded_in_bounds(nest: usize, k: &KernelDecl, shape: &[usize]) -> Result<(), PlanError> {
+    let range = |axis: usize| {
+        let n = shape[axis];
+        (k.ranges[axis].lo.eval(n), k.ranges[axis].hi.eval(n))
+    };
+    let too_small = |axis: usize, first: i64, last: i64| PlanError::TooSmall {
+        kernel: k.name.clone(),
+        nest,
+        axis,
+        extent: shape[axis],
+        lo: range(axis).0,
+        hi: range(axis).1,
+        first,
+        last,
+    };
+    for (axis, (range, &n)) in k.ranges.iter().zip(shape).enumerate() {
+        let (lo, hi) = (range.lo.eval(n), range.hi.eval(n));
+        if lo < 0 || hi > n as i64 {
+            return Err(too_small(axis, lo, hi - 1));
+        }
+    }
+    for g in &k.guarded {
+        let Some(vars) = g.executes(&k.ranges, shape) else {
+            continue;
+        };
+        for (axis, ((lo, hi), &n)) in vars.into_iter().zip(shape).enumerate() {
+            let off = g.offsets.get(axis).copied().unwrap_or(0);
+            let (first, last) = (lo + off, hi - 1 + off);
+            if first < 0 || last >= n as i64 {
+                return Err(too_small(axis, first, last));
+            }
         }
     }
     Ok(())

@@ -283,6 +283,7 @@ mod tests {
                 writes: vec![],
                 reductions: vec![],
                 launch: Default::default(),
+                guarded: vec![],
             }],
             ..Default::default()
         }

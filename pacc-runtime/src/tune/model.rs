@@ -479,6 +479,7 @@ mod tests {
                 writes: vec![1],
                 reductions: vec![],
                 launch: Default::default(),
+                guarded: Vec::new(),
             }],
             step: vec![Stage::Kernel(0), Stage::Swap(0, 1)],
             halo: halo as usize,

@@ -94,6 +94,7 @@ pub fn stencil_program(r: usize) -> Program {
         writes: vec![1],
         reductions: vec![0, 1],
         launch: Default::default(),
+        guarded: Vec::new(),
     }];
     p.step = vec![Stage::Kernel(0), Stage::Swap(0, 1)];
     p.halo = r;
@@ -248,6 +249,7 @@ pub fn two_kernel_program() -> Program {
             writes: vec![1],
             reductions: vec![],
             launch: Default::default(),
+            guarded: Vec::new(),
         },
         KernelDecl {
             name: "pacc_two_kernel2d_k1".into(),
@@ -267,6 +269,7 @@ pub fn two_kernel_program() -> Program {
             writes: vec![0],
             reductions: vec![0, 1],
             launch: Default::default(),
+            guarded: Vec::new(),
         },
     ];
     p.step = vec![Stage::Reset(0), Stage::Kernel(0), Stage::Kernel(1)];
@@ -424,6 +427,7 @@ pub fn source_program() -> Program {
         writes: vec![1],
         reductions: vec![],
         launch: Default::default(),
+        guarded: Vec::new(),
     }];
     p.points = vec![PointDecl {
         name: "pacc_source3d_p0".into(),

@@ -129,6 +129,7 @@ pub fn heat_program_with(periodic: bool) -> Program {
             writes: vec![1],
             reductions: vec![0],
             launch: Default::default(),
+            guarded: Vec::new(),
         }],
         points: vec![PointDecl {
             name: "pacc_heat_p0".into(),

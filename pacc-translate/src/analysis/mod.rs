@@ -2,6 +2,7 @@
 
 pub mod compress;
 pub mod fuse;
+pub mod guards;
 pub mod race;
 pub mod reach;
 pub mod roles;
@@ -31,6 +32,17 @@ pub struct Analysis {
     pub compress: Vec<pacc_runtime::program::CompressDecl>,
     /// Per slice: the index of each read (`slices::slice_reads`).
     pub slice_reads: Vec<Vec<pacc_runtime::program::SliceIndex>>,
+    /// Per kernel: its guarded reads (`guards::guarded`; empty where no read needs its guard).
+    pub guarded: Vec<Vec<pacc_runtime::program::GuardedRead>>,
+}
+
+impl Analysis {
+    /// Whether kernel `k` has reads that execute only under their guards: its CUDA code is the
+    /// per-point form alone (the other forms load their neighbours ahead, unguarded), and its
+    /// program has no fused forms.
+    pub fn is_guarded(&self, k: usize) -> bool {
+        self.guarded.get(k).is_some_and(|g| !g.is_empty())
+    }
 }
 
 /// Runs every analysis; fixes literal-typed scalars and reductions in `f`.
@@ -62,6 +74,13 @@ pub fn analyse(f: &mut Func) -> syn::Result<Analysis> {
     };
     let slice_reads = match slices::slice_reads(f) {
         Ok(r) => r,
+        Err(e) => {
+            push(&mut errors, e);
+            Vec::new()
+        }
+    };
+    let guarded = match guards::guarded(f) {
+        Ok(g) => g,
         Err(e) => {
             push(&mut errors, e);
             Vec::new()
@@ -132,6 +151,7 @@ pub fn analyse(f: &mut Func) -> syn::Result<Analysis> {
         time_ty,
         compress,
         slice_reads,
+        guarded,
     })
 }
 

@@ -42,6 +42,10 @@ pub fn fused_plans(f: &Func, an: &Analysis) -> Vec<(usize, Fitted)> {
     FUSE_STEPS
         .iter()
         .map(|&s| {
+            if let Some(k) = (0..an.guarded.len()).find(|&k| an.is_guarded(k)) {
+                let why = format!("nest {k} reads under guards that keep its reads inside the arrays (`if y > 0 {{ .. }}`, clamped indices); fused forms load every plane a group reads unguarded");
+                return (s, Err(why));
+            }
             let fitted = FusePlan::of(f, an, s).and_then(|p| {
                 let block = block_for(f, an, &p)?;
                 Ok((p, block))

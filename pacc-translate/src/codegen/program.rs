@@ -16,15 +16,24 @@ pub fn build(f: &Func, an: &Analysis, cuda: String) -> Program {
         match item {
             StepItem::Nest(n) => {
                 let k = kernels.len();
+                // A nest with guarded reads has its per-point form alone (`codegen/cuda.rs`).
+                let (name, launch) = if an.is_guarded(k) {
+                    (
+                        format!("{}{PLAIN_SUFFIX}", kernel_name(f, k)),
+                        Launch::PerPoint,
+                    )
+                } else {
+                    let block = crate::codegen::march::default_block(f.ndim);
+                    (kernel_name(f, k), Launch::Marching { block })
+                };
                 kernels.push(KernelDecl {
-                    name: kernel_name(f, k),
+                    name,
                     ranges: n.ranges.clone(),
                     reads: an.reads[k].clone(),
                     writes: an.writes[k].clone(),
                     reductions: an.reductions[k].clone(),
-                    launch: Launch::Marching {
-                        block: crate::codegen::march::default_block(f.ndim),
-                    },
+                    launch,
+                    guarded: an.guarded.get(k).cloned().unwrap_or_default(),
                 });
                 step.push(Stage::Kernel(k));
             }

@@ -25,6 +25,8 @@ pub(super) struct Scope {
     /// The variables of the unrolled inner loops around the statement (`lower/forms.rs`):
     /// name, this copy's value, and how many locals were in scope when it was bound.
     pub(super) consts: Vec<(String, i64, usize)>,
+    /// In a nest: its range per axis (a clamped index is resolved against it).
+    pub(super) ranges: Vec<pacc_runtime::program::AxisRange>,
 }
 
 impl Scope {
@@ -112,9 +114,14 @@ impl Ctx<'_> {
             self.untyped.push(self.scalars.len());
             Ty::FloatLit
         });
+        let dim = match self.pre.get(&id.to_string()) {
+            Some(PreVar::Dim(a)) => Some(*a),
+            _ => None,
+        };
         self.scalars.push(ScalarUse {
             name: id.clone(),
             ty,
+            dim,
         });
         Ok(self.scalars.len() - 1)
     }

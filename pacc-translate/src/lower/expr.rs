@@ -247,7 +247,7 @@ impl Ctx<'_> {
         if let Some((_, pidx)) = &sc.point {
             return self.point_read(ix, pidx);
         }
-        Ok(KExprKind::Read(self.access(ix, sc)?))
+        self.read(ix, sc)
     }
 
     /// A read in a single-point statement whose point is `pidx`: only at that point.

@@ -6,6 +6,7 @@
 //! (`nest.rs`), their statements (`stmt.rs`) and expressions (`expr.rs`), all sharing one
 //! context (`context.rs`) and the syntax questions of [`syntax`].
 
+mod clamp;
 mod context;
 mod expr;
 mod inline;

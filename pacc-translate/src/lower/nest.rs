@@ -57,6 +57,7 @@ impl Ctx<'_> {
             .collect::<syn::Result<Vec<_>>>()?;
         let mut sc = Scope {
             loop_vars: vars.iter().map(|v| v.to_string()).collect(),
+            ranges: ranges.clone(),
             ..Scope::default()
         };
         let body = self.block(&cur.body.stmts, &mut sc)?;
@@ -175,7 +176,11 @@ impl Ctx<'_> {
         }
         let name = format_ident!("{SYNTHETIC_PREFIX}b{}", self.bound_exprs.len());
         self.bound_exprs.push((name.clone(), e.clone()));
-        self.scalars.push(ScalarUse { name, ty: Ty::I64 });
+        self.scalars.push(ScalarUse {
+            name,
+            ty: Ty::I64,
+            dim: None,
+        });
         self.scalars.len() - 1
     }
 
