@@ -28,6 +28,8 @@ mod diffusion_varcoef;
 mod heat3d_4th_order;
 #[path = "corpus/heat_3d.rs"]
 mod heat_3d;
+#[path = "corpus/himeno_like.rs"]
+mod himeno_like;
 #[path = "corpus/jacobi_1d.rs"]
 mod jacobi_1d;
 #[path = "corpus/jacobi_2d.rs"]
@@ -51,6 +53,7 @@ fn cases() -> Vec<Case> {
         diffusion_varcoef::case(),
         heat3d_4th_order::case(),
         heat_3d::case(),
+        himeno_like::case(),
         jacobi_1d::case(),
         jacobi_2d::case(),
         lax_wendroff_1d::case(),
@@ -83,6 +86,11 @@ fn heat3d_4th_order_equals_serial() {
 #[test]
 fn heat_3d_equals_serial() {
     check(&heat_3d::case(), Target::Cpu);
+}
+
+#[test]
+fn himeno_like_equals_serial() {
+    check(&himeno_like::case(), Target::Cpu);
 }
 
 #[test]
