@@ -20,8 +20,24 @@ mod gpu;
 
 #[path = "corpus/acoustic2d_staggered.rs"]
 mod acoustic2d_staggered;
+#[path = "corpus/advection_upwind_1d.rs"]
+mod advection_upwind_1d;
+#[path = "corpus/diffusion_varcoef.rs"]
+mod diffusion_varcoef;
 #[path = "corpus/heat3d_4th_order.rs"]
 mod heat3d_4th_order;
+#[path = "corpus/heat_3d.rs"]
+mod heat_3d;
+#[path = "corpus/himeno_like.rs"]
+mod himeno_like;
+#[path = "corpus/jacobi_1d.rs"]
+mod jacobi_1d;
+#[path = "corpus/jacobi_2d.rs"]
+mod jacobi_2d;
+#[path = "corpus/lax_wendroff_1d.rs"]
+mod lax_wendroff_1d;
+#[path = "corpus/parboil_stencil.rs"]
+mod parboil_stencil;
 #[path = "corpus/shoc_stencil2d.rs"]
 mod shoc_stencil2d;
 #[path = "corpus/wave2d_leapfrog.rs"]
@@ -33,7 +49,15 @@ use harness::{check, Case, Target};
 fn cases() -> Vec<Case> {
     vec![
         acoustic2d_staggered::case(),
+        advection_upwind_1d::case(),
+        diffusion_varcoef::case(),
         heat3d_4th_order::case(),
+        heat_3d::case(),
+        himeno_like::case(),
+        jacobi_1d::case(),
+        jacobi_2d::case(),
+        lax_wendroff_1d::case(),
+        parboil_stencil::case(),
         shoc_stencil2d::case(),
         wave2d_leapfrog::case(),
     ]
@@ -45,8 +69,48 @@ fn acoustic2d_staggered_equals_serial() {
 }
 
 #[test]
+fn advection_upwind_1d_equals_serial() {
+    check(&advection_upwind_1d::case(), Target::Cpu);
+}
+
+#[test]
+fn diffusion_varcoef_equals_serial() {
+    check(&diffusion_varcoef::case(), Target::Cpu);
+}
+
+#[test]
 fn heat3d_4th_order_equals_serial() {
     check(&heat3d_4th_order::case(), Target::Cpu);
+}
+
+#[test]
+fn heat_3d_equals_serial() {
+    check(&heat_3d::case(), Target::Cpu);
+}
+
+#[test]
+fn himeno_like_equals_serial() {
+    check(&himeno_like::case(), Target::Cpu);
+}
+
+#[test]
+fn jacobi_1d_equals_serial() {
+    check(&jacobi_1d::case(), Target::Cpu);
+}
+
+#[test]
+fn jacobi_2d_equals_serial() {
+    check(&jacobi_2d::case(), Target::Cpu);
+}
+
+#[test]
+fn lax_wendroff_1d_equals_serial() {
+    check(&lax_wendroff_1d::case(), Target::Cpu);
+}
+
+#[test]
+fn parboil_stencil_equals_serial() {
+    check(&parboil_stencil::case(), Target::Cpu);
 }
 
 #[test]

@@ -230,7 +230,10 @@ fn a_guarded_program_on_arrays_thinner_than_its_reach_is_refused() {
     let (mut a, mut b) = (a0.clone(), b0.clone());
     let o = Options::new().backend(BackendChoice::Cpu);
     let e = jacobi3g::run(&mut a, &mut b, &src, 3, &o).expect_err("two planes, reach 2");
-    assert!(matches!(e, pacc::Error::SmallerThanHalo { axis: 0, .. }), "{e:?}");
+    assert!(
+        matches!(e, pacc::Error::SmallerThanHalo { axis: 0, .. }),
+        "{e:?}"
+    );
     assert_eq!((a, b), (a0, b0), "data touched");
 }
 

@@ -183,3 +183,46 @@ fn bounds_that_are_not_fixed_before_the_time_loop_are_refused() {
     });
     assert!(m.contains("integer expression"), "{m}");
 }
+
+/// Not a bound, but a pre-loop value of the same family: `let (a, b) = coef;` of a tuple
+/// parameter gives its names the elements' types (Himeno-style coefficients), so a kernel can
+/// read them; a name the kernel reads whose type nothing tells stays a refusal.
+#[test]
+fn tuple_parameter_unpacked_before_the_loop_types_its_names() {
+    let t = tr(quote! {
+        fn f(a: &mut Array2<f32>, b: &mut Array2<f32>, coef: (f32, f64), steps: usize) {
+            let (ny, nx) = a.dim();
+            let (c0, c1) = coef;
+            for _t in 0..steps {
+                for y in 1..ny - 1 {
+                    for x in 1..nx - 1 {
+                        b[[y, x]] = c0 * a[[y, x - 1]] + (c1 as f32) * a[[y, x + 1]];
+                    }
+                }
+                std::mem::swap(a, b);
+            }
+        }
+    });
+    let ty = |n: &str| {
+        (t.program.scalars.iter())
+            .find(|s| s.name == n)
+            .map(|s| s.ty)
+    };
+    assert_eq!(ty("c0"), Some(ScalarType::F32));
+    assert_eq!(ty("c1"), Some(ScalarType::F64));
+    let e = err(quote! {
+        fn f(a: &mut Array2<f32>, b: &mut Array2<f32>, coef: Coef, steps: usize) {
+            let (ny, nx) = a.dim();
+            let (c0, c1) = coef;
+            for _t in 0..steps {
+                for y in 1..ny - 1 {
+                    for x in 1..nx - 1 {
+                        b[[y, x]] = c0 * a[[y, x - 1]];
+                    }
+                }
+                std::mem::swap(a, b);
+            }
+        }
+    });
+    assert!(e.contains("cannot infer the type of `c0`"), "{e}");
+}

@@ -322,7 +322,10 @@ mod tests {
             hi: Bound::start(4),
         }]);
         let e = p.resolved(|_| Some(-1)).unwrap_err();
-        assert!(matches!(&e, BoundError::Overflow { value, .. } if value == "-1"), "{e}");
+        assert!(
+            matches!(&e, BoundError::Overflow { value, .. } if value == "-1"),
+            "{e}"
+        );
         let e = p.resolved(|_| None).unwrap_err();
         assert!(matches!(e, BoundError::NotInteger { axis: 0, .. }), "{e}");
     }

@@ -136,14 +136,16 @@ fn leaves(ranges: &[AxisRange], lim: &Limits, offsets: &[i64]) -> Option<usize> 
             .chain(lim.to[axis].iter().copied())
             .collect();
         let max = |bs: &[Bound], end: bool| {
-            (bs.iter().filter(|b| b.base == if end { Base::Extent } else { Base::Zero }))
-                .map(|b| b.offset)
-                .max()
+            (bs.iter()
+                .filter(|b| b.base == if end { Base::Extent } else { Base::Zero }))
+            .map(|b| b.offset)
+            .max()
         };
         let min = |bs: &[Bound], end: bool| {
-            (bs.iter().filter(|b| b.base == if end { Base::Extent } else { Base::Zero }))
-                .map(|b| b.offset)
-                .min()
+            (bs.iter()
+                .filter(|b| b.base == if end { Base::Extent } else { Base::Zero }))
+            .map(|b| b.offset)
+            .min()
         };
         let off = offsets[axis];
         let all_lit = from.iter().all(|b| b.base == Base::Zero);

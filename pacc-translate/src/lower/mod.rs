@@ -9,10 +9,10 @@
 mod clamp;
 mod context;
 mod expr;
+mod forms;
 mod inline;
 pub mod interchange;
 mod line;
-mod forms;
 mod nest;
 mod outline;
 mod pre_loop;

@@ -31,7 +31,10 @@ pub(super) fn pre_vars(
     }
     for s in pre_stmts {
         match s {
-            Stmt::Local(l) => bind_local(l, arrays, &mut pre),
+            Stmt::Local(l) => {
+                bind_local(l, arrays, &mut pre);
+                unpack_tuple_param(l, item, &mut pre);
+            }
             // `const W: [f64; 5] = [..];` in the body: a table the kernels read as a slice.
             Stmt::Item(syn::Item::Const(c)) => {
                 let v = table_type(&c.ty).unwrap_or(PreVar::Other);
@@ -80,6 +83,37 @@ fn table_init(e: &Expr, pre: &HashMap<String, PreVar>) -> Option<PreVar> {
         Ty::F64 => PreVar::Slice(pacc_runtime::program::Elem::F64),
         _ => PreVar::LitTable,
     })
+}
+
+/// `let (a, b) = coef;` where `coef: (f32, f64)` is a parameter: the names take the types of
+/// the parameter's elements (the initialiser alone tells `bind_local` nothing).
+fn unpack_tuple_param(l: &syn::Local, item: &syn::ItemFn, pre: &mut HashMap<String, PreVar>) {
+    let (Pat::Tuple(t), Some(init)) = (&l.pat, &l.init) else {
+        return;
+    };
+    let Some(id) = ident_of(&init.expr) else {
+        return;
+    };
+    let elems = item.sig.inputs.iter().find_map(|arg| match arg {
+        syn::FnArg::Typed(pt) => match (&*pt.pat, &*pt.ty) {
+            (Pat::Ident(pi), syn::Type::Tuple(tt)) if pi.ident == *id => Some(tt),
+            _ => None,
+        },
+        _ => None,
+    });
+    let Some(tt) = elems else {
+        return;
+    };
+    for (p, ty) in t.elems.iter().zip(tt.elems.iter()) {
+        if let (Pat::Ident(pi), Some(ty)) = (p, scalar_ty(ty)) {
+            let mutable = pi.mutability.is_some();
+            let v = PreVar::Scalar {
+                ty: Some(ty),
+                mutable,
+            };
+            pre.insert(pi.ident.to_string(), v);
+        }
+    }
 }
 
 /// Records what a `let` before the time loop binds.
