@@ -24,16 +24,26 @@ mod acoustic2d_staggered;
 mod advection_upwind_1d;
 #[path = "corpus/diffusion_varcoef.rs"]
 mod diffusion_varcoef;
+#[path = "corpus/gray_scott.rs"]
+mod gray_scott;
+#[path = "corpus/heat2d_dirichlet_if.rs"]
+mod heat2d_dirichlet_if;
 #[path = "corpus/heat3d_4th_order.rs"]
 mod heat3d_4th_order;
 #[path = "corpus/heat_3d.rs"]
 mod heat_3d;
 #[path = "corpus/himeno_like.rs"]
 mod himeno_like;
+#[path = "corpus/hotspot.rs"]
+mod hotspot;
+#[path = "corpus/hotspot3d.rs"]
+mod hotspot3d;
 #[path = "corpus/jacobi_1d.rs"]
 mod jacobi_1d;
 #[path = "corpus/jacobi_2d.rs"]
 mod jacobi_2d;
+#[path = "corpus/laplacian27.rs"]
+mod laplacian27;
 #[path = "corpus/lax_wendroff_1d.rs"]
 mod lax_wendroff_1d;
 #[path = "corpus/parboil_stencil.rs"]
@@ -60,6 +70,11 @@ fn cases() -> Vec<Case> {
         parboil_stencil::case(),
         shoc_stencil2d::case(),
         wave2d_leapfrog::case(),
+        gray_scott::case(),
+        heat2d_dirichlet_if::case(),
+        hotspot::case(),
+        hotspot3d::case(),
+        laplacian27::case(),
     ]
 }
 
@@ -125,6 +140,31 @@ fn wave2d_leapfrog_equals_serial() {
 
 /// On a CUDA device: every program, every scheme and step count per launch, in rows wide enough
 /// to span several thread blocks, gives the serial bits (FMA contraction is off by default).
+#[test]
+fn gray_scott_equals_serial() {
+    check(&gray_scott::case(), Target::Cpu);
+}
+
+#[test]
+fn heat2d_dirichlet_if_equals_serial() {
+    check(&heat2d_dirichlet_if::case(), Target::Cpu);
+}
+
+#[test]
+fn hotspot_equals_serial() {
+    check(&hotspot::case(), Target::Cpu);
+}
+
+#[test]
+fn hotspot3d_equals_serial() {
+    check(&hotspot3d::case(), Target::Cpu);
+}
+
+#[test]
+fn laplacian27_equals_serial() {
+    check(&laplacian27::case(), Target::Cpu);
+}
+
 #[test]
 #[ignore = "needs a CUDA device"]
 fn corpus_on_cuda_equals_serial() {

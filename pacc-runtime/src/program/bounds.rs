@@ -225,7 +225,10 @@ impl Program {
         let slices_scalar = (self.slices.iter().flat_map(|s| &s.reads))
             .flat_map(|r| &r.axes)
             .any(|a| a.range.scalar().is_some());
-        if !self.has_scalar_bounds() && !slices_scalar {
+        let guards_scalar = (self.all_nests().flat_map(|k| &k.guarded))
+            .flat_map(|g| g.from.iter().chain(&g.to).flatten())
+            .any(|b| b.is_scalar());
+        if !self.has_scalar_bounds() && !slices_scalar && !guards_scalar {
             return Ok(Cow::Borrowed(self));
         }
         let mut p = self.clone();
@@ -250,6 +253,17 @@ impl Program {
                         offset: o,
                     },
                 })?;
+            }
+        }
+        // A guard's limit from a scalar: its value for the call. One without a value limits
+        // nothing, so its read counts over the nest's whole range (checked, never skipped).
+        for g in (p.kernels.iter_mut().flat_map(|k| &mut k.guarded)).chain(
+            (p.fusion.active.iter_mut().flat_map(|a| &mut a.nests)).flat_map(|k| &mut k.guarded),
+        ) {
+            for limits in g.from.iter_mut().chain(g.to.iter_mut()) {
+                *limits = (limits.iter())
+                    .filter_map(|b| b.resolve(&value).ok())
+                    .collect();
             }
         }
         // A slice read's loop ranges are its nest's: resolved the same way (an unresolvable

@@ -47,7 +47,18 @@ pub fn guarded(f: &Func) -> syn::Result<Vec<Vec<GuardedRead>>> {
         // Only a guard makes a nest guarded: a read that leaves the array with nothing around it
         // keeps today's run-time check (the nest may run no iteration at the call's shape).
         let unguarded = |o: &Occurrence| leaves(&n.ranges, &none, &o.access.offsets);
-        let guarded = |o: &Occurrence| !o.limits.guards.is_empty() && unguarded(o).is_some();
+        // With a range from a scalar (`0..n`) whether a read leaves the array is known only at
+        // the call: a guard limiting a read on the side it reaches is then enough.
+        let scalar_ranges = (n.ranges.iter()).any(|r| r.lo.is_scalar() || r.hi.is_scalar());
+        let restricts = |o: &Occurrence| {
+            (o.access.offsets.iter().enumerate()).any(|(a, &off)| {
+                (off < 0 && !o.limits.from[a].is_empty()) || (off > 0 && !o.limits.to[a].is_empty())
+            })
+        };
+        let guarded = |o: &Occurrence| {
+            (!o.limits.guards.is_empty() && unguarded(o).is_some())
+                || (scalar_ranges && restricts(o))
+        };
         if !w.found.iter().any(guarded) {
             out.push(Vec::new());
             continue;
@@ -298,6 +309,11 @@ impl Walk<'_> {
             KExprKind::Int(..) => Some(Bound::start(int_of(e)?)),
             KExprKind::Scalar(s) if self.f.scalars.get(*s)?.dim == Some(axis) => {
                 Some(Bound::end(0))
+            }
+            // Another integer known before the time loop (`n` of `0..n`): its value for the
+            // call, resolved with the loop bounds (`Program::resolved`).
+            KExprKind::Scalar(s) if self.f.scalars.get(*s)?.ty.is_int() => {
+                Some(Bound::scalar(*s, 0))
             }
             KExprKind::Bin(op @ (BinOp::Add | BinOp::Sub), x, k) => {
                 let b = self.bound_of(x, axis)?;
