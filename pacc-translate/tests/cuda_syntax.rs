@@ -250,7 +250,11 @@ fn guarded_reads_generate_parsing_per_point_forms() {
     "#;
     let e = pacc_translate::expand_file(src, None).unwrap().remove(0);
     assert!(e.cuda.contains("pacc_guarded_k0_plain("), "{}", e.cuda);
-    assert!(!e.cuda.contains("pacc_guarded_k0("), "{}", e.cuda);
+    // The marching form, its queue loads along axis 0 tested against the array's planes; no
+    // vector form.
+    assert!(e.cuda.contains("pacc_guarded_k0("), "{}", e.cuda);
+    assert!(e.cuda.contains(" < pacc_n0) pacc_next0 = t["), "{}", e.cuda);
+    assert!(!e.cuda.contains("_vec("), "{}", e.cuda);
     assert!(!e.cuda.contains("_f2"), "{}", e.cuda);
     assert!(e.cuda.contains("? "), "{}", e.cuda);
     check("guarded", &e.cuda);

@@ -84,21 +84,23 @@ pub fn source(f: &Func, an: &Analysis, elems: &[pacc_runtime::program::Elem]) ->
         s.push_str(&super::fuse_vector::header(f, an, &fused));
     }
     for (i, n) in f.nests().enumerate() {
-        // The marching, staged and vector forms load a point's neighbours before its guards
-        // run, past the array's ends where the guards keep the nest's reads inside: a nest with
-        // guarded reads has the per-point form alone, which loads what the point reads.
-        if an.is_guarded(i) {
+        // A nest with guarded reads has the marching form with its loads along axis 0 kept
+        // inside the array (`Gen::plane_ok`; in-plane halo loads test the plane's bounds
+        // anyway), and no vector form, whose loads assume the reads stay inside.
+        let guarded = an.is_guarded(i);
+        let mut g = Gen::new(f, an, elems);
+        g.loop_vars = n.vars.iter().map(|v| c_ident(&v.to_string())).collect();
+        g.guard_planes = guarded;
+        g.marching_kernel(i, n, an);
+        s.push('\n');
+        s.push_str(&g.out);
+        if guarded {
             let mut g = Gen::new(f, an, elems);
             g.kernel(i, n, an);
             s.push('\n');
             s.push_str(&g.out);
             continue;
         }
-        let mut g = Gen::new(f, an, elems);
-        g.loop_vars = n.vars.iter().map(|v| c_ident(&v.to_string())).collect();
-        g.marching_kernel(i, n, an);
-        s.push('\n');
-        s.push_str(&g.out);
         let mut g = Gen::new(f, an, elems);
         g.loop_vars = n.vars.iter().map(|v| c_ident(&v.to_string())).collect();
         g.vector_kernel(i, n, an);

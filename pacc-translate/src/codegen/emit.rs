@@ -145,6 +145,10 @@ pub(super) struct Gen<'a> {
     /// The forms serving the body's reads and writes, asked in order (empty: plain loads and
     /// stores).
     pub(super) serve: Vec<Box<dyn Serve>>,
+    /// The marching form of a nest with guarded reads: its loads along axis 0 test that the
+    /// plane lies inside the array, since its guards keep its reads there while its queues and
+    /// tiles would load planes past the ends (`Gen::plane_ok`).
+    pub(super) guard_planes: bool,
 }
 
 fn fmt_float(digits: &str, t: Ty) -> String {
@@ -260,6 +264,17 @@ impl<'a> Gen<'a> {
             loop_vars: Vec::new(),
             point_at: None,
             serve: Vec::new(),
+            guard_planes: false,
+        }
+    }
+
+    /// ` && q >= 0 && q < pacc_n0` for global plane `q` in a nest with guarded reads, else
+    /// nothing, so the other nests' code is unchanged.
+    pub(super) fn plane_ok(&self, q: &str) -> String {
+        if self.guard_planes {
+            format!(" && {q} >= 0 && {q} < pacc_n0")
+        } else {
+            String::new()
         }
     }
 

@@ -408,9 +408,14 @@ impl Gen<'_> {
         );
         for (a, off) in lines {
             let arr = self.array_c(a);
+            // A guarded nest asks only for planes inside the array.
+            let ok = self.plane_ok(&format!("{z} + ({off} + PACC_PREFETCH)"));
+            let pre = ok
+                .strip_prefix(" && ")
+                .map_or(String::new(), |c| format!("if ({c}) "));
             let _ = writeln!(
                 self.out,
-                "            asm volatile(\"prefetch.global.L2 [%0];\" :: \"l\"({arr} + pacc_at + ({off} + PACC_PREFETCH) * pacc_pl));"
+                "            {pre}asm volatile(\"prefetch.global.L2 [%0];\" :: \"l\"({arr} + pacc_at + ({off} + PACC_PREFETCH) * pacc_pl));"
             );
         }
         let _ = writeln!(self.out, "        }}\n#endif");
@@ -435,10 +440,14 @@ impl Gen<'_> {
                 } else {
                     queue_reg(a, dz)
                 };
-                let _ = writeln!(
-                    self.out,
-                    "        {reg} = {arr}[(pacc_zb - pacc_base + ({dz})) * pacc_pl + pacc_c];"
-                );
+                let ok = self.plane_ok(&format!("pacc_zb + ({dz})"));
+                let load =
+                    format!("{reg} = {arr}[(pacc_zb - pacc_base + ({dz})) * pacc_pl + pacc_c];");
+                match ok.strip_prefix(" && ") {
+                    Some(ok) => writeln!(self.out, "        if ({ok}) {load}"),
+                    None => writeln!(self.out, "        {load}"),
+                }
+                .ok();
             }
             let _ = writeln!(self.out, "    }}");
         }
@@ -448,10 +457,11 @@ impl Gen<'_> {
         let z = self.loop_vars[0].clone();
         for (&a, c) in &m.cached {
             let arr = self.array_c(a);
+            let ok = self.plane_ok(&format!("{z} + ({})", c.hi + 1));
             let _ = writeln!(
                 self.out,
                 "        {} = pacc_next{a};\n        \
-                 if (pacc_in && {z} + 1 < pacc_ze) pacc_next{a} = {arr}[pacc_at + ({}) * pacc_pl];",
+                 if (pacc_in && {z} + 1 < pacc_ze{ok}) pacc_next{a} = {arr}[pacc_at + ({}) * pacc_pl];",
                 queue_reg(a, c.hi),
                 c.hi + 1
             );

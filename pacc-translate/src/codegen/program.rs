@@ -16,16 +16,10 @@ pub fn build(f: &Func, an: &Analysis, cuda: String) -> Program {
         match item {
             StepItem::Nest(n) => {
                 let k = kernels.len();
-                // A nest with guarded reads has its per-point form alone (`codegen/cuda.rs`).
-                let (name, launch) = if an.is_guarded(k) {
-                    (
-                        format!("{}{PLAIN_SUFFIX}", kernel_name(f, k)),
-                        Launch::PerPoint,
-                    )
-                } else {
-                    let block = crate::codegen::march::default_block(f.ndim);
-                    (kernel_name(f, k), Launch::Marching { block })
-                };
+                // Every nest marches; a guarded nest's loads stay inside the arrays
+                // (`codegen/cuda.rs`).
+                let block = crate::codegen::march::default_block(f.ndim);
+                let (name, launch) = (kernel_name(f, k), Launch::Marching { block });
                 kernels.push(KernelDecl {
                     name,
                     ranges: n.ranges.clone(),

@@ -229,7 +229,8 @@ impl Gen<'_> {
             let centre = self.stage_centre(t, m);
             self.stage_store(s, t, t.dhi - t.dlo, centre.as_deref(), "        ", x_only);
             let g = format!("pacc_at + ({}) * pacc_pl", t.dhi + 1);
-            let _ = writeln!(self.out, "        if ({z} + 1 < pacc_ze) {{");
+            let ok = self.plane_ok(&format!("{z} + ({})", t.dhi + 1));
+            let _ = writeln!(self.out, "        if ({z} + 1 < pacc_ze{ok}) {{");
             self.stage_load(s, t, &g, centre.as_deref(), "            ", x_only);
             let _ = writeln!(self.out, "        }}");
         }
@@ -330,11 +331,11 @@ impl Gen<'_> {
         let inner = format!("{ind}    ");
         for dz in t.dlo..t.dhi {
             let g = format!("(pacc_zb - pacc_base + ({dz})) * pacc_pl + pacc_c");
-            self.stage_load(s, t, &g, None, &inner, x_only);
+            self.stage_plane_load(s, t, dz, &g, None, &inner, x_only);
             self.stage_store(s, t, dz - t.dlo, None, &inner, x_only);
         }
         let g = format!("(pacc_zb - pacc_base + ({})) * pacc_pl + pacc_c", t.dhi);
-        self.stage_load(s, t, &g, centre.as_deref(), &inner, x_only);
+        self.stage_plane_load(s, t, t.dhi, &g, centre.as_deref(), &inner, x_only);
         let _ = writeln!(self.out, "{ind}}}");
     }
 
@@ -362,9 +363,10 @@ impl Gen<'_> {
                  if (pacc_zb < pacc_ze) {{"
             );
             for dz in t.dlo..=t.dhi {
+                let ok = self.plane_ok(&format!("pacc_zb + ({dz})"));
                 let _ = writeln!(
                     self.out,
-                    "        if (pacc_hyv{a}) pacc_hy{a} = {src}[(pacc_zb - pacc_base + ({dz})) * pacc_pl + pacc_hyc{a}];"
+                    "        if (pacc_hyv{a}{ok}) pacc_hy{a} = {src}[(pacc_zb - pacc_base + ({dz})) * pacc_pl + pacc_hyc{a}];"
                 );
                 if dz < t.dhi {
                     let _ = writeln!(
@@ -385,10 +387,11 @@ impl Gen<'_> {
         for t in s.tiles.iter().filter(|t| t.lo[0] + t.hi[0] > 0) {
             let a = t.array;
             let src = c_ident(&self.f.arrays[a].name.to_string());
+            let ok = self.plane_ok(&format!("{z} + ({})", t.dhi + 1));
             let _ = writeln!(
                 self.out,
                 "        if (pacc_hyv{a}) pacc_sm{a}[pacc_so{a}_{} + pacc_hys{a}] = pacc_hy{a};\n        \
-                 if (pacc_hyv{a} && {z} + 1 < pacc_ze) pacc_hy{a} = {src}[pacc_zo + ({}) * pacc_pl + pacc_hyc{a}];",
+                 if (pacc_hyv{a} && {z} + 1 < pacc_ze{ok}) pacc_hy{a} = {src}[pacc_zo + ({}) * pacc_pl + pacc_hyc{a}];",
                 t.dhi - t.dlo,
                 t.dhi + 1
             );
@@ -416,6 +419,28 @@ impl Gen<'_> {
             .get(&t.array)
             .filter(|c| c.lo <= t.dhi && t.dhi <= c.hi)
             .map(|_| queue_reg(t.array, t.dhi))
+    }
+
+    /// [`Gen::stage_load`] of the first step's plane `pacc_zb + dz`, under the test that the
+    /// plane lies inside the array in a nest with guarded reads.
+    #[allow(clippy::too_many_arguments)]
+    fn stage_plane_load(
+        &mut self,
+        s: &Stage,
+        t: &Tile,
+        dz: i64,
+        g: &str,
+        centre: Option<&str>,
+        ind: &str,
+        x_only: bool,
+    ) {
+        let ok = self.plane_ok(&format!("pacc_zb + ({dz})"));
+        let Some(ok) = ok.strip_prefix(" && ") else {
+            return self.stage_load(s, t, g, centre, ind, x_only);
+        };
+        let _ = writeln!(self.out, "{ind}if ({ok}) {{");
+        self.stage_load(s, t, g, centre, &format!("{ind}    "), x_only);
+        let _ = writeln!(self.out, "{ind}}}");
     }
 
     /// Loads the thread's cells of the plane whose thread-column element is at flat index `g`
