@@ -7,7 +7,7 @@
 //! nothing.
 
 use ndarray::Array3;
-use pacc::runtime::{BackendChoice, Options};
+use pacc::runtime::{BackendChoice, Options, Report};
 use std::time::Instant;
 
 /// Whole grid: the edge reads guarded (planes, rows) and clamped (columns).
@@ -68,29 +68,39 @@ fn main() {
         println!("no CUDA device ({reason}): nothing measured");
         return;
     }
-    let opts = Options::new().backend(BackendChoice::Cuda);
+    // In core, as the kernels bench: one chunk and one block of all the steps, so the arrays
+    // cross the link once each way; the rate is the kernels' event time from the report.
+    let opts = Options::new()
+        .backend(BackendChoice::Cuda)
+        .chunks(1)
+        .block_steps(steps.max(1));
     let t0 = Array3::from_shape_fn((n, n, n), |(z, y, x)| {
         ((z * 7 + y * 13 + x * 3) % 29) as f32
     });
     let points = (n * n * n * steps) as f64;
-    let mut rate = |name: &str, f: &dyn Fn(&mut Array3<f32>, &mut Array3<f32>)| {
+    let rate = |name: &str, f: &dyn Fn(&mut Array3<f32>, &mut Array3<f32>) -> Report| {
         let (mut t, mut u) = (t0.clone(), t0.clone());
         f(&mut t, &mut u); // warm-up: compiles, tunes, allocates
         let start = Instant::now();
-        f(&mut t, &mut u);
-        let r = points / start.elapsed().as_secs_f64() / 1e9;
-        println!("{name}: {r:.1} Gpt/s ({n}^3, {steps} steps)");
-        r
+        let r = f(&mut t, &mut u);
+        let wall = points / start.elapsed().as_secs_f64() / 1e9;
+        let kernel = points / r.stages.kernel / 1e9;
+        let forms: Vec<String> = r.kernels.iter().map(|k| format!("{k:?}")).collect();
+        println!(
+            "{name}: kernels {kernel:.1} Gpt/s, whole call {wall:.1} Gpt/s ({n}^3, {steps} steps)"
+        );
+        println!("  {name} kernels: {}", forms.join("; "));
+        kernel
     };
     let g = rate("guarded", &|t, u| {
         heat_guarded::run(t, u, steps, &opts)
-            .map(|_| ())
+            .map(|(_, r)| r)
             .unwrap_or_else(|e| panic!("{e}"))
     });
     let i = rate("interior", &|t, u| {
         heat_interior::run(t, u, steps, &opts)
-            .map(|_| ())
+            .map(|(_, r)| r)
             .unwrap_or_else(|e| panic!("{e}"))
     });
-    println!("guarded / interior: {:.3}", g / i);
+    println!("guarded / interior (kernel rates): {:.3}", g / i);
 }

@@ -183,11 +183,24 @@ fn a_series_beside_a_2d_grid_equals_serial() {
     }
 }
 
+/// A 1D program has no fused form yet (its fused CUDA did not compile on the H200): a fused
+/// request is refused as the `fuse` setting, before the arrays are touched.
 #[test]
-fn fused_1d_runs_equal_serial() {
+fn fused_1d_runs_are_refused_before_the_arrays_are_touched() {
+    assert!(heat1d::program().fusion.kernels.is_empty());
     for o in fused_settings() {
-        check_heat(&o, 12);
-        check_skew(&o, 6);
+        let n = 31;
+        let f = Array1::from_shape_fn(12, |t| 0.01 * t as f64);
+        let (mut u, mut v) = (wave(n, 0.5), wave(n, 0.0));
+        let e = heat1d::run(&mut u, &mut v, &f, 0.2, 12, &o).unwrap_err();
+        assert!(
+            matches!(&e, Error::Setting { setting, .. } if *setting == "fuse"),
+            "{o:?}: {e}"
+        );
+        assert_eq!(
+            (differing(&u, &wave(n, 0.5)), differing(&v, &wave(n, 0.0))),
+            (0, 0)
+        );
     }
 }
 
@@ -229,14 +242,5 @@ fn cuda_1d_equals_serial() {
             check_skew(&o, 7);
             check_forced(&o, 6);
         }
-    }
-    for s in [2, 3] {
-        let o = Options::new()
-            .backend(BackendChoice::Cuda)
-            .chunks(3)
-            .block_steps(2 * s)
-            .fuse(s);
-        check_heat(&o, 12);
-        check_skew(&o, 6);
     }
 }
