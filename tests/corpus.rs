@@ -28,6 +28,9 @@ mod diffusion_varcoef;
 mod gray_scott;
 #[path = "corpus/heat2d_dirichlet_if.rs"]
 mod heat2d_dirichlet_if;
+
+#[path = "corpus/fdtd_2d.rs"]
+mod fdtd_2d;
 #[path = "corpus/heat3d_4th_order.rs"]
 mod heat3d_4th_order;
 #[path = "corpus/heat_3d.rs"]
@@ -61,6 +64,7 @@ fn cases() -> Vec<Case> {
         acoustic2d_staggered::case(),
         advection_upwind_1d::case(),
         diffusion_varcoef::case(),
+        fdtd_2d::case(),
         heat3d_4th_order::case(),
         heat_3d::case(),
         himeno_like::case(),
@@ -111,6 +115,11 @@ fn himeno_like_equals_serial() {
 #[test]
 fn jacobi_1d_equals_serial() {
     check(&jacobi_1d::case(), Target::Cpu);
+}
+
+#[test]
+fn fdtd_2d_equals_serial() {
+    check(&fdtd_2d::case(), Target::Cpu);
 }
 
 #[test]

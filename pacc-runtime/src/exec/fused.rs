@@ -149,6 +149,15 @@ fn after_write(old: &Range<usize>, done: &Range<usize>, range: Range<usize>) -> 
         }
         return old.start..old.end.min(range.start).max(old.start);
     }
+    // A write wholly outside the old planes (a nest over one boundary plane) leaves them
+    // exact; the planes it computed join them only where they touch.
+    if range.end <= old.start || range.start >= old.end {
+        return match (done.end == old.start, done.start == old.end) {
+            (true, _) => done.start..old.end,
+            (_, true) => old.start..done.end,
+            _ => old.clone(),
+        };
+    }
     let start = if done.start == range.start && old.start < range.start && old.end >= range.start {
         old.start
     } else {

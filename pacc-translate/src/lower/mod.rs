@@ -16,6 +16,7 @@ mod line;
 mod nest;
 mod outline;
 mod pre_loop;
+mod rank;
 mod step;
 mod stmt;
 pub mod syntax;
@@ -71,6 +72,19 @@ pub fn lower_with(
         &columns
     } else {
         tl
+    };
+    // Nests of fewer loops than axes, as full-rank ones (`rank.rs`).
+    let full;
+    let rewritten = match ndim {
+        1 => None,
+        _ => rank::full_rank(tl, &arrays, ndim)?,
+    };
+    let tl = match rewritten {
+        Some(t) => {
+            full = t;
+            &full
+        }
+        _ => tl,
     };
     let ndim = ndim.max(2);
     let mut pre_stmts: Vec<Stmt> = stmts[..ti].iter().map(quiet_helper).collect();
