@@ -407,30 +407,6 @@ impl Func {
     pub fn is_line(&self) -> bool {
         self.arrays.iter().all(|a| a.ndim == 1)
     }
-    /// The notes of [`crate::Translation::notes`]: each reordered nest.
-    pub fn notes(&self) -> Vec<String> {
-        self.nests()
-            .enumerate()
-            .filter_map(|(k, n)| {
-                let written = n.written.as_ref()?;
-                let mut sums = false;
-                crate::analysis::walk_stmts(
-                    &n.body,
-                    &mut |s| {
-                        sums |= matches!(
-                            s,
-                            KStmt::Reduce {
-                                op: ReduceOp::Sum,
-                                ..
-                            }
-                        );
-                    },
-                    &mut |_| {},
-                );
-                Some(crate::lower::interchange::note(k, written, &n.vars, sums))
-            })
-            .collect()
-    }
     pub fn points(&self) -> impl Iterator<Item = &Point> {
         self.time.items.iter().filter_map(|i| match i {
             StepItem::Point(p) => Some(p),

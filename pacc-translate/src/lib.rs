@@ -152,7 +152,7 @@ pub fn translate_with(
     let cuda = codegen::cuda::source(&func, &analysis, &elems);
     let program = codegen::program::build(&func, &analysis, cuda.clone());
     let host = codegen::wrapper::generate(&func, &analysis, &program);
-    let notes = func.notes();
+    let notes = reorder_notes(&func);
     Ok(Translation {
         func,
         analysis,
@@ -365,4 +365,32 @@ fn collect_fns<'a>(items: &'a [syn::Item], helpers: &[syn::ItemFn], out: &mut Ve
             _ => {}
         }
     }
+}
+
+/// The notes of [`Translation::notes`]: each nest whose loops were reordered (here, above the
+/// IR, analysis and lowering, which it takes from: in `ir.rs` it closed an import cycle).
+fn reorder_notes(f: &ir::Func) -> Vec<String> {
+    let sums_in = |n: &ir::Nest| {
+        let mut sums = false;
+        analysis::walk_stmts(
+            &n.body,
+            &mut |s| {
+                sums |= matches!(
+                    s,
+                    ir::KStmt::Reduce {
+                        op: pacc_runtime::program::ReduceOp::Sum,
+                        ..
+                    }
+                );
+            },
+            &mut |_| {},
+        );
+        sums
+    };
+    (f.nests().enumerate())
+        .filter_map(|(k, n)| {
+            let written = n.written.as_ref()?;
+            Some(lower::interchange::note(k, written, &n.vars, sums_in(n)))
+        })
+        .collect()
 }

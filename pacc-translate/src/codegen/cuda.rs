@@ -94,19 +94,14 @@ pub fn source(f: &Func, an: &Analysis, elems: &[pacc_runtime::program::Elem]) ->
         g.marching_kernel(i, n, an);
         s.push('\n');
         s.push_str(&g.out);
-        if guarded {
+        if !guarded {
             let mut g = Gen::new(f, an, elems);
-            g.kernel(i, n, an);
-            s.push('\n');
-            s.push_str(&g.out);
-            continue;
-        }
-        let mut g = Gen::new(f, an, elems);
-        g.loop_vars = n.vars.iter().map(|v| c_ident(&v.to_string())).collect();
-        g.vector_kernel(i, n, an);
-        if !g.out.is_empty() {
-            s.push('\n');
-            s.push_str(&g.out);
+            g.loop_vars = n.vars.iter().map(|v| c_ident(&v.to_string())).collect();
+            g.vector_kernel(i, n, an);
+            if !g.out.is_empty() {
+                s.push('\n');
+                s.push_str(&g.out);
+            }
         }
         let mut g = Gen::new(f, an, elems);
         g.kernel(i, n, an);
