@@ -219,7 +219,7 @@ fn shadowed_raw_identifiers_get_plain_fresh_names() {
 }
 
 /// Whole-grid nests with guarded reads (if values, statement guards, clamped indices) have
-/// their per-point form alone, and it parses.
+/// their per-point, marching and vector forms, no fused form, and they parse.
 #[test]
 fn guarded_reads_generate_parsing_per_point_forms() {
     let src = r#"
@@ -250,11 +250,16 @@ fn guarded_reads_generate_parsing_per_point_forms() {
     "#;
     let e = pacc_translate::expand_file(src, None).unwrap().remove(0);
     assert!(e.cuda.contains("pacc_guarded_k0_plain("), "{}", e.cuda);
-    // The marching form, its queue loads along axis 0 tested against the array's planes; no
-    // vector form.
+    // The marching and vector forms, their queue loads along axis 0 tested against the
+    // array's planes.
     assert!(e.cuda.contains("pacc_guarded_k0("), "{}", e.cuda);
     assert!(e.cuda.contains(" < pacc_n0) pacc_next0 = t["), "{}", e.cuda);
-    assert!(!e.cuda.contains("_vec("), "{}", e.cuda);
+    assert!(e.cuda.contains("pacc_guarded_k0_vec("), "{}", e.cuda);
+    assert!(
+        e.cuda.contains(" < pacc_n0) pacc_ld4(t + pacc_av + (2) * pacc_pl, pacc_next0);"),
+        "{}",
+        e.cuda
+    );
     assert!(!e.cuda.contains("_f2"), "{}", e.cuda);
     assert!(e.cuda.contains("? "), "{}", e.cuda);
     check("guarded", &e.cuda);

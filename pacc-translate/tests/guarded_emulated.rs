@@ -2,7 +2,7 @@
 //! with every CUDA thread a host thread (`shim`): their queue, tile and halo loads along axis 0
 //! test that the plane lies inside the array, since the guards keep the nest's reads there while
 //! the queues would load the planes past both ends. Each form (staged and L1, one to three rows
-//! per thread, 3D; the 2D form) must write the plain kernel's bits over the whole grid, with
+//! per thread, and the vector form, 3D; the 2D form) must write the plain kernel's bits over the whole grid, with
 //! segment boundaries inside the planes, and read nothing outside the arrays: each array lies
 //! between poisoned planes, which AddressSanitizer reports when read. Skipped, saying why, when
 //! `g++` is absent.
@@ -78,7 +78,7 @@ int main() {
         PLAIN(z0, z1, z0, z1, 0, NZ, N1, N2, RP, 0, t, u1, EXTS);
     });
     const long long seg = SEG, nseg = (z1 - z0 + seg - 1) / seg;
-    launch(MGRID, {PACC_BX, PACC_BY, 1}, [&] {
+    launch(MGRID, MBLOCK, [&] {
         MARCH(z0, z1, z0, z1, 0, NZ, N1, N2, RP, 0, seg, t, u2, EXTS);
     });
     long long differ = 0, written = 0;
@@ -119,14 +119,10 @@ fn run(cuda: &str, tag: &str, defs: &str, configs: &[(String, String)]) {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// The guarded nest's forms: the marching kernel (no vector form), its axis-0 loads tested
-/// against the array's planes.
+/// The guarded nest's forms: the marching kernel, its axis-0 loads tested against the array's
+/// planes.
 fn expand(src: &str) -> String {
     let e = pacc_translate::expand_file(src, None).unwrap().remove(0);
-    assert!(
-        !e.cuda.contains("_vec("),
-        "a guarded nest has no vector form"
-    );
     assert!(e.cuda.contains(" < pacc_n0) pacc_q0_m1 = t["), "{}", e.cuda);
     e.cuda
 }
@@ -139,6 +135,11 @@ fn guarded_3d_marching_forms_write_the_plain_kernels_bits_inside_the_arrays() {
     }
     let cuda = expand(SRC3);
     assert!(cuda.contains("if (pacc_hyv0 && pacc_zb + (0) >= 0 && pacc_zb + (0) < pacc_n0)"));
+    // The vector form's queue loads test the plane too.
+    assert!(
+        cuda.contains("if (pacc_zb + (-1) >= 0 && pacc_zb + (-1) < pacc_n0) pacc_ld4(t + "),
+        "{cuda}"
+    );
     // 9 planes in segments of 2 and 4 (a boundary inside the planes, a short last segment),
     // 21 columns in rows of 24 (blocks ending inside the row), 11 rows.
     let defs = "#define ELEM float\n#define PLAIN pacc_g3_k0_plain\n#define MARCH pacc_g3_k0\n\
@@ -146,8 +147,22 @@ fn guarded_3d_marching_forms_write_the_plain_kernels_bits_inside_the_arrays() {
                 #define N1 NY\n#define N2 NX\n#define EXTS NZ, NY, NX\n\
                 #define PGRID {(unsigned)((NX + 7) / 8), (unsigned)((NY + 3) / 4), (unsigned)NZ}\n\
                 #define PBLOCK {8, 4, 1}\n\
-                #define MGRID {(unsigned)((NX + PACC_BX - 1) / PACC_BX), (unsigned)((NY + PACC_BY * PACC_RY - 1) / (PACC_BY * PACC_RY)), (unsigned)nseg}\n";
+                #define MGRID {(unsigned)((NX + PACC_BX - 1) / PACC_BX), (unsigned)((NY + PACC_BY * PACC_RY - 1) / (PACC_BY * PACC_RY)), (unsigned)nseg}\n\
+                #define MBLOCK {PACC_BX, PACC_BY, 1}\n";
     let mut configs = Vec::new();
+    // The vector form: 4 points along x a thread, the last vector of a row partly outside
+    // (21 columns), blocks of 2 to 4 vectors and 2 to 4 rows.
+    for (vbx, vby, seg) in [(2, 4, 4), (4, 2, 2), (3, 3, 9)] {
+        configs.push((
+            format!("vec-{vbx}x{vby}-seg{seg}"),
+            format!(
+                "#define PACC_STAGE 1\n#define PACC_RY 1\n#define PACC_BX 8\n#define PACC_BY 4\n#define SEG {seg}\n\
+                 #define PACC_VBX {vbx}\n#define PACC_VBY {vby}\n#undef MARCH\n#define MARCH pacc_g3_k0_vec\n\
+                 #undef MGRID\n#define MGRID {{(unsigned)((NX + 4 * PACC_VBX - 1) / (4 * PACC_VBX)), (unsigned)((NY + PACC_VBY - 1) / PACC_VBY), (unsigned)nseg}}\n\
+                 #undef MBLOCK\n#define MBLOCK {{PACC_VBX, PACC_VBY, 1}}\n"
+            ),
+        ));
+    }
     for (stage, ry, bx, by, seg) in [
         (1, 1, 8, 4, 4),
         (1, 2, 8, 4, 2),
@@ -175,7 +190,8 @@ fn guarded_2d_marching_forms_write_the_plain_kernels_bits_inside_the_arrays() {
                 #define NZ 13\n#define NY 1\n#define NX 37\n#define RP 40\n#define PL RP\n\
                 #define N1 NX\n#define N2 1\n#define EXTS NZ, NX\n\
                 #define PGRID {(unsigned)((NX + 7) / 8), (unsigned)NZ, 1}\n#define PBLOCK {8, 1, 1}\n\
-                #define MGRID {(unsigned)((NX + PACC_BX - 1) / PACC_BX), (unsigned)nseg, 1}\n";
+                #define MGRID {(unsigned)((NX + PACC_BX - 1) / PACC_BX), (unsigned)nseg, 1}\n\
+                #define MBLOCK {PACC_BX, PACC_BY, 1}\n";
     let mut configs = Vec::new();
     for (stage, bx, seg) in [(1, 16, 4), (1, 8, 5), (0, 16, 3), (0, 32, 13)] {
         configs.push((

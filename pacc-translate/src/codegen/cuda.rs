@@ -84,9 +84,11 @@ pub fn source(f: &Func, an: &Analysis, elems: &[pacc_runtime::program::Elem]) ->
         s.push_str(&super::fuse_vector::header(f, an, &fused));
     }
     for (i, n) in f.nests().enumerate() {
-        // A nest with guarded reads has the marching form with its loads along axis 0 kept
-        // inside the array (`Gen::plane_ok`; in-plane halo loads test the plane's bounds
-        // anyway), and no vector form, whose loads assume the reads stay inside.
+        // A nest with guarded reads keeps the loads of its marching and vector forms along
+        // axis 0 inside the array (`Gen::plane_ok`): its queues would load the planes past the
+        // ends that its guards never read. In-plane halo loads test the array's bounds anyway,
+        // and a guarded read through the L1 is a branch of a C `?:` or `if`, so it runs only
+        // where the guard lets it.
         let guarded = an.is_guarded(i);
         let mut g = Gen::new(f, an, elems);
         g.loop_vars = n.vars.iter().map(|v| c_ident(&v.to_string())).collect();
@@ -94,14 +96,13 @@ pub fn source(f: &Func, an: &Analysis, elems: &[pacc_runtime::program::Elem]) ->
         g.marching_kernel(i, n, an);
         s.push('\n');
         s.push_str(&g.out);
-        if !guarded {
-            let mut g = Gen::new(f, an, elems);
-            g.loop_vars = n.vars.iter().map(|v| c_ident(&v.to_string())).collect();
-            g.vector_kernel(i, n, an);
-            if !g.out.is_empty() {
-                s.push('\n');
-                s.push_str(&g.out);
-            }
+        let mut g = Gen::new(f, an, elems);
+        g.loop_vars = n.vars.iter().map(|v| c_ident(&v.to_string())).collect();
+        g.guard_planes = guarded;
+        g.vector_kernel(i, n, an);
+        if !g.out.is_empty() {
+            s.push('\n');
+            s.push_str(&g.out);
         }
         let mut g = Gen::new(f, an, elems);
         g.kernel(i, n, an);

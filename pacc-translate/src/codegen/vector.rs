@@ -341,10 +341,16 @@ impl Gen<'_> {
                 } else {
                     queue_reg(a, dz)
                 };
-                let _ = writeln!(
-                    self.out,
-                    "        pacc_ld4({arr} + (pacc_zb - pacc_base + ({dz})) * pacc_pl + pacc_c, {reg});"
+                // A guarded nest asks only for planes inside the array.
+                let ok = self.plane_ok(&format!("pacc_zb + ({dz})"));
+                let load = format!(
+                    "pacc_ld4({arr} + (pacc_zb - pacc_base + ({dz})) * pacc_pl + pacc_c, {reg});"
                 );
+                match ok.strip_prefix(" && ") {
+                    Some(ok) => writeln!(self.out, "        if ({ok}) {load}"),
+                    None => writeln!(self.out, "        {load}"),
+                }
+                .ok();
             }
             self.out.push_str("    }\n");
         }
@@ -427,10 +433,11 @@ impl Gen<'_> {
         );
         for (&a, c) in &v.march.cached {
             let arr = self.array_c(a);
+            let ok = self.plane_ok(&format!("{z} + ({})", c.hi + 1));
             let _ = writeln!(
                 self.out,
                 "        pacc_cp4({}, pacc_next{a});\n        \
-                 if (pacc_more) pacc_ld4({arr} + pacc_av + ({}) * pacc_pl, pacc_next{a});",
+                 if (pacc_more{ok}) pacc_ld4({arr} + pacc_av + ({}) * pacc_pl, pacc_next{a});",
                 queue_reg(a, c.hi),
                 c.hi + 1
             );
