@@ -28,6 +28,8 @@ mod diffusion_varcoef;
 mod gray_scott;
 #[path = "corpus/heat2d_dirichlet_if.rs"]
 mod heat2d_dirichlet_if;
+#[path = "corpus/heat2d_neumann.rs"]
+mod heat2d_neumann;
 
 #[path = "corpus/fdtd_2d.rs"]
 mod fdtd_2d;
@@ -76,6 +78,7 @@ fn cases() -> Vec<Case> {
         wave2d_leapfrog::case(),
         gray_scott::case(),
         heat2d_dirichlet_if::case(),
+        heat2d_neumann::case(),
         hotspot::case(),
         hotspot3d::case(),
         laplacian27::case(),
@@ -100,6 +103,11 @@ fn diffusion_varcoef_equals_serial() {
 #[test]
 fn heat3d_4th_order_equals_serial() {
     check(&heat3d_4th_order::case(), Target::Cpu);
+}
+
+#[test]
+fn heat2d_neumann_equals_serial() {
+    check(&heat2d_neumann::case(), Target::Cpu);
 }
 
 #[test]

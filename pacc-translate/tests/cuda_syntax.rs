@@ -256,7 +256,8 @@ fn guarded_reads_generate_parsing_per_point_forms() {
     assert!(e.cuda.contains(" < pacc_n0) pacc_next0 = t["), "{}", e.cuda);
     assert!(e.cuda.contains("pacc_guarded_k0_vec("), "{}", e.cuda);
     assert!(
-        e.cuda.contains(" < pacc_n0) pacc_ld4(t + pacc_av + (2) * pacc_pl, pacc_next0);"),
+        e.cuda
+            .contains(" < pacc_n0) pacc_ld4(t + pacc_av + (2) * pacc_pl, pacc_next0);"),
         "{}",
         e.cuda
     );

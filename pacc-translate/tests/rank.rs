@@ -89,3 +89,60 @@ fn fixed_indices_that_are_no_literal_offset_are_refused() {
     assert!(e.contains("by more than a literal offset"), "{e}");
     assert!(e.contains("`u[[0, j]]`"), "{e}");
 }
+
+/// A boundary nest may read the array it writes where the read leaves the nest's range: a row
+/// copying the row inside it (width 1, offset 1). A read that can land on a point the nest
+/// writes stays refused: two rows reading one row up, or the row read along its own axis.
+#[test]
+fn a_boundary_copy_from_the_array_it_writes_is_accepted_where_the_read_leaves_the_range() {
+    let t = tr(quote! {
+        fn f(u: &mut Array3<f32>, v: &mut Array3<f32>, steps: usize) {
+            let (nz, ny, nx) = u.dim();
+            for _t in 0..steps {
+                for z in 1..nz - 1 {
+                    for y in 0..ny {
+                        for x in 0..nx {
+                            v[[z, y, x]] = u[[z - 1, y, x]] + u[[z + 1, y, x]];
+                        }
+                    }
+                }
+                for y in 0..ny {
+                    for x in 0..nx {
+                        v[[0, y, x]] = v[[1, y, x]];
+                    }
+                }
+                for z in 0..nz {
+                    for y in 0..ny {
+                        v[[z, y, nx - 1]] = v[[z, y, nx - 3]];
+                    }
+                }
+                std::mem::swap(u, v);
+            }
+        }
+    });
+    assert_eq!(t.program.kernels.len(), 3);
+    for rows in [
+        quote!(for y in 0..2 {
+            for x in 0..nx {
+                v[[y, x]] = v[[y + 1, x]];
+            }
+        }),
+        quote!(for x in 0..nx - 1 {
+            v[[0, x]] = v[[0, x + 1]];
+        }),
+    ] {
+        let e = err(quote! {
+            fn f(u: &mut Array2<f32>, v: &mut Array2<f32>, steps: usize) {
+                let (ny, nx) = u.dim();
+                for _t in 0..steps {
+                    #rows
+                    std::mem::swap(u, v);
+                }
+            }
+        });
+        assert!(
+            e.contains("`v` is written in this loop nest and read here ahead of the point"),
+            "{e}"
+        );
+    }
+}

@@ -1,4 +1,5 @@
-//! Races: a nest that writes an array may read it only at the centre point.
+//! Races: a nest that writes an array may read it only at the centre point, or at an offset
+//! that leaves the nest's range (a boundary row copying its neighbour row).
 //!
 //! The message names what the loop is. A read behind the point in the serial visiting order
 //! (`u[[y - 1, x]]` while writing `u[[y, x]]`) sees a value the same sweep already updated: an
@@ -10,6 +11,7 @@
 use crate::analysis::walk_stmts;
 use crate::ir::{Access, Func, KExprKind, KStmt};
 use crate::parse::args::push;
+use pacc_runtime::program::AxisRange;
 
 pub fn check(f: &Func) -> syn::Result<()> {
     let mut errors = None;
@@ -27,7 +29,10 @@ pub fn check(f: &Func) -> syn::Result<()> {
         let mut reads = Vec::new();
         walk_stmts(&n.body, &mut |_| {}, &mut |e| {
             if let KExprKind::Read(a) = &e.kind {
-                if written.contains(&a.array) && a.offsets.iter().any(|&o| o != 0) {
+                if written.contains(&a.array)
+                    && a.offsets.iter().any(|&o| o != 0)
+                    && !clear_of_the_range(&n.ranges, &a.offsets)
+                {
                     reads.push(a.clone());
                 }
             }
@@ -59,6 +64,18 @@ pub fn check(f: &Func) -> syn::Result<()> {
         Some(e) => Err(e),
         None => Ok(()),
     }
+}
+
+/// Whether a read at `offsets` from every point of `ranges` stays clear of all of them: along
+/// some axis the range has a width fixed at compile time (both bounds on one base, a boundary
+/// row `for x { b[[0, x]] = b[[1, x]] }` has width 1) no larger than the offset. Then no point
+/// reads what another writes, and the serial order does not matter.
+fn clear_of_the_range(ranges: &[AxisRange], offsets: &[i64]) -> bool {
+    ranges.iter().zip(offsets).any(|(r, &o)| {
+        r.lo.base == r.hi.base
+            && o != 0
+            && o.unsigned_abs() >= (r.hi.offset - r.lo.offset).unsigned_abs()
+    })
 }
 
 /// Whether the point at `offsets` from the current one comes earlier in the serial loop's
