@@ -146,3 +146,51 @@ fn a_boundary_copy_from_the_array_it_writes_is_accepted_where_the_read_leaves_th
         );
     }
 }
+
+/// A boundary loop writing two rows is one nest per row; a split that would let a statement see
+/// a value serial computes after it is refused with the fixed-index message.
+#[test]
+fn a_loop_writing_two_boundary_rows_is_split_where_serial_values_hold() {
+    let t = tr(quote! {
+        fn f(u: &mut Array2<f32>, v: &mut Array2<f32>, steps: usize) {
+            let (ny, nx) = u.dim();
+            for _t in 0..steps {
+                for y in 1..ny - 1 {
+                    for x in 0..nx {
+                        v[[y, x]] = u[[y - 1, x]] + u[[y + 1, x]];
+                    }
+                }
+                for x in 0..nx {
+                    v[[0, x]] = v[[1, x]];
+                    v[[ny - 1, x]] = v[[ny - 2, x]];
+                }
+                std::mem::swap(u, v);
+            }
+        }
+    });
+    let k = &t.program.kernels;
+    assert_eq!(k.len(), 3);
+    assert_eq!(
+        (k[1].ranges[0].lo, k[1].ranges[0].hi),
+        (Bound::start(0), Bound::start(1))
+    );
+    assert_eq!(
+        (k[2].ranges[0].lo, k[2].ranges[0].hi),
+        (Bound::end(-1), Bound::end(0))
+    );
+    // The first row reads the second's array behind the point: serial reads the second row's
+    // new value at x - 1, which the split would not have written yet.
+    let e = err(quote! {
+        fn f(u: &mut Array2<f32>, v: &mut Array2<f32>, steps: usize) {
+            let (ny, nx) = u.dim();
+            for _t in 0..steps {
+                for x in 1..nx {
+                    v[[0, x]] = v[[ny - 1, x - 1]] + u[[0, x]];
+                    v[[ny - 1, x]] = u[[1, x]];
+                }
+                std::mem::swap(u, v);
+            }
+        }
+    });
+    assert!(e.contains("by more than a literal offset"), "{e}");
+}

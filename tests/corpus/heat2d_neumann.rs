@@ -3,9 +3,10 @@
 //! §2.12): the interior update into `un`, then each edge row and column copied from its
 //! neighbour, then the swap.
 //!
-//! Forms: boundary loops of one `for` over 2D arrays (`un[[0, x]] = un[[1, x]]`), each reading
-//! the array it writes one row or column inside; rows before columns, so the corners take the
-//! copied rows; the extents from `.dim()`, f32.
+//! Forms: boundary loops of one `for` over 2D arrays (`un[[0, x]] = un[[1, x]]`), each copy
+//! reading the array it writes one row or column inside; both rows in one loop, the columns in
+//! one loop each; rows before columns, so the corners take the copied rows; the extents from
+//! `.dim()`, f32.
 
 use crate::harness::{f2, Case, Options, Outcome, Ran, STEPS};
 use ndarray::Array2;
@@ -23,8 +24,6 @@ pub fn heat_neumann(u: &mut Array2<f32>, un: &mut Array2<f32>, alpha: f32, steps
         }
         for x in 0..nx {
             un[[0, x]] = un[[1, x]];
-        }
-        for x in 0..nx {
             un[[ny - 1, x]] = un[[ny - 2, x]];
         }
         for y in 0..ny {

@@ -167,8 +167,10 @@ fn leaves(ranges: &[AxisRange], lim: &Limits, offsets: &[i64]) -> Option<usize> 
         if empty_lit || empty_end {
             return None;
         }
-        let low = all_lit && max(&from, false).is_some_and(|f| f + off < 0);
-        let high = all_end && min(&to, true).is_some_and(|t| t - 1 + off >= 0);
+        // Saturating: offsets and bounds are the user's literals, any i64.
+        let low = all_lit && max(&from, false).is_some_and(|f| f.saturating_add(off) < 0);
+        let high =
+            all_end && min(&to, true).is_some_and(|t| t.saturating_sub(1).saturating_add(off) >= 0);
         if (low || high) && out.is_none() {
             out = Some(axis);
         }
@@ -289,7 +291,7 @@ impl Walk<'_> {
         let op = if holds { Some(op) } else { negate(op) };
         // v + c op b, i.e. v op x with x = b - c.
         let x = |k: i64| Bound {
-            offset: b.offset - c + k,
+            offset: b.offset.saturating_sub(c).saturating_add(k),
             ..b
         };
         match op {

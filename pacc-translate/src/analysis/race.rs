@@ -72,9 +72,7 @@ pub fn check(f: &Func) -> syn::Result<()> {
 /// reads what another writes, and the serial order does not matter.
 fn clear_of_the_range(ranges: &[AxisRange], offsets: &[i64]) -> bool {
     ranges.iter().zip(offsets).any(|(r, &o)| {
-        r.lo.base == r.hi.base
-            && o != 0
-            && o.unsigned_abs() >= (r.hi.offset - r.lo.offset).unsigned_abs()
+        r.lo.base == r.hi.base && o != 0 && o.unsigned_abs() >= r.hi.offset.abs_diff(r.lo.offset)
     })
 }
 

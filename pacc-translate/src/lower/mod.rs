@@ -8,6 +8,7 @@
 
 mod clamp;
 mod context;
+mod distribute;
 mod expr;
 mod forms;
 mod inline;

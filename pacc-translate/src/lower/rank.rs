@@ -18,7 +18,7 @@ use syn::visit::Visit;
 use syn::visit_mut::VisitMut;
 use syn::{parse_quote, Expr, Ident, Pat, Stmt};
 
-const SUPPORTED: &str = "a nest with fewer loops than the arrays have axes is supported when every access indexes each axis without a loop with one fixed index, the same for all accesses up to a literal offset (`u[[0, j]]`, `u[[ny - 1, j]]`, `u[[1, j]]` beside `u[[0, j]]`), an integer fixed before the time loop";
+const SUPPORTED: &str = "a nest with fewer loops than the arrays have axes is supported when every access indexes each axis without a loop with one fixed index, the same for all accesses up to a literal offset (`u[[0, j]]`, `u[[ny - 1, j]]`, `u[[1, j]]` beside `u[[0, j]]`), an integer fixed before the time loop; a loop whose statements write rows at different fixed indices is one nest per statement, unless a statement reads a row another writes at a point the split would reorder (behind the point for a later statement's row, ahead of it for an earlier one's)";
 
 /// The time loop with each lower-rank nest of its body made full-rank (module docs); nests of
 /// full rank, and bodies this module does not recognise, are left for the nest lowering.
@@ -29,14 +29,28 @@ pub(super) fn full_rank(
 ) -> syn::Result<Option<syn::ExprForLoop>> {
     let mut out = tl.clone();
     let mut changed = false;
-    for s in &mut out.body.stmts {
-        if let Stmt::Expr(Expr::ForLoop(f), _) = s {
-            if let Some(new) = nest(f, grids, ndim)? {
-                *f = new;
-                changed = true;
+    let mut stmts = Vec::new();
+    for s in &tl.body.stmts {
+        let Stmt::Expr(Expr::ForLoop(f), semi) = s else {
+            stmts.push(s.clone());
+            continue;
+        };
+        match nest(f, grids, ndim) {
+            Ok(Some(new)) => stmts.push(Stmt::Expr(Expr::ForLoop(new), *semi)),
+            Ok(None) => stmts.push(s.clone()),
+            // A boundary nest writing rows at different fixed indices is one nest per row
+            // where the split keeps serial's values (`distribute.rs`).
+            Err(e) => {
+                let pieces = super::distribute::split(f, grids, ndim).ok_or(e)?;
+                for p in pieces {
+                    let p = nest(&p, grids, ndim)?.unwrap_or(p);
+                    stmts.push(Stmt::Expr(Expr::ForLoop(p), None));
+                }
             }
         }
+        changed |= stmts.last() != Some(s);
     }
+    out.body.stmts = stmts;
     Ok(changed.then_some(out))
 }
 
