@@ -10,11 +10,11 @@ use quote::{format_ident, quote, ToTokens};
 use syn::visit_mut::{self, VisitMut};
 use syn::{parse_quote, Expr};
 
-struct Rewrite<'a> {
-    arrays: &'a [String],
-    ndim: usize,
+pub(super) struct Rewrite<'a> {
+    pub(super) arrays: &'a [String],
+    pub(super) ndim: usize,
     /// In a point statement: replace every index with these.
-    point: Option<Vec<syn::Ident>>,
+    pub(super) point: Option<Vec<syn::Ident>>,
 }
 
 impl Rewrite<'_> {
@@ -92,7 +92,7 @@ impl VisitMut for Rewrite<'_> {
     }
 }
 
-fn grids(f: &Func, used: &[usize]) -> TokenStream {
+pub(super) fn grids(f: &Func, used: &[usize]) -> TokenStream {
     let g = used.iter().map(|&i| {
         let a = &f.arrays[i];
         let name = &a.name;
@@ -102,7 +102,7 @@ fn grids(f: &Func, used: &[usize]) -> TokenStream {
     quote!(#(#g)*)
 }
 
-fn time_binding(f: &Func, used: bool) -> TokenStream {
+pub(super) fn time_binding(f: &Func, used: bool) -> TokenStream {
     match &f.time.var {
         Some(v) if used => quote!(let #v = __pacc_time(__t_like, __f.t);),
         _ => quote!(),
@@ -201,46 +201,6 @@ pub fn kernels(f: &Func, an: &Analysis) -> TokenStream {
         });
     }
     out
-}
-
-/// The statements evaluating each point's index (`__p<i>`), and pushing its closure, which
-/// writes the element at that index only (the same `__p<i>` goes into the invocation's points,
-/// as the contract of `CpuKernels::new` asks).
-pub fn points(f: &Func, an: &Analysis) -> (TokenStream, TokenStream) {
-    let names: Vec<String> = f.arrays.iter().map(|a| a.name.to_string()).collect();
-    let mut eval = TokenStream::new();
-    let mut push = TokenStream::new();
-    for (i, p) in f.points().enumerate() {
-        let pv = format_ident!("__p{i}");
-        let idx = &p.index;
-        let nd = f.ndim;
-        eval.extend(quote!(let #pv: [i64; #nd] = [#((#idx) as i64),*];));
-        let ivars: Vec<syn::Ident> = (0..nd).map(|a| format_ident!("__i{a}")).collect();
-        let mut rw = Rewrite {
-            arrays: &names,
-            ndim: nd,
-            point: Some(ivars.clone()),
-        };
-        let mut stmt = p.stmt.clone();
-        rw.visit_stmt_mut(&mut stmt);
-        let mut used = an.point_reads[i].clone();
-        if !used.contains(&p.array) {
-            used.push(p.array);
-        }
-        used.sort();
-        let g = grids(f, &used);
-        let t = time_binding(f, uses_time_expr(&p.value));
-        let ax: Vec<usize> = (0..nd).collect();
-        push.extend(quote! {
-            __points_cpu.push(::std::boxed::Box::new(|__f: &::pacc::runtime::exec::KernelFrame<'_>| {
-                #g
-                #t
-                #(let #ivars: usize = #pv[#ax] as usize;)*
-                #stmt
-            }));
-        });
-    }
-    (eval, push)
 }
 
 /// `{ let __v: f32 = e; __v }`: pins a value to the type the program declares.

@@ -3,9 +3,9 @@
 //! forms are in `march.rs`, `stage.rs`, `vector.rs`, `fuse.rs` and `fuse_vector/`, all built on
 //! `emit.rs`.
 
-use super::emit::{c_ident, identity, kernel_name, point_name, Gen};
+use super::emit::{c_ident, identity, kernel_name, Gen};
 use crate::analysis::Analysis;
-use crate::ir::{Func, Nest, Point, Ty};
+use crate::ir::{Func, Nest};
 use pacc_runtime::program::PLAIN_SUFFIX;
 use std::fmt::Write;
 
@@ -202,50 +202,6 @@ impl Gen<'_> {
             );
         }
         self.block_reductions(reds, false);
-        self.out.push_str("}\n");
-    }
-
-    fn point(&mut self, i: usize, p: &Point) {
-        let f = self.f;
-        let mut params: Vec<String> = [
-            "pacc_base",
-            "pacc_n0",
-            "pacc_n1",
-            "pacc_n2",
-            "pacc_rp",
-            "pacc_t",
-            "pacc_i0",
-            "pacc_i1",
-            "pacc_i2",
-        ]
-        .iter()
-        .map(|p| format!("long long {p}"))
-        .collect();
-        params.extend(self.common_params(&[p.array], false));
-        let _ = writeln!(
-            self.out,
-            "extern \"C\" __global__ void {}(\n    {})\n{{",
-            point_name(f, i),
-            params.join(",\n    ")
-        );
-        self.out
-            .push_str("    if (blockIdx.x != 0 || threadIdx.x != 0) return;\n");
-        let at = if f.ndim == 3 {
-            "((pacc_i0 - pacc_base) * pacc_n1 + pacc_i1) * pacc_rp + pacc_i2"
-        } else {
-            "(pacc_i0 - pacc_base) * pacc_rp + pacc_i1"
-        };
-        let _ = writeln!(self.out, "    const long long pacc_at = {at};");
-        self.point_at = Some("pacc_at".into());
-        self.time_binding("    ", crate::codegen::cpu::uses_time_expr(&p.value));
-        let elem = Ty::from_elem(f.arrays[p.array].elem);
-        let target = format!("{}[pacc_at]", c_ident(&f.arrays[p.array].name.to_string()));
-        let v = self.expr(&p.value, Some(elem));
-        let rhs = match p.op {
-            None => v,
-            Some(op) => self.arith(op, &target, &v, elem),
-        };
-        let _ = writeln!(self.out, "    {target} = {rhs};");
         self.out.push_str("}\n");
     }
 }

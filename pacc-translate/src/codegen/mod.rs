@@ -7,6 +7,7 @@ pub mod emit;
 pub mod fuse;
 pub mod fuse_vector;
 pub mod march;
+mod point;
 pub mod program;
 pub mod queue;
 pub mod stage;

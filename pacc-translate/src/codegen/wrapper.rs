@@ -2,7 +2,7 @@
 //! `CUDA_SOURCE`, `program()` and `run(.., &Options)` (docs/internals.md §1).
 
 use crate::analysis::Analysis;
-use crate::codegen::{cpu, program};
+use crate::codegen::{cpu, point, program};
 use crate::ir::{Func, ParamKind, Passing, StepItem};
 use pacc_runtime::program::{Program, Role};
 use proc_macro2::TokenStream;
@@ -297,7 +297,7 @@ fn invocation(f: &Func, an: &Analysis, call: fn(TokenStream) -> TokenStream) -> 
         _ => None,
     });
     let kernels = cpu::kernels(f, an);
-    let (point_eval, point_push) = cpu::points(f, an);
+    let (point_eval, point_push) = point::cpu_closures(f, an);
     // SAFETY (the generated `unsafe` block, which cannot carry this comment itself): the
     // closures and `program()` are generated from one analysis of this function, so `program()`
     // describes them as `CpuKernels::new` requires. Each kernel closure is its nest's body with
