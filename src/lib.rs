@@ -43,10 +43,15 @@
 //!
 //! `heat(..)` itself takes its options from the `PACC_*` environment variables and panics on
 //! a run-time error, naming the option or variable; `heat::try_run(..)` returns the error
-//! instead. See the README for the options, the schemes and the tools. The examples of the
-//! repository live in [`models`], so that the examples, the tests and `pacc expand` all use the
-//! same annotated functions; [`fidelity`] holds the error metrics of the compression fidelity
-//! study (`examples/fidelity.rs`).
+//! instead. See the README for the options, the schemes and the tools.
+//!
+//! Features: `cuda` (default) the CUDA backend; `mpi` distributed runs; `cli` the `pacc`
+//! command line (`pacc expand`, `pacc plan`); `models` the repository's example programs
+//! (`pacc::models`, so that the examples, the tests and `pacc expand` all use the same annotated
+//! functions) and the compression fidelity metrics (`pacc::fidelity`). A crate that only runs
+//! its own pipelines needs none of the last two.
+
+#![warn(missing_docs)]
 
 // Generated code names the runtime as `::pacc::runtime`; this alias makes that path resolve
 // inside this crate too (the models below are annotated with `#[pacc::pipeline]`).
@@ -74,7 +79,13 @@ macro_rules! __if_mpi {
     ($($item:tt)*) => {};
 }
 
+// The repository's own programs, not the user-facing API; their generated modules are the
+// translator's to document.
+#[cfg(feature = "models")]
+#[allow(missing_docs)]
 pub mod fidelity;
+#[cfg(feature = "models")]
+#[allow(missing_docs)]
 pub mod models;
 
 /// The README's Rust blocks, compiled and run as doc tests so that the code it shows stays

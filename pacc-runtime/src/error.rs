@@ -9,107 +9,220 @@ use crate::fault::{Fault, Site};
 use crate::plan::{PlanError, Scheme};
 use std::path::PathBuf;
 
+/// Why a pipelined call did not run, or stopped. Its `Display` is the full message with a
+/// `Hint:` saying what to do; the plain call (`f(..)`) panics with it, `f::try_run` and
+/// `f::run` return it. Each variant's doc says when it happens and what to do.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// Two arrays of the call have different shapes (checked before anything runs). Give
+    /// every array the shape of the first.
     #[error("array `{name}` has shape {got:?}, but `{first}` has shape {want:?}; all arrays of a pipeline must have the same shape. Hint: allocate every array with the shape of `{first}`")]
     ShapeMismatch {
+        /// The array whose shape differs.
         name: String,
+        /// Its shape.
         got: Vec<usize>,
+        /// The first array of the call.
         first: String,
+        /// The shape of `first`, which every array must have.
         want: Vec<usize>,
     },
+    /// An array (often a view or a transposed array) is not laid out in standard C order.
+    /// Pass `.as_standard_layout()` or an owned copy.
     #[error("array `{name}` is not contiguous in standard (C) order; pass `.as_standard_layout()` or a copy made with `.to_owned()`")]
-    NotContiguous { name: String },
-    #[error("arrays `{a}` and `{b}` overlap in memory; pass separate arrays (e.g. `.to_owned()` copies of the views)")]
-    Overlap { a: String, b: String },
-    #[error("array `{name}` is written by the kernels but was passed read-only; pass it as `&mut` or a mutable view")]
-    ReadOnly { name: String },
-    #[error("array `{name}` is empty (shape {shape:?}); nothing to compute. Hint: every axis needs at least one point")]
-    Empty { name: String, shape: Vec<usize> },
-    #[error("axis {axis} of the arrays has {extent} points, fewer than the {need} the stencil needs to update a single point (its reach along that axis, {reach_lo} before and {reach_hi} after, plus one); the serial loop would do nothing or panic. Hint: make the arrays at least {need} points long along axis {axis}, or check the order of the axes")]
-    SmallerThanHalo {
-        axis: usize,
-        extent: usize,
-        need: usize,
-        reach_lo: usize,
-        reach_hi: usize,
+    NotContiguous {
+        /// The array at fault.
+        name: String,
     },
-    #[error("point statement `{point}` writes index {index:?}, outside the array shape {shape:?}; the serial code would panic here. Hint: check the index expression against the array shape")]
-    PointOutOfBounds {
-        point: String,
-        index: Vec<i64>,
+    /// Two array arguments share memory (views of one array). Pass separate arrays.
+    #[error("arrays `{a}` and `{b}` overlap in memory; pass separate arrays (e.g. `.to_owned()` copies of the views)")]
+    Overlap {
+        /// One of the arrays.
+        a: String,
+        /// The array it overlaps.
+        b: String,
+    },
+    /// A kernel writes an array that was passed as `&` or a read-only view. Pass it as
+    /// `&mut` or a mutable view.
+    #[error("array `{name}` is written by the kernels but was passed read-only; pass it as `&mut` or a mutable view")]
+    ReadOnly {
+        /// The array at fault.
+        name: String,
+    },
+    /// An array has an axis of length zero. Every axis needs at least one point.
+    #[error("array `{name}` is empty (shape {shape:?}); nothing to compute. Hint: every axis needs at least one point")]
+    Empty {
+        /// The array at fault.
+        name: String,
+        /// Its shape.
         shape: Vec<usize>,
     },
+    /// An axis is shorter than the stencil's reach plus one, so the serial loop would do
+    /// nothing or panic. Make the arrays longer along that axis, or check the order of the
+    /// axes.
+    #[error("axis {axis} of the arrays has {extent} points, fewer than the {need} the stencil needs to update a single point (its reach along that axis, {reach_lo} before and {reach_hi} after, plus one); the serial loop would do nothing or panic. Hint: make the arrays at least {need} points long along axis {axis}, or check the order of the axes")]
+    SmallerThanHalo {
+        /// The axis (0 is the outermost).
+        axis: usize,
+        /// Its length in the call.
+        extent: usize,
+        /// The smallest length that updates a point.
+        need: usize,
+        /// Planes the stencil reads before a point.
+        reach_lo: usize,
+        /// Planes the stencil reads after a point.
+        reach_hi: usize,
+    },
+    /// A point statement (`a[[i, j, k]] += e` in the time loop) would write outside the
+    /// arrays, where the serial code panics. Check its index expression against the shape.
+    #[error("point statement `{point}` writes index {index:?}, outside the array shape {shape:?}; the serial code would panic here. Hint: check the index expression against the array shape")]
+    PointOutOfBounds {
+        /// The statement, as written.
+        point: String,
+        /// The index it would write.
+        index: Vec<i64>,
+        /// The arrays' shape.
+        shape: Vec<usize>,
+    },
+    /// A slice read in the time loop (`w[t]`, `damp[z]`) is shorter than the indices the
+    /// call reads; found before the run. Pass a longer slice or fewer steps.
     #[error("slice `{name}` has {len} elements, but the time loop reads `{name}[{first}..={last}]`; the serial code would panic here. Hint: {}", slice_hint(name, *first, *last))]
     SliceTooShort {
+        /// The slice.
         name: String,
+        /// Its length.
         len: usize,
         /// The smallest and largest index the reads take (inclusive; saturated to `i64`).
         first: i64,
+        /// The largest index the reads take (inclusive; saturated to `i64`).
         last: i64,
     },
+    /// An option or environment value that cannot be parsed or combined with the others
+    /// (the message names it). Correct or unset it; the accepted values are listed in
+    /// [`Options`](crate::Options).
     #[error("invalid option: {0}. Hint: correct or unset the setting the message names (the accepted values are listed in the documentation of `Options`)")]
     Option(String),
-    /// A setting whose value cannot run, with where the value came from.
+    /// A setting whose value cannot run (for example more chunks than planes), with where
+    /// the value came from. Apply the fix the message gives, at the place it names.
     #[error("{setting} = {value} (from {from}): {problem}. Hint: {fix}")]
     Setting {
         /// The setting, as [`Options`](crate::Options) names it: `chunks`, `block_steps`, ...
         setting: &'static str,
+        /// The value, as given.
         value: String,
         /// Where the value came from: `` `PACC_CHUNKS` ``, `` `--chunks` ``,
         /// `` `Options::chunks` `` or the directive's clause.
         from: String,
+        /// Why it cannot run.
         problem: String,
+        /// What to change.
         fix: String,
     },
-    /// A loop bound counted from a scalar that has no value for the call (`Program::resolved`).
+    /// A loop bound counted from a scalar that has no value for the call
+    /// (`Program::resolved`). Pass the scalar, or write the bound from the arrays' extents.
     #[error(transparent)]
     Bound(#[from] crate::program::BoundError),
+    /// The planner cannot build a plan for the call (the [`PlanError`] says why, the hint
+    /// what to change: usually fewer block steps or another scheme).
     #[error("cannot plan the run: {0}{hint}", hint = plan_hint(.0))]
     Plan(#[from] PlanError),
+    /// The CUDA backend was asked for (`PACC_BACKEND=cuda`, `--backend cuda`,
+    /// `Options::backend`) but no driver or device is usable, or pacc was built without its
+    /// `cuda` feature. Use `auto` or `cpu`, or fix the CUDA installation the reason names.
     #[error("the CUDA backend was requested{} but is not available: {reason}. Hint: {}", requested_by(.from), no_cuda_fix(.from))]
     NoCuda {
+        /// Why CUDA is unavailable.
         reason: String,
         /// Where the request came from (`` `PACC_BACKEND` ``, `` `--backend` ``,
         /// `` `Options::backend` ``), when known.
         from: Option<String>,
     },
+    /// The plan's buffers do not fit the device's free memory. Use more chunks or fewer
+    /// block steps (or leave them to the tuner).
     #[error("not enough device memory: the plan needs {need} bytes for {sets} buffer sets, but only {free} bytes are free; use more chunks (fewer planes per chunk) or fewer block steps")]
-    DeviceMemory { need: u64, free: u64, sets: usize },
+    DeviceMemory {
+        /// Bytes the plan needs.
+        need: u64,
+        /// Bytes free on the device.
+        free: u64,
+        /// Buffer sets in flight.
+        sets: usize,
+    },
+    /// NVRTC rejected the generated CUDA source: a pacc bug. Report it with the log and the
+    /// function's `CUDA_SOURCE`; run on the CPU backend meanwhile.
     #[error("NVRTC failed to compile `{kernel}`:\n{log}\nHint: this is the generated CUDA source (`f::CUDA_SOURCE`); please report it")]
-    Nvrtc { kernel: String, log: String },
+    Nvrtc {
+        /// The kernel that failed.
+        kernel: String,
+        /// NVRTC's log.
+        log: String,
+    },
+    /// A CUDA driver call failed during the run (device lost, out of resources). Check the
+    /// device with `nvidia-smi`, or run on the CPU backend.
     #[error("CUDA error in {what}: {message}. Hint: check `nvidia-smi` for the device's state, or run on the CPU backend with PACC_BACKEND=cpu")]
-    Cuda { what: String, message: String },
+    Cuda {
+        /// The operation that failed.
+        what: String,
+        /// The driver's message.
+        message: String,
+    },
+    /// An operation failed by the test-only fault injection hook (`pacc_runtime::fault`);
+    /// never happens without it. Drop the guard `fault::inject` returned.
     #[error("injected fault: {site} operation #{index} failed ({op}). Hint: this comes from the test-only hook `pacc_runtime::fault`; drop the guard `fault::inject` returned to run normally")]
     Fault {
+        /// The kind of operation that was failed.
         site: Site,
         /// 0-based count of the operations of this kind the thread had started.
         index: usize,
         /// The operation, as the executor describes it.
         op: String,
     },
-    /// A `PACC_*` environment variable with a value pacc does not take.
+    /// A `PACC_*` environment variable has a value pacc does not take ([`EnvError`] names
+    /// it). Correct or unset the variable.
     #[error(transparent)]
     Env(#[from] EnvError),
+    /// Writing a checkpoint, or resuming from one, failed ([`CheckpointError`] says which
+    /// and why): fix the directory or resume with the arguments the checkpoint was written
+    /// with.
     #[error(transparent)]
     Checkpoint(#[from] CheckpointError),
+    /// A compression request cannot be honoured (unknown array, rate out of range:
+    /// [`CompressError`]). Correct the `compress` clause, option or `PACC_COMPRESS`.
     #[error(transparent)]
     Compress(#[from] CompressError),
-    /// A distributed run (feature `mpi`) could not start, or another rank failed.
+    /// A distributed run (feature `mpi`) could not start, or another rank failed
+    /// ([`DistError`] names the rank). Check the rank it names and `mpirun`'s arguments.
     #[error(transparent)]
     Dist(#[from] DistError),
-    /// A run that had already written to the arrays failed; `progress` says how far it got.
+    /// A run that had already written to the arrays failed. The arrays hold a mix of steps;
+    /// `progress` says how far it got and where the last checkpoint is: resume from it, or
+    /// start again from your own copy.
     #[error("the run failed after it had started writing to the arrays: {cause}\n{progress}")]
     Failed {
+        /// The error that stopped the run.
         cause: Box<Error>,
+        /// Steps and blocks complete, and the last checkpoint.
         progress: Progress,
     },
+    /// The translator's description and the call disagree: a pacc bug. Report it with the function.
     #[error("internal error: the translator's description and the call disagree: {0}. Please report this")]
     Internal(String),
+    /// A [`HostArray`](crate::HostArray) built with a number of axes pacc does not take.
+    /// Give `HostArray::from_raw_parts` the array's extents, outermost first.
     #[error("a host array described with {ndim} axes; pacc's arrays have 2 or 3 (`exec::cuda::lock_host` also takes 1). Hint: give `HostArray::from_raw_parts` the array's extents, outermost first")]
-    Axes { ndim: usize },
+    Axes {
+        /// The number of axes given.
+        ndim: usize,
+    },
+    /// A host buffer could not be allocated (or its size overflows). Use a smaller shape or
+    /// free host memory.
     #[error("cannot allocate {what}: {}. Hint: use a smaller shape, or free host memory (a pipelined run needs the arrays in host memory, not on the device)", host_size(.bytes))]
-    HostMemory { bytes: Option<u64>, what: String },
+    HostMemory {
+        /// The size asked for, when it did not overflow.
+        bytes: Option<u64>,
+        /// What the buffer was for.
+        what: String,
+    },
 }
 
 fn who_missing(ranks: &[usize]) -> String {
@@ -280,6 +393,9 @@ impl std::fmt::Display for Progress {
 
 /// A `PACC_*` environment variable whose value pacc does not take (read by
 /// `Options::from_env`, before any run).
+// Its variants are documented by their `#[error]` messages (each with a hint); item-by-item
+// docs are still to write (issue 52).
+#[allow(missing_docs)]
 #[derive(Debug, thiserror::Error)]
 pub enum EnvError {
     #[error("{var}={value} is not a boolean. Hint: set it to 1, true, on or yes ({on}), or to 0, false, off or no (any case), or unset it")]
@@ -299,6 +415,9 @@ pub enum EnvError {
 
 /// Writing or resuming from a checkpoint went wrong. Errors while resuming are returned before
 /// anything is loaded: the arrays are untouched.
+// Its variants are documented by their `#[error]` messages (each with a hint); item-by-item
+// docs are still to write (issue 52).
+#[allow(missing_docs)]
 #[derive(Debug, thiserror::Error)]
 pub enum CheckpointError {
     #[error("cannot write the checkpoint in `{path}`: {message}. Hint: check that the directory is writable and that the disk has room for every array the run writes")]
@@ -332,6 +451,9 @@ pub enum CheckpointError {
 
 /// A compression setting that cannot be honoured, or a codec failure during a run (checked in
 /// `crate::compress`; defined here so that this module stays a leaf).
+// Its variants are documented by their `#[error]` messages (each with a hint); item-by-item
+// docs are still to write (issue 52).
+#[allow(missing_docs)]
 #[derive(Debug, thiserror::Error)]
 pub enum CompressError {
     #[error("compress: `{name}` is not an array of `{program}` (its arrays: {arrays}). Hint: name one of the function's array parameters")]
@@ -368,10 +490,14 @@ pub enum CompressError {
     Codec { array: String, message: String },
 }
 
+/// A result whose error is pacc's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// What can go wrong in a distributed run (feature `mpi`, `crate::dist`). Errors other than
 /// [`DistError::RankFailed`] are found before any data is touched, on every rank alike.
+// Its variants are documented by their `#[error]` messages (each with a hint); item-by-item
+// docs are still to write (issue 52).
+#[allow(missing_docs)]
 #[derive(Debug, thiserror::Error)]
 pub enum DistError {
     #[error("{ranks} ranks for {planes} planes along axis 0: every rank needs at least one plane. Hint: start fewer ranks (at most {planes}) or use a larger domain")]

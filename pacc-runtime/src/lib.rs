@@ -27,64 +27,96 @@
 //! # }
 //! ```
 
+// The public API users call (options, errors, reports, schemes) is documented item by item; the
+// modules marked `allow(missing_docs)` are the machinery generated code, the executors and the
+// benches reach into, documented where it helps rather than item by item.
+#![warn(missing_docs)]
+
+#[allow(missing_docs)]
 pub mod codec;
+#[allow(missing_docs)]
 pub mod program;
+#[allow(missing_docs)]
 pub mod rng;
+#[allow(missing_docs)]
 pub mod words;
 
 #[cfg(feature = "runtime")]
+#[allow(missing_docs)]
 pub mod binding;
 #[cfg(feature = "runtime")]
+#[allow(missing_docs)]
 pub mod checkpoint;
 #[cfg(feature = "runtime")]
+#[allow(missing_docs)]
 pub mod compress;
 #[cfg(feature = "runtime")]
+#[allow(missing_docs)]
 pub mod config;
 #[cfg(feature = "runtime")]
+#[allow(missing_docs)]
 pub mod cosched;
 #[cfg(feature = "runtime")]
 mod disk_cache;
 #[cfg(feature = "runtime")]
+#[allow(missing_docs)]
 pub mod dist;
 #[cfg(feature = "runtime")]
+#[allow(missing_docs)]
 pub mod env;
 #[cfg(feature = "runtime")]
 pub mod error;
 #[cfg(feature = "runtime")]
+#[allow(missing_docs)]
 pub mod exec;
 #[cfg(feature = "runtime")]
+#[allow(missing_docs)]
 pub mod fault;
 #[cfg(feature = "runtime")]
+#[allow(missing_docs)]
 pub mod frame;
 #[cfg(feature = "runtime")]
+#[allow(missing_docs)]
 pub mod fuse;
 #[cfg(feature = "runtime")]
+#[allow(missing_docs)]
 pub mod host;
 #[cfg(feature = "runtime")]
+#[allow(missing_docs)]
 pub mod invocation;
 #[cfg(feature = "runtime")]
+#[allow(missing_docs)]
 pub mod march;
 #[cfg(feature = "runtime")]
+#[allow(missing_docs)]
 pub mod memcopy;
 #[cfg(feature = "runtime")]
+#[allow(missing_docs)]
 pub mod npy;
 #[cfg(feature = "runtime")]
 pub mod options;
 #[cfg(feature = "runtime")]
+#[allow(missing_docs)]
 pub mod pages;
 #[cfg(feature = "runtime")]
+#[allow(missing_docs)]
 pub mod plan;
 #[cfg(feature = "runtime")]
+#[allow(missing_docs)]
 pub mod progress;
 #[cfg(feature = "runtime")]
 pub mod report;
 #[cfg(feature = "runtime")]
+#[allow(missing_docs)]
 pub mod run;
 #[cfg(feature = "runtime")]
+#[allow(missing_docs)]
 pub mod settled;
 #[cfg(feature = "runtime")]
+#[allow(missing_docs)]
 pub mod tune;
 #[cfg(feature = "runtime")]
+#[allow(missing_docs)]
 pub mod validate;
 
 pub use program::Program;

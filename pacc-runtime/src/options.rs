@@ -17,7 +17,10 @@ pub enum BackendChoice {
     /// CUDA when a device is present, else the CPU backend (saying so once per process).
     #[default]
     Auto,
+    /// The CUDA backend; [`Error::NoCuda`] when no device or driver is usable.
     Cuda,
+    /// The CPU backend: the same plan (chunks, blocks, scheme) run by rayon threads, giving the
+    /// serial function's arrays bit for bit.
     Cpu,
     /// The original serial function, untouched.
     Serial,
@@ -82,9 +85,16 @@ impl BackendChoice {
 /// Options of one call. Unset fields fall back to the directive's clauses, then to defaults.
 #[derive(Clone, Debug, Default)]
 pub struct Options {
+    /// Which backend runs the call (`PACC_BACKEND`); [`BackendChoice::Auto`] by default.
     pub backend: BackendChoice,
+    /// Chunks the outermost axis is cut into (`PACC_CHUNKS`); unset: the directive's clause,
+    /// else the tuner's choice.
     pub chunks: Option<usize>,
+    /// Time steps per block, run on a chunk before it goes back to the host
+    /// (`PACC_BLOCK_STEPS`); unset: the directive's clause, else the tuner's choice.
     pub block_steps: Option<usize>,
+    /// The tiling scheme (`PACC_SCHEME`); unset: the tuner's choice ([`Scheme::RegionSharing`]
+    /// on the CPU backend).
     pub scheme: Option<Scheme>,
     /// The CUDA backend's own settings.
     pub cuda: CudaOptions,
@@ -235,7 +245,9 @@ pub const DEFAULT_CHECKPOINT_EVERY: usize = 10;
 /// once per call (a resumed call must pass the same contents). One run at a time per directory.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Checkpointing {
+    /// The directory; pacc writes and cleans only `dir/pacc-checkpoints/`.
     pub dir: PathBuf,
+    /// Blocks between checkpoints.
     pub every_blocks: usize,
 }
 
@@ -250,6 +262,7 @@ pub enum Resume {
 }
 
 impl Resume {
+    /// The directory the checkpoint is read from.
     pub fn dir(&self) -> &std::path::Path {
         match self {
             Resume::From(d) | Resume::IfPresent(d) => d,
@@ -258,6 +271,9 @@ impl Resume {
 }
 
 impl Options {
+    /// Options with nothing set: the directive's clauses and the tuner decide, the backend is
+    /// [`BackendChoice::Auto`]. Unlike the plain call, `new` does not read the `PACC_*`
+    /// variables.
     pub fn new() -> Self {
         Self::default()
     }
@@ -439,6 +455,7 @@ impl Options {
         Ok(())
     }
 
+    /// Runs the call on backend `b` (see [`BackendChoice`]).
     pub fn backend(mut self, b: BackendChoice) -> Self {
         self.backend = b;
         self
@@ -453,14 +470,19 @@ impl Options {
         self
     }
 
+    /// Cuts the outermost axis into `d` chunks (at most one per plane; fewer when the plan
+    /// needs it, which the [`Report`](crate::Report)'s adjustments say).
     pub fn chunks(mut self, d: usize) -> Self {
         self.chunks = Some(d);
         self
     }
+    /// Runs `k` time steps on a chunk per visit (temporal blocking): more steps move fewer bytes
+    /// per step but recompute a wider halo and need more device memory per chunk.
     pub fn block_steps(mut self, k: usize) -> Self {
         self.block_steps = Some(k);
         self
     }
+    /// Tiles the run with scheme `s` (see [`Scheme`]); every scheme gives the same arrays.
     pub fn scheme(mut self, s: Scheme) -> Self {
         self.scheme = Some(s);
         self
@@ -503,18 +525,23 @@ impl Options {
         self
     }
 
+    /// Forces the CUDA marching kernels' form (see [`KernelForm`]); unset: the tuner's.
     pub fn kernel_form(mut self, k: KernelForm) -> Self {
         self.cuda.kernel_form = k;
         self
     }
+    /// Forces the CUDA marching kernels' shape (`PACC_MARCH`, see [`MarchTuning`]).
     pub fn march(mut self, t: MarchTuning) -> Self {
         self.cuda.march = Some(t);
         self
     }
+    /// Lets NVRTC contract multiply-adds (`PACC_FMA=1`): faster, but results equal the serial
+    /// function's within rounding instead of bit for bit.
     pub fn fma(mut self, on: bool) -> Self {
         self.cuda.fma = on;
         self
     }
+    /// Writes a Chrome/Perfetto trace of the CUDA streams to `path` (`PACC_TRACE`).
     pub fn trace(mut self, path: impl Into<PathBuf>) -> Self {
         self.cuda.trace = Some(path.into());
         self
@@ -640,8 +667,11 @@ pub fn parse_list(s: &str) -> Result<ParsedList, String> {
 /// What [`parse_list`] found.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ParsedList {
+    /// `NAME=RATE` entries, in the order given.
     pub arrays: Vec<(String, f64)>,
+    /// The rate of an `all=RATE` entry.
     pub all: Option<f64>,
+    /// Whether the list was `off`.
     pub off: bool,
 }
 

@@ -7,12 +7,14 @@ use serde::Serialize;
 /// How one kernel of a CUDA run was compiled and launched.
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct KernelStats {
+    /// The kernel's name in the generated CUDA source.
     pub name: String,
     /// `staged` (in-plane reads from shared memory), `l1` (through the cache) or `plain` (one
     /// thread per point).
     pub form: String,
     /// Threads per block, `[x, y]`.
     pub block: [u32; 2],
+    /// Registers per thread, as compiled.
     pub registers: u32,
     /// Static shared memory per block (tiles and reduction buffers).
     pub shared_bytes: u32,
@@ -50,9 +52,13 @@ impl std::fmt::Display for KernelStats {
 /// Seconds spent per kind of operation (summed over streams; they overlap in time).
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct StageTimes {
+    /// Host-to-device copies.
     pub htod: f64,
+    /// Device-to-host copies.
     pub dtoh: f64,
+    /// Copies on the device.
     pub dtod: f64,
+    /// Kernels (on the CPU backend: the kernels' loops).
     pub kernel: f64,
     /// Host-side copies through staging buffers (staged-copy scheme).
     pub host_copy: f64,
@@ -111,36 +117,59 @@ impl StageTimes {
 /// One operation on a stream's timeline (for traces).
 #[derive(Clone, Debug, Serialize)]
 pub struct TraceEvent {
+    /// The operation, as the plan describes it.
     pub name: String,
+    /// The stream it ran on.
     pub stream: usize,
+    /// Its start, in microseconds after the run's first event.
     pub start_us: f64,
+    /// Its duration, in microseconds.
     pub dur_us: f64,
 }
 
+/// What a call ran and what it cost: the backend, the plan as it ran (with every adjustment to
+/// what was asked), bytes moved and time per stage. `f::run` returns it; `Display` prints the
+/// summary the examples show, [`Report::to_json`] the whole of it.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Report {
+    /// The pipelined function's name.
     pub program: String,
     /// "cpu", "shuffled", "cuda" or "serial".
     pub backend: String,
+    /// The device that ran the call, when the backend names one (the GPU model on CUDA).
     pub device: Option<String>,
+    /// The scheme that ran.
     pub scheme: Scheme,
+    /// The arrays' shape, outermost axis first.
     pub shape: Vec<usize>,
+    /// Time steps run.
     pub steps: usize,
+    /// Chunks of the outermost axis, as run.
     pub chunks: usize,
+    /// Chunks asked for (by the options, the clause or the tuner).
     pub requested_chunks: usize,
+    /// Time steps per block, as run.
     pub block_steps: usize,
+    /// Bytes copied from the host to the device (compressed size where compressed).
     pub bytes_htod: u64,
+    /// Bytes copied from the device to the host.
     pub bytes_dtoh: u64,
+    /// Bytes copied on the device (shared planes, staircases).
     pub bytes_dtod: u64,
     /// What `bytes_htod` would be without compression (equal to it when nothing is compressed).
     pub bytes_htod_raw: u64,
     /// What `bytes_dtoh` would be without compression.
     pub bytes_dtoh_raw: u64,
+    /// Peak device memory the plan's buffers took, in bytes.
     pub device_bytes: u64,
+    /// Wall-clock time of the call, in seconds.
     pub wall_seconds: f64,
+    /// Time per stage (transfers, kernels, set-up), in seconds.
     pub stages: StageTimes,
     /// Changes the runtime made to what was asked (chunk count, scheme fallback...).
     pub adjustments: Vec<String>,
+    /// The CUDA backend's operations on their streams, for traces (empty on the other
+    /// backends).
     pub timeline: Vec<TraceEvent>,
     /// The CUDA kernels' form and resources (empty on the other backends).
     pub kernels: Vec<KernelStats>,
@@ -276,6 +305,7 @@ impl Report {
         h as f64 / htod + d as f64 / dtoh
     }
 
+    /// The whole report as one line of JSON (what the examples' `--json` prints).
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
     }

@@ -254,39 +254,6 @@ pub fn l2_norm(u: &Array3<f32>) -> f64 {
         .sqrt()
 }
 
-/// Writes slice `z` of `u` as an RGB PNG, blue (negative) - white (0) - red (positive). The
-/// colour scale saturates at the 99.5th percentile of the slice's magnitudes, so that the
-/// wavefronts stay visible next to the source point.
-pub fn write_png(path: &std::path::Path, u: &Array3<f32>, z: usize) -> std::io::Result<()> {
-    let (_, ny, nx) = u.dim();
-    let slice = u.index_axis(ndarray::Axis(0), z);
-    let mut mags: Vec<f32> = slice.iter().map(|v| v.abs()).collect();
-    mags.sort_by(f32::total_cmp);
-    let max = mags
-        .get(mags.len().saturating_sub(1) * 995 / 1000)
-        .copied()
-        .unwrap_or(0.0)
-        .max(f32::MIN_POSITIVE);
-    let mut pixels = Vec::with_capacity(ny * nx * 3);
-    for v in slice.iter() {
-        let s = (v / max).clamp(-1.0, 1.0);
-        let fade = |s: f32| (255.0 * (1.0 - s)).round() as u8;
-        let (r, g, b) = if s >= 0.0 {
-            (255, fade(s), fade(s))
-        } else {
-            (fade(-s), fade(-s), 255)
-        };
-        pixels.extend_from_slice(&[r, g, b]);
-    }
-    let file = std::io::BufWriter::new(std::fs::File::create(path)?);
-    let mut enc = png::Encoder::new(file, nx as u32, ny as u32);
-    enc.set_color(png::ColorType::Rgb);
-    enc.set_depth(png::BitDepth::Eight);
-    let mut w = enc.write_header().map_err(std::io::Error::other)?;
-    w.write_image_data(&pixels).map_err(std::io::Error::other)?;
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 /// What a run does: a tiling and a transfer scheme, named as users choose them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[warn(missing_docs)]
 pub enum Scheme {
     /// PACC's original scheme: user arrays are copied through pinned staging buffers.
     StagedCopy,
