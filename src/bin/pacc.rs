@@ -456,26 +456,49 @@ fn plan_run(a: PlanArgs, out: &mut String) -> Result<(), String> {
         tail: plan_steps % segment,
     });
     if a.json {
-        let mut v = serde_json::to_value(&plan).map_err(|e| e.to_string())?;
-        if let Some(s) = &segments {
-            v["segments"] = serde_json::json!({
-                "steps": s.steps, "full": s.full, "steps_each": s.each, "tail_steps": s.tail,
-            });
-        }
-        let totals = serde_json::to_value(plan.totals(&program));
-        v["summary"] = totals.map_err(|e| e.to_string())?;
-        v["warnings"] = serde_json::Value::from(plan.warnings(&program));
-        v["notes"] = serde_json::Value::from(notes);
-        if let Some(f) = fusion_json(&program, &plan) {
-            v["fusion"] = f;
-        }
-        let _ = writeln!(out, "{v}");
-        return Ok(());
+        return plan_json(out, &program, &plan, segments.as_ref(), notes);
     }
-    for n in &notes {
+    plan_text(out, &program, &plan, segments.as_ref(), &notes)
+}
+
+/// `pacc plan --json`: the plan, its segments, summary, warnings, notes and fusion as one object.
+fn plan_json(
+    out: &mut String,
+    program: &pacc_runtime::Program,
+    plan: &plan::Plan,
+    segments: Option<&Segmented>,
+    notes: Vec<String>,
+) -> Result<(), String> {
+    let mut v = serde_json::to_value(plan).map_err(|e| e.to_string())?;
+    if let Some(s) = segments {
+        v["segments"] = serde_json::json!({
+            "steps": s.steps, "full": s.full, "steps_each": s.each, "tail_steps": s.tail,
+        });
+    }
+    let totals = serde_json::to_value(plan.totals(program));
+    v["summary"] = totals.map_err(|e| e.to_string())?;
+    v["warnings"] = serde_json::Value::from(plan.warnings(program));
+    v["notes"] = serde_json::Value::from(notes);
+    if let Some(f) = fusion_json(program, plan) {
+        v["fusion"] = f;
+    }
+    let _ = writeln!(out, "{v}");
+    Ok(())
+}
+
+/// `pacc plan`'s text: notes, segments, the summary, warnings, windows, link and launches per
+/// block, fused work, and the race check.
+fn plan_text(
+    out: &mut String,
+    program: &pacc_runtime::Program,
+    plan: &plan::Plan,
+    segments: Option<&Segmented>,
+    notes: &[String],
+) -> Result<(), String> {
+    for n in notes {
         let _ = writeln!(out, "note: {n}");
     }
-    if let Some(s) = &segments {
+    if let Some(s) = segments {
         let _ = writeln!(
             out,
             "segments: the run's {} steps are planned in {} segments of {} steps{} (at most {} \
@@ -490,17 +513,17 @@ fn plan_run(a: PlanArgs, out: &mut String) -> Result<(), String> {
             plan::MAX_PLANNED_BLOCKS
         );
     }
-    out.push_str(&plan.summary(&program));
-    for w in plan.warnings(&program) {
+    out.push_str(&plan.summary(program));
+    for w in plan.warnings(program) {
         let _ = writeln!(out, "warning: {w}");
     }
     if plan.scheme.tiling().skews_windows() {
-        out.push_str(&plan.windows(&program));
+        out.push_str(&plan.windows(program));
     }
-    print_link_per_block(out, &program, &plan);
-    print_launches_per_block(out, &program, &plan);
-    print_fused_work(out, &program);
-    match plan::race::check(&program, &plan) {
+    print_link_per_block(out, program, plan);
+    print_launches_per_block(out, program, plan);
+    print_fused_work(out, program);
+    match plan::race::check(program, plan) {
         Ok(()) => {
             let _ = writeln!(
                 out,
