@@ -10,7 +10,7 @@
 //! else (a `let`, another statement kind, an index that is no loop variable plus a literal) is
 //! left as it was, for `rank.rs` to accept or refuse.
 
-use super::syntax::{ident_of, int_lit, is_assign_op, mentions, strip};
+use super::syntax::{grid_index, ident_of, int_lit, is_assign_op, mentions, perfect_loops, strip};
 use crate::ir::ArrayParam;
 use quote::ToTokens;
 use syn::visit::Visit;
@@ -23,11 +23,7 @@ pub(super) fn split(
     grids: &[ArrayParam],
     ndim: usize,
 ) -> Option<Vec<syn::ExprForLoop>> {
-    let mut loops = vec![f.clone()];
-    while let [Stmt::Expr(Expr::ForLoop(inner), _)] = loops[loops.len() - 1].body.stmts.as_slice() {
-        let inner = inner.clone();
-        loops.push(inner);
-    }
+    let loops = perfect_loops(f);
     let inner = &loops[loops.len() - 1];
     if loops.len() >= ndim || inner.body.stmts.len() < 2 {
         return None;
@@ -92,24 +88,12 @@ impl Effects {
         };
         let array = ident_of(&ix.expr)?.to_string();
         // The write at the point itself, so that "ahead" and "behind" are the reads' offsets.
-        let mut at = Reads {
-            grids,
-            ndim,
-            vars,
-            list: Vec::new(),
-            ok: true,
-        };
+        let mut at = Reads::new(grids, ndim, vars);
         at.visit_expr(target);
         if !at.ok || at.list.last().is_none_or(|(_, o)| *o != [0; 3]) {
             return None;
         }
-        let mut v = Reads {
-            grids,
-            ndim,
-            vars,
-            list: Vec::new(),
-            ok: true,
-        };
+        let mut v = Reads::new(grids, ndim, vars);
         match e {
             Expr::Assign(a) => v.visit_expr(&a.right),
             Expr::Binary(b) => v.visit_expr(&b.right),
@@ -139,18 +123,27 @@ struct Reads<'a> {
     ok: bool,
 }
 
+impl<'a> Reads<'a> {
+    fn new(grids: &'a [ArrayParam], ndim: usize, vars: &'a [String]) -> Self {
+        Reads {
+            grids,
+            ndim,
+            vars,
+            list: Vec::new(),
+            ok: true,
+        }
+    }
+}
+
 impl<'ast> Visit<'ast> for Reads<'_> {
     fn visit_expr_index(&mut self, ix: &'ast syn::ExprIndex) {
         syn::visit::visit_expr_index(self, ix);
+        let Some(idx) = grid_index(ix, self.grids, self.ndim) else {
+            return;
+        };
         let Some(name) = ident_of(&ix.expr) else {
             return;
         };
-        let Expr::Array(idx) = strip(&ix.index) else {
-            return;
-        };
-        if idx.elems.len() != self.ndim || !self.grids.iter().any(|g| g.name == *name) {
-            return;
-        }
         let mut off = [0i64; 3];
         for (k, v) in self.vars.iter().enumerate() {
             let Some(e) = idx.elems.iter().find(|e| mentions(e.to_token_stream(), v)) else {

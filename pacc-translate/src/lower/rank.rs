@@ -11,7 +11,7 @@
 //! axis that is not the base plus or minus a literal is refused with a compile error.
 
 use super::context::err;
-use super::syntax::{ident_of, int_lit, mentions, strip};
+use super::syntax::{grid_index, ident_of, int_lit, mentions, perfect_loops, strip};
 use crate::ir::ArrayParam;
 use quote::{format_ident, ToTokens};
 use syn::visit::Visit;
@@ -36,7 +36,10 @@ pub(super) fn full_rank(
             continue;
         };
         match nest(f, grids, ndim) {
-            Ok(Some(new)) => stmts.push(Stmt::Expr(Expr::ForLoop(new), *semi)),
+            Ok(Some(new)) => {
+                stmts.push(Stmt::Expr(Expr::ForLoop(new), *semi));
+                changed = true;
+            }
             Ok(None) => stmts.push(s.clone()),
             // A boundary nest writing rows at different fixed indices is one nest per row
             // where the split keeps serial's values (`distribute.rs`).
@@ -46,9 +49,9 @@ pub(super) fn full_rank(
                     let p = nest(&p, grids, ndim)?.unwrap_or(p);
                     stmts.push(Stmt::Expr(Expr::ForLoop(p), None));
                 }
+                changed = true;
             }
         }
-        changed |= stmts.last() != Some(s);
     }
     out.body.stmts = stmts;
     Ok(changed.then_some(out))
@@ -60,11 +63,7 @@ fn nest(
     grids: &[ArrayParam],
     ndim: usize,
 ) -> syn::Result<Option<syn::ExprForLoop>> {
-    let mut loops = vec![f.clone()];
-    while let [Stmt::Expr(Expr::ForLoop(inner), _)] = loops[loops.len() - 1].body.stmts.as_slice() {
-        let inner = inner.clone();
-        loops.push(inner);
-    }
+    let loops = perfect_loops(f);
     let innermost = &loops[loops.len() - 1];
     if loops.len() >= ndim || has_loop(&innermost.body) {
         return Ok(None);
@@ -200,19 +199,6 @@ fn has_loop(b: &syn::Block) -> bool {
     let mut v = V(false);
     v.visit_block(b);
     v.0
-}
-
-/// The full-rank index of `ix` when it is an access of a grid (`u[[a, b]]`).
-fn grid_index<'a>(
-    ix: &'a syn::ExprIndex,
-    grids: &[ArrayParam],
-    ndim: usize,
-) -> Option<&'a syn::ExprArray> {
-    let id = ident_of(&ix.expr)?;
-    match strip(&ix.index) {
-        Expr::Array(a) if a.elems.len() == ndim && grids.iter().any(|g| g.name == *id) => Some(a),
-        _ => None,
-    }
 }
 
 /// The grid accesses' indices, in source order, and those of the written ones.

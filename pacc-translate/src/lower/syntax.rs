@@ -1,6 +1,7 @@
 //! Small questions about Rust syntax that lowering asks everywhere.
 
-use syn::{Expr, Ident, Lit, Pat};
+use crate::ir::ArrayParam;
+use syn::{Expr, Ident, Lit, Pat, Stmt};
 
 pub(super) fn is_assign_op(op: &syn::BinOp) -> bool {
     use syn::BinOp as B;
@@ -78,4 +79,28 @@ pub(super) fn is_swap(f: &Expr) -> bool {
             .as_slice(),
         ["swap"] | ["mem", "swap"] | ["std", "mem", "swap"] | ["core", "mem", "swap"]
     )
+}
+
+/// The loops of the perfect nest `f` begins, outermost first: each loop's body is the next
+/// loop alone, the last one's is not.
+pub(super) fn perfect_loops(f: &syn::ExprForLoop) -> Vec<syn::ExprForLoop> {
+    let mut loops = vec![f.clone()];
+    while let [Stmt::Expr(Expr::ForLoop(inner), _)] = loops[loops.len() - 1].body.stmts.as_slice() {
+        let inner = inner.clone();
+        loops.push(inner);
+    }
+    loops
+}
+
+/// The full-rank index of `ix` when it is an access of a grid (`u[[a, b]]`).
+pub(super) fn grid_index<'a>(
+    ix: &'a syn::ExprIndex,
+    grids: &[ArrayParam],
+    ndim: usize,
+) -> Option<&'a syn::ExprArray> {
+    let id = ident_of(&ix.expr)?;
+    match strip(&ix.index) {
+        Expr::Array(a) if a.elems.len() == ndim && grids.iter().any(|g| g.name == *id) => Some(a),
+        _ => None,
+    }
 }
